@@ -1,0 +1,27 @@
+#include "api/exla.h"
+
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "passes/pipeline.h"
+
+namespace exla {
+
+std::string OptimizeHloText(const std::string& hlo_text, const Options& options,
+                            std::vector<PassRecord>* records) {
+  // Build the pipeline first so that an unknown pass name is reported before
+  // any parsing work.
+  HloPassPipeline pipeline("exla");
+  const std::vector<std::string> names =
+      options.passes.empty() ? DefaultPipeline() : options.passes;
+  for (const std::string& name : names) pipeline.AddPass(CreatePass(name));
+  pipeline.set_skip_cleanups_until_change(options.passes.empty());
+  std::unique_ptr<HloModule> module = ParseHloModule(hlo_text);
+  pipeline.Run(module.get(), options, records);
+  return PrintHloModule(*module);
+}
+
+std::string RoundTripHloText(const std::string& hlo_text) {
+  return PrintHloModule(*ParseHloModule(hlo_text));
+}
+
+}  // namespace exla

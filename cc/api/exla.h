@@ -1,0 +1,51 @@
+// Public C++ entry point of exla: HLO text in, optimised HLO text out.
+//
+// This is the one header that code outside cc/ (the pybind11 module, the XLA
+// HloModulePass adapter in xla_patches/, C++ users) needs. It deliberately
+// speaks HLO *text* so that callers do not depend on exla's IR classes.
+#ifndef EXLA_API_EXLA_H_
+#define EXLA_API_EXLA_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace exla {
+
+// Options shared by every pass. Sizes are in bytes; 0 means "no limit".
+struct Options {
+  int64_t tensor_size_threshold = 0;  // --xla_tensor_size_threshold
+  int64_t tensor_split_size = 0;      // --xla_tensor_split_size
+  // Pass names to run, in order. Empty means the default pipeline.
+  std::vector<std::string> passes;
+  // If non-empty, the module is written to this directory before the first
+  // pass and after every pass (NNN-<pass>.hlo).
+  std::string dump_dir;
+};
+
+// What one pass did.
+struct PassRecord {
+  std::string name;
+  bool changed = false;
+  double seconds = 0.0;
+};
+
+// The pass names the default pipeline runs, in order.
+std::vector<std::string> DefaultPipeline();
+
+// Every pass name that Options::passes may contain.
+std::vector<std::string> AvailablePasses();
+
+// Parses `hlo_text`, runs the pipeline and returns the printed module.
+// Throws std::invalid_argument (with line:column) on malformed text or an
+// unknown pass name. If `records` is non-null it receives one entry per pass.
+std::string OptimizeHloText(const std::string& hlo_text, const Options& options,
+                            std::vector<PassRecord>* records);
+
+// parse(text) then print: the identity on every module XLA prints, up to
+// whitespace. Used by the round-trip tests.
+std::string RoundTripHloText(const std::string& hlo_text);
+
+}  // namespace exla
+
+#endif  // EXLA_API_EXLA_H_

@@ -1,0 +1,101 @@
+// pybind11 bindings: the extension module `exla._exla`.
+//
+// Everything crosses the boundary as HLO text and plain Python values, so the
+// Python side never holds C++ IR objects. The GIL is released while passes run
+// so that other Python threads (e.g. TensorFlow's) keep going.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "api/exla.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+
+namespace py = pybind11;
+
+namespace exla {
+namespace {
+
+py::tuple Optimize(const std::string& text, std::optional<std::vector<std::string>> passes,
+                   int64_t threshold, int64_t split_size, const std::string& dump_dir) {
+  Options options;
+  options.tensor_size_threshold = threshold;
+  options.tensor_split_size = split_size;
+  if (passes.has_value()) {
+    options.passes = *passes;
+    if (options.passes.empty()) {
+      throw std::invalid_argument("the pass list is empty; omit it to run the default pipeline");
+    }
+  }
+  options.dump_dir = dump_dir;
+  std::vector<PassRecord> records;
+  std::string result;
+  {
+    py::gil_scoped_release release;
+    result = OptimizeHloText(text, options, &records);
+  }
+  py::list py_records;
+  for (const PassRecord& record : records) {
+    py_records.append(py::make_tuple(record.name, record.changed, record.seconds));
+  }
+  return py::make_tuple(result, py_records);
+}
+
+struct LargestTensor {
+  int64_t bytes = 0;
+  std::string description;
+};
+
+void Consider(const HloInstruction& instruction, LargestTensor* largest) {
+  const Shape& shape = instruction.shape();
+  if (!shape.IsArray()) return;
+  int64_t bytes = shape.ByteSize();
+  if (bytes > largest->bytes || largest->description.empty()) {
+    largest->bytes = bytes;
+    largest->description =
+        instruction.parent()->name() + "/" + instruction.name() + " " + shape.ToString(false);
+  }
+}
+
+py::dict ModuleSummary(const std::string& text) {
+  std::unique_ptr<HloModule> module;
+  {
+    py::gil_scoped_release release;
+    module = ParseHloModule(text);
+  }
+  LargestTensor overall, entry;
+  int64_t instructions = 0;
+  for (const auto& computation : module->computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      ++instructions;
+      Consider(*instruction, &overall);
+      if (computation.get() == module->entry()) Consider(*instruction, &entry);
+    }
+  }
+  py::dict summary;
+  summary["name"] = module->name();
+  summary["instructions"] = instructions;
+  summary["computations"] = static_cast<int64_t>(module->computations().size());
+  summary["largest_tensor_bytes"] = overall.bytes;
+  summary["largest_tensor"] = overall.description;
+  summary["entry_largest_tensor_bytes"] = entry.bytes;
+  summary["entry_largest_tensor"] = entry.description;
+  return summary;
+}
+
+}  // namespace
+}  // namespace exla
+
+PYBIND11_MODULE(_exla, m) {
+  m.doc() = "exla's C++ core: HLO text in, optimised HLO text out.";
+  m.def("round_trip", [](const std::string& text) {
+    py::gil_scoped_release release;
+    return exla::RoundTripHloText(text);
+  }, py::arg("text"), "Parses HLO text and prints it again.");
+  m.def("optimize", &exla::Optimize, py::arg("text"), py::arg("passes") = py::none(),
+        py::arg("threshold") = 0, py::arg("split_size") = 0, py::arg("dump_dir") = "",
+        "Runs exla's passes; returns (text, [(pass, changed, seconds), ...]).");
+  m.def("default_pipeline", &exla::DefaultPipeline);
+  m.def("available_passes", &exla::AvailablePasses);
+  m.def("module_summary", &exla::ModuleSummary, py::arg("text"),
+        "Instruction counts and the largest tensors of an HLO module.");
+}

@@ -1,0 +1,27 @@
+// The pass interface: a named transformation of an HloModule.
+#ifndef EXLA_PASSES_PASS_H_
+#define EXLA_PASSES_PASS_H_
+
+#include <string_view>
+
+#include "api/exla.h"
+#include "ir/module.h"
+
+namespace exla {
+
+class HloPass {
+ public:
+  virtual ~HloPass() = default;
+  // The name used in pass lists, dumps and reports (e.g. "dce").
+  virtual std::string_view name() const = 0;
+  // Runs the pass; returns true iff the module changed.
+  virtual bool Run(HloModule* module, const Options& options) = 0;
+  // Clean-up passes (dce, ...) only tidy what other passes left behind. The
+  // default pipeline skips them until a pass has changed the module, so a
+  // program exla has nothing to do for comes out exactly as it went in.
+  virtual bool IsCleanup() const { return false; }
+};
+
+}  // namespace exla
+
+#endif  // EXLA_PASSES_PASS_H_

@@ -1,0 +1,89 @@
+#include "passes/pipeline.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <stdexcept>
+#include <sys/stat.h>
+
+#include "ir/printer.h"
+#include "passes/dce.h"
+
+namespace exla {
+namespace {
+
+struct PassFactory {
+  const char* name;
+  std::function<std::unique_ptr<HloPass>()> create;
+};
+
+// Every pass exla knows, in default pipeline order.
+const std::vector<PassFactory>& Registry() {
+  static const std::vector<PassFactory> registry = {
+      {"dce", [] { return std::make_unique<DeadCodeElimination>(); }},
+  };
+  return registry;
+}
+
+void MakeDirectories(const std::string& path) {
+  std::string partial;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      if (!partial.empty()) ::mkdir(partial.c_str(), 0755);
+    }
+    if (i < path.size()) partial.push_back(path[i]);
+  }
+}
+
+void Dump(const HloModule& module, const std::string& dir, int index, const std::string& label) {
+  char prefix[16];
+  std::snprintf(prefix, sizeof(prefix), "%03d-", index);
+  std::string path = dir + "/" + prefix + label + ".hlo";
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write dump file " + path);
+  out << PrintHloModule(module);
+}
+
+}  // namespace
+
+std::vector<std::string> AvailablePasses() {
+  std::vector<std::string> names;
+  for (const PassFactory& factory : Registry()) names.emplace_back(factory.name);
+  return names;
+}
+
+std::vector<std::string> DefaultPipeline() { return AvailablePasses(); }
+
+std::unique_ptr<HloPass> CreatePass(const std::string& name) {
+  for (const PassFactory& factory : Registry()) {
+    if (name == factory.name) return factory.create();
+  }
+  std::string known;
+  for (const std::string& n : AvailablePasses()) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown pass '" + name + "'; available passes: " + known);
+}
+
+bool HloPassPipeline::Run(HloModule* module, const Options& options,
+                          std::vector<PassRecord>* records) {
+  bool dump = !options.dump_dir.empty();
+  if (dump) {
+    MakeDirectories(options.dump_dir);
+    Dump(*module, options.dump_dir, 0, "input");
+  }
+  bool changed = false;
+  int index = 0;
+  for (const auto& pass : passes_) {
+    if (skip_cleanups_until_change_ && !changed && pass->IsCleanup()) continue;
+    auto start = std::chrono::steady_clock::now();
+    bool pass_changed = pass->Run(module, options);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    changed |= pass_changed;
+    if (records != nullptr) records->push_back({std::string(pass->name()), pass_changed, seconds});
+    if (dump) Dump(*module, options.dump_dir, ++index, std::string(pass->name()));
+  }
+  return changed;
+}
+
+}  // namespace exla

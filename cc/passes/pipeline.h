@@ -1,0 +1,41 @@
+// Runs passes in order, optionally dumping the module after each one.
+#ifndef EXLA_PASSES_PIPELINE_H_
+#define EXLA_PASSES_PIPELINE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace exla {
+
+class HloPassPipeline {
+ public:
+  explicit HloPassPipeline(std::string name) : name_(std::move(name)) {}
+
+  void AddPass(std::unique_ptr<HloPass> pass) { passes_.push_back(std::move(pass)); }
+  int pass_count() const { return static_cast<int>(passes_.size()); }
+
+  // Runs every pass once, in order. Returns true if any pass changed the
+  // module. With options.dump_dir set, writes `000-input.hlo` and then
+  // `NNN-<pass>.hlo` after each pass.
+  bool Run(HloModule* module, const Options& options, std::vector<PassRecord>* records);
+
+  // See HloPass::IsCleanup(). Off by default: explicitly requested passes
+  // always run.
+  void set_skip_cleanups_until_change(bool skip) { skip_cleanups_until_change_ = skip; }
+
+ private:
+  std::string name_;
+  bool skip_cleanups_until_change_ = false;
+  std::vector<std::unique_ptr<HloPass>> passes_;
+};
+
+// Creates the pass called `name`; throws std::invalid_argument listing the
+// known passes when there is none.
+std::unique_ptr<HloPass> CreatePass(const std::string& name);
+
+}  // namespace exla
+
+#endif  // EXLA_PASSES_PIPELINE_H_
