@@ -28,6 +28,8 @@ struct PassRecord {
   std::string name;
   bool changed = false;
   double seconds = 0.0;
+  // What the pass left alone and why (e.g. an instruction it cannot split).
+  std::vector<std::string> messages;
 };
 
 // The pass names the default pipeline runs, in order.

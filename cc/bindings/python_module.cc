@@ -35,7 +35,7 @@ py::tuple Optimize(const std::string& text, std::optional<std::vector<std::strin
   }
   py::list py_records;
   for (const PassRecord& record : records) {
-    py_records.append(py::make_tuple(record.name, record.changed, record.seconds));
+    py_records.append(py::make_tuple(record.name, record.changed, record.seconds, record.messages));
   }
   return py::make_tuple(result, py_records);
 }
@@ -93,7 +93,7 @@ PYBIND11_MODULE(_exla, m) {
   }, py::arg("text"), "Parses HLO text and prints it again.");
   m.def("optimize", &exla::Optimize, py::arg("text"), py::arg("passes") = py::none(),
         py::arg("threshold") = 0, py::arg("split_size") = 0, py::arg("dump_dir") = "",
-        "Runs exla's passes; returns (text, [(pass, changed, seconds), ...]).");
+        "Runs exla's passes; returns (text, [(pass, changed, seconds, messages), ...]).");
   m.def("default_pipeline", &exla::DefaultPipeline);
   m.def("available_passes", &exla::AvailablePasses);
   m.def("module_summary", &exla::ModuleSummary, py::arg("text"),

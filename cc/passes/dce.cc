@@ -82,6 +82,11 @@ std::unordered_set<const HloComputation*> ReachableComputations(const HloModule&
 
 }  // namespace
 
+bool RemoveDeadInstructions(HloComputation* computation) {
+  std::unordered_map<const HloComputation*, bool> memo;
+  return RemoveDeadInstructions(computation, &memo);
+}
+
 bool DeadCodeElimination::Run(HloModule* module, const Options&) {
   bool changed = false;
   std::unordered_map<const HloComputation*, bool> memo;

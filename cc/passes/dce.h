@@ -14,6 +14,10 @@ class DeadCodeElimination : public HloPass {
   bool IsCleanup() const override { return true; }
 };
 
+// Removes the dead instructions of one computation (not its callees); used by
+// passes that leave dead code behind between their own iterations.
+bool RemoveDeadInstructions(HloComputation* computation);
+
 }  // namespace exla
 
 #endif  // EXLA_PASSES_DCE_H_

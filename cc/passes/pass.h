@@ -2,7 +2,9 @@
 #ifndef EXLA_PASSES_PASS_H_
 #define EXLA_PASSES_PASS_H_
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/exla.h"
 #include "ir/module.h"
@@ -20,6 +22,15 @@ class HloPass {
   // default pipeline skips them until a pass has changed the module, so a
   // program exla has nothing to do for comes out exactly as it went in.
   virtual bool IsCleanup() const { return false; }
+
+  // Log lines of the last run (what was left alone and why), for reports.
+  std::vector<std::string> TakeMessages() { return std::move(messages_); }
+
+ protected:
+  void Log(std::string message) { messages_.push_back(std::move(message)); }
+
+ private:
+  std::vector<std::string> messages_;
 };
 
 }  // namespace exla

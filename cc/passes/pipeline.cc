@@ -9,6 +9,7 @@
 
 #include "ir/printer.h"
 #include "passes/dce.h"
+#include "passes/tensor_splitter.h"
 
 namespace exla {
 namespace {
@@ -21,6 +22,7 @@ struct PassFactory {
 // Every pass exla knows, in default pipeline order.
 const std::vector<PassFactory>& Registry() {
   static const std::vector<PassFactory> registry = {
+      {"tensor-splitter", [] { return std::make_unique<TensorSplitter>(); }},
       {"dce", [] { return std::make_unique<DeadCodeElimination>(); }},
   };
   return registry;
@@ -80,7 +82,9 @@ bool HloPassPipeline::Run(HloModule* module, const Options& options,
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     changed |= pass_changed;
-    if (records != nullptr) records->push_back({std::string(pass->name()), pass_changed, seconds});
+    if (records != nullptr) {
+      records->push_back({std::string(pass->name()), pass_changed, seconds, pass->TakeMessages()});
+    }
     if (dump) Dump(*module, options.dump_dir, ++index, std::string(pass->name()));
   }
   return changed;

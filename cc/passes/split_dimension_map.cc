@@ -1,0 +1,236 @@
+#include "passes/split_dimension_map.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "ir/computation.h"
+
+namespace exla {
+namespace {
+
+int64_t IndexOf(const std::vector<int64_t>& values, int64_t value) {
+  auto it = std::find(values.begin(), values.end(), value);
+  return it == values.end() ? -1 : static_cast<int64_t>(it - values.begin());
+}
+
+bool Contains(const std::vector<int64_t>& values, int64_t value) {
+  return IndexOf(values, value) >= 0;
+}
+
+// Reshape keeps a dimension intact when it has the same size and the same
+// number of elements before it (row-major) in operand and result: then slices
+// along it are contiguous blocks in both. Returns the matching dimension of
+// `to`, or kNotSplittable.
+int64_t MatchReshapeDimension(const Shape& from, const Shape& to, int64_t dim) {
+  int64_t before = 1;
+  for (int64_t i = 0; i < dim; ++i) before *= from.dim(static_cast<int>(i));
+  int64_t size = from.dim(static_cast<int>(dim));
+  int64_t prefix = 1;
+  for (int i = 0; i < to.rank(); ++i) {
+    if (prefix == before && to.dim(i) == size) return i;
+    prefix *= to.dim(i);
+  }
+  return kNotSplittable;
+}
+
+bool SliceKeepsDimensionWhole(const HloInstruction& slice, int64_t dim) {
+  std::vector<SliceBounds> bounds = slice.slice();
+  if (dim >= static_cast<int64_t>(bounds.size())) return false;
+  const SliceBounds& b = bounds[dim];
+  return b.start == 0 && b.stride == 1 && b.limit == slice.operand(0)->shape().dim(static_cast<int>(dim));
+}
+
+// Non-contracting, non-batch dimensions of a dot operand, in order.
+std::vector<int64_t> FreeDimensions(int rank, const std::vector<int64_t>& batch,
+                                    const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> free;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!Contains(batch, i) && !Contains(contracting, i)) free.push_back(i);
+  }
+  return free;
+}
+
+// A scalar constant, possibly behind converts, as its literal text.
+std::string ScalarConstantText(const HloInstruction* instruction) {
+  while (instruction->Is("convert") || instruction->Is("copy")) instruction = instruction->operand(0);
+  if (!instruction->Is("constant") || instruction->shape().rank() != 0) return "";
+  return instruction->payload();
+}
+
+// Every slice of the loop starts again from the reduce's init value. For
+// idempotent ops (max, min, and, or) repeating it is harmless; for add and
+// multiply it must be the identity.
+bool InitValueCanRepeat(const std::string& opcode, const std::string& literal) {
+  if (opcode == "maximum" || opcode == "minimum" || opcode == "and" || opcode == "or") return true;
+  if (opcode == "add") return literal == "0" || literal == "-0" || literal == "false";
+  if (opcode == "multiply") return literal == "1" || literal == "true";
+  return false;
+}
+
+bool IsTriangularSolveRightHandSide(const HloInstruction& solve, int64_t dim) {
+  // left_side=true solves A X = B: columns of B (the last dimension) are
+  // independent problems; left_side=false solves X A = B: rows are. Batch
+  // dimensions are independent as well.
+  int rank = solve.shape().rank();
+  bool left_side = solve.RawAttribute("left_side").value_or("false") == "true";
+  if (dim < rank - 2) return true;
+  return left_side ? dim == rank - 1 : dim == rank - 2;
+}
+
+}  // namespace
+
+std::string UnsplittableReason(const HloInstruction& instruction) {
+  if (instruction.HasSideEffectNoRecurse()) return "it has side effects";
+  if (instruction.shape().IsDynamic()) return "its shape is dynamic";
+  static const char* kUnderstood[] = {
+      "broadcast", "transpose", "reshape", "reduce", "dot", "slice", "concatenate", "iota",
+      "sort", "get-tuple-element", "triangular-solve", "set-dimension-size", "constant",
+      "parameter", "copy", "bitcast", "pad",
+  };
+  if (instruction.IsElementwise()) return "";
+  for (const char* op : kUnderstood) {
+    if (instruction.Is(op)) return "";
+  }
+  return "the splitter does not handle '" + instruction.opcode() + "'";
+}
+
+int64_t OperandDimension(const HloInstruction& instruction, int64_t dim, int operand_index) {
+  const HloInstruction& operand = *instruction.operand(operand_index);
+  const std::string& op = instruction.opcode();
+  if (instruction.IsElementwise() || op == "copy") {
+    // Scalars (allowed in some elementwise ops such as clamp) are used whole.
+    if (operand.shape().rank() == 0) return kNoDimension;
+    return dim;
+  }
+  if (op == "broadcast") {
+    int64_t i = IndexOf(instruction.dimensions(), dim);
+    return i < 0 ? kNoDimension : i;
+  }
+  if (op == "transpose") return instruction.dimensions()[dim];
+  if (op == "reshape" || op == "bitcast") {
+    if (op == "bitcast" && !instruction.shape().Compatible(operand.shape())) {
+      return MatchReshapeDimension(instruction.shape(), operand.shape(), dim);
+    }
+    return MatchReshapeDimension(instruction.shape(), operand.shape(), dim);
+  }
+  if (op == "reduce") {
+    // Operand dimensions that survive, in order, are the result dimensions.
+    if (instruction.operand_count() != 2 || operand_index == 1) {
+      return operand_index == 1 ? kNoDimension : kNotSplittable;
+    }
+    std::vector<int64_t> reduced = instruction.dimensions();
+    int64_t seen = 0;
+    for (int64_t i = 0; i < operand.shape().rank(); ++i) {
+      if (Contains(reduced, i)) continue;
+      if (seen++ == dim) return i;
+    }
+    return kNotSplittable;
+  }
+  if (op == "dot") {
+    DotDimensions d = instruction.dot_dimensions();
+    const Shape& lhs = instruction.operand(0)->shape();
+    const Shape& rhs = instruction.operand(1)->shape();
+    int64_t n_batch = static_cast<int64_t>(d.lhs_batch.size());
+    std::vector<int64_t> lhs_free = FreeDimensions(lhs.rank(), d.lhs_batch, d.lhs_contracting);
+    std::vector<int64_t> rhs_free = FreeDimensions(rhs.rank(), d.rhs_batch, d.rhs_contracting);
+    if (dim < n_batch) return operand_index == 0 ? d.lhs_batch[dim] : d.rhs_batch[dim];
+    dim -= n_batch;
+    if (dim < static_cast<int64_t>(lhs_free.size())) {
+      return operand_index == 0 ? lhs_free[dim] : kNoDimension;
+    }
+    dim -= static_cast<int64_t>(lhs_free.size());
+    return operand_index == 1 ? rhs_free[dim] : kNoDimension;
+  }
+  if (op == "slice") return SliceKeepsDimensionWhole(instruction, dim) ? dim : kNotSplittable;
+  if (op == "pad") {
+    // Only when nothing is padded along the split dimension.
+    std::string config = instruction.RawAttribute("padding").value_or("");
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (start <= config.size()) {
+      size_t x = config.find('x', start);
+      parts.push_back(config.substr(start, x == std::string::npos ? std::string::npos : x - start));
+      if (x == std::string::npos) break;
+      start = x + 1;
+    }
+    if (operand_index == 1) return kNoDimension;
+    if (dim < static_cast<int64_t>(parts.size()) && (parts[dim] == "0_0" || parts[dim] == "0_0_0")) {
+      return dim;
+    }
+    return kNotSplittable;
+  }
+  if (op == "concatenate") {
+    return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
+  }
+  if (op == "sort") return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
+  if (op == "get-tuple-element") return dim;
+  if (op == "set-dimension-size") {
+    if (operand_index == 1) return kNoDimension;
+    return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
+  }
+  if (op == "triangular-solve") {
+    if (!IsTriangularSolveRightHandSide(instruction, dim)) return kNotSplittable;
+    int rank = instruction.shape().rank();
+    if (operand_index == 1) return dim;
+    return dim < rank - 2 ? dim : kNoDimension;  // the matrix A is used whole
+  }
+  return kNotSplittable;
+}
+
+int64_t ResultDimension(const HloInstruction& instruction, int operand_index, int64_t dim) {
+  const std::string& op = instruction.opcode();
+  if (op == "reduce") {
+    if (instruction.operand_count() != 2 || operand_index != 0) return kNotSplittable;
+    std::vector<int64_t> reduced = instruction.dimensions();
+    if (Contains(reduced, dim)) return kReducedAway;
+    int64_t result = 0;
+    for (int64_t i = 0; i < dim; ++i) result += Contains(reduced, i) ? 0 : 1;
+    return result;
+  }
+  if (op == "dot") {
+    DotDimensions d = instruction.dot_dimensions();
+    const bool lhs = operand_index == 0;
+    const std::vector<int64_t>& batch = lhs ? d.lhs_batch : d.rhs_batch;
+    const std::vector<int64_t>& contracting = lhs ? d.lhs_contracting : d.rhs_contracting;
+    if (Contains(contracting, dim)) return kReducedAway;
+    int64_t b = IndexOf(batch, dim);
+    if (b >= 0) return b;
+    const Shape& lhs_shape = instruction.operand(0)->shape();
+    std::vector<int64_t> lhs_free = FreeDimensions(lhs_shape.rank(), d.lhs_batch, d.lhs_contracting);
+    int64_t offset = static_cast<int64_t>(batch.size());
+    if (!lhs) offset += static_cast<int64_t>(lhs_free.size());
+    std::vector<int64_t> free =
+        lhs ? lhs_free
+            : FreeDimensions(instruction.operand(1)->shape().rank(), d.rhs_batch, d.rhs_contracting);
+    return offset + IndexOf(free, dim);
+  }
+  // Everything else: invert OperandDimension over the result dimensions.
+  if (!instruction.shape().IsArray() && !instruction.Is("sort")) {
+    return kNotSplittable;
+  }
+  const Shape& shape = instruction.Is("sort") ? instruction.operand(0)->shape() : instruction.shape();
+  for (int64_t r = 0; r < shape.rank(); ++r) {
+    if (OperandDimension(instruction, r, operand_index) == dim) return r;
+  }
+  return kNotSplittable;
+}
+
+std::string AccumulationOpcode(const HloInstruction& instruction) {
+  if (instruction.Is("dot")) return "add";
+  if (!instruction.Is("reduce") || instruction.operand_count() != 2) return "";
+  const HloComputation* reducer = instruction.CalledComputation("to_apply");
+  if (reducer == nullptr) return "";
+  const HloInstruction* root = reducer->root();
+  // The reducer must be `op(p0, p1)` for an associative, commutative op.
+  static const char* kAssociative[] = {"add", "multiply", "maximum", "minimum", "and", "or"};
+  bool associative = false;
+  for (const char* op : kAssociative) associative |= root->Is(op);
+  if (!associative || root->operand_count() != 2 || !root->operand(0)->Is("parameter") ||
+      !root->operand(1)->Is("parameter")) {
+    return "";
+  }
+  if (!InitValueCanRepeat(root->opcode(), ScalarConstantText(instruction.operand(1)))) return "";
+  return root->opcode();
+}
+
+}  // namespace exla

@@ -1,0 +1,452 @@
+#include "passes/split_region.h"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_set>
+
+#include "ir/builder.h"
+#include "ir/module.h"
+#include "passes/split_dimension_map.h"
+
+namespace exla {
+namespace {
+
+// Tuples count with their largest element: that is what must fit.
+int64_t LargestArrayBytes(const Shape& shape) {
+  if (!shape.IsTuple()) return shape.ByteSize();
+  int64_t largest = 0;
+  for (const Shape& element : shape.tuple_shapes()) {
+    largest = std::max(largest, LargestArrayBytes(element));
+  }
+  return largest;
+}
+
+int64_t ExtentOfDim(const Shape& shape, int64_t dim) {
+  const Shape& array = shape.IsTuple() ? shape.tuple_shape(0) : shape;
+  return array.dim(static_cast<int>(dim));
+}
+
+// Producers worth recomputing slice by slice inside the loop rather than
+// slicing their materialised value: anything oversized (that is what we are
+// removing) and broadcasts/iotas, which are free to recompute.
+bool ShouldRecompute(const HloInstruction* producer, int64_t threshold) {
+  if (producer->Is("parameter") || producer->Is("constant")) return false;
+  if (!UnsplittableReason(*producer).empty()) return false;
+  if (producer->shape().IsTuple() && !producer->Is("sort")) return false;
+  return LargestArrayBytes(producer->shape()) > threshold || producer->Is("broadcast") ||
+         producer->Is("iota");
+}
+
+class RegionGrower {
+ public:
+  RegionGrower(int64_t threshold, SplitRegion* region) : threshold_(threshold), region_(region) {}
+
+  std::string Grow(HloInstruction* seed, int64_t dim) {
+    region_->size = ExtentOfDim(seed->shape(), dim);
+    std::string error = AddMember(seed, dim, /*follow_users=*/true, -1, -1);
+    while (error.empty() && !worklist_.empty()) {
+      auto [instruction, follow_users] = worklist_.front();
+      worklist_.pop_front();
+      error = VisitOperands(instruction);
+      if (error.empty() && follow_users) error = VisitUsers(instruction);
+    }
+    if (error.empty()) error = CollectExits();
+    if (error.empty()) error = CheckNoCycleThroughInputs();
+    return error;
+  }
+
+ private:
+  // Adds `instruction` split on result dimension `dim` (or kReducedAway, in
+  // which case `entering_operand`/`entering_dim` say how the split reaches it).
+  std::string AddMember(HloInstruction* instruction, int64_t dim, bool follow_users,
+                        int entering_operand, int64_t entering_dim) {
+    auto existing = region_->members.find(instruction);
+    if (existing != region_->members.end()) {
+      if (existing->second.result_dim != dim) {
+        return instruction->name() + " would be split on two different dimensions";
+      }
+      if (follow_users && !followed_.count(instruction)) {
+        followed_.insert(instruction);
+        worklist_.push_back({instruction, true});
+      }
+      return "";
+    }
+    std::string reason = UnsplittableReason(*instruction);
+    if (!reason.empty()) return instruction->name() + ": " + reason;
+    if (instruction->Is("parameter") || instruction->Is("constant")) {
+      return instruction->name() + " is a " + instruction->opcode();
+    }
+    RegionMember member;
+    member.result_dim = dim;
+    if (dim == kReducedAway) {
+      member.accumulate_opcode = AccumulationOpcode(*instruction);
+      if (member.accumulate_opcode.empty()) {
+        return instruction->name() + " reduces the split dimension with a reducer that "
+               "cannot be accumulated slice by slice";
+      }
+      if (LargestArrayBytes(instruction->shape()) > threshold_) {
+        return instruction->name() + " reduces the split dimension but is itself too large";
+      }
+      member.operand_dims = ContractedOperandDims(*instruction, entering_operand, entering_dim);
+    } else {
+      if (ExtentOfDim(instruction->shape(), dim) != region_->size) {
+        return instruction->name() + ": split dimension changes extent";
+      }
+      for (int k = 0; k < instruction->operand_count(); ++k) {
+        int64_t od = OperandDimension(*instruction, dim, k);
+        if (od == kNotSplittable) {
+          return instruction->name() + " (" + instruction->opcode() +
+                 ") cannot be computed from slices along dimension " + std::to_string(dim);
+        }
+        member.operand_dims.push_back(od);
+      }
+    }
+    if (entering_operand >= 0 && member.operand_dims[entering_operand] != entering_dim) {
+      return instruction->name() + ": inconsistent split dimension";
+    }
+    region_->members.emplace(instruction, member);
+    if (dim != kReducedAway) {
+      int64_t bytes = LargestArrayBytes(instruction->shape());
+      if (instruction->shape().IsTuple()) bytes = instruction->shape().ByteSize();
+      region_->max_bytes_per_unit =
+          std::max(region_->max_bytes_per_unit, (bytes + region_->size - 1) / region_->size);
+    }
+    if (follow_users) followed_.insert(instruction);
+    worklist_.push_back({instruction, follow_users});
+    return "";
+  }
+
+  // Operand dimensions of a reduce/dot whose result no longer has the split
+  // dimension: the entering operand is split on `entering_dim`, the other
+  // operand of a dot on the matching contracting dimension.
+  static std::vector<int64_t> ContractedOperandDims(const HloInstruction& instruction,
+                                                    int entering_operand, int64_t entering_dim) {
+    std::vector<int64_t> dims(instruction.operand_count(), kNoDimension);
+    dims[entering_operand] = entering_dim;
+    if (instruction.Is("dot")) {
+      DotDimensions d = instruction.dot_dimensions();
+      const auto& mine = entering_operand == 0 ? d.lhs_contracting : d.rhs_contracting;
+      const auto& other = entering_operand == 0 ? d.rhs_contracting : d.lhs_contracting;
+      for (size_t i = 0; i < mine.size(); ++i) {
+        if (mine[i] == entering_dim) dims[1 - entering_operand] = other[i];
+      }
+    }
+    return dims;
+  }
+
+  std::string VisitOperands(HloInstruction* instruction) {
+    const RegionMember member = region_->members.at(instruction);
+    for (int k = 0; k < instruction->operand_count(); ++k) {
+      HloInstruction* operand = instruction->operand(k);
+      int64_t od = member.operand_dims[k];
+      auto existing = region_->members.find(operand);
+      if (existing != region_->members.end()) {
+        if (existing->second.result_dim == kReducedAway) {
+          return operand->name() + " is needed inside the loop before it is fully accumulated";
+        }
+        if (existing->second.result_dim != od) {
+          return operand->name() + " would be split on two different dimensions";
+        }
+        continue;
+      }
+      if (od >= 0 && ShouldRecompute(operand, threshold_)) {
+        std::string error = AddMember(operand, od, /*follow_users=*/false, -1, -1);
+        if (error.empty()) continue;
+        // Not recomputable: fall back to slicing its materialised value.
+      }
+      if (od >= 0 && (!operand->shape().IsArray() ||
+                      operand->shape().dim(static_cast<int>(od)) != region_->size)) {
+        return operand->name() + " cannot be sliced along the split dimension";
+      }
+      AddInput(operand, od);
+    }
+    return "";
+  }
+
+  std::string VisitUsers(HloInstruction* instruction) {
+    const int64_t dim = region_->members.at(instruction).result_dim;
+    if (instruction == instruction->parent()->root()) {
+      return instruction->name() + " is the computation's result and too large to split";
+    }
+    for (HloInstruction* user : instruction->users()) {
+      for (int k = 0; k < user->operand_count(); ++k) {
+        if (user->operand(k) != instruction) continue;
+        int64_t ud = ResultDimension(*user, k, dim);
+        if (ud == kNotSplittable) {
+          std::string reason = UnsplittableReason(*user);
+          return user->name() + " (" + user->opcode() + ") cannot consume slices along dimension " +
+                 std::to_string(dim) + (reason.empty() ? "" : ": " + reason);
+        }
+        bool big = ud != kReducedAway && LargestArrayBytes(user->shape()) > threshold_;
+        std::string error = AddMember(user, ud, /*follow_users=*/big, k, dim);
+        if (!error.empty()) return error;
+      }
+    }
+    return "";
+  }
+
+  void AddInput(HloInstruction* instruction, int64_t dim) {
+    std::pair<HloInstruction*, int64_t> key = {instruction, dim};
+    if (std::find(region_->inputs.begin(), region_->inputs.end(), key) == region_->inputs.end()) {
+      region_->inputs.push_back(key);
+      if (dim >= 0) {
+        int64_t bytes = instruction->shape().ByteSize();
+        region_->max_bytes_per_unit =
+            std::max(region_->max_bytes_per_unit, (bytes + region_->size - 1) / region_->size);
+      }
+    }
+  }
+
+  std::string CollectExits() {
+    for (const auto& [instruction, member] : region_->members) {
+      bool leaves = instruction == instruction->parent()->root();
+      for (HloInstruction* user : instruction->users()) leaves |= !region_->Contains(user);
+      if (member.result_dim == kReducedAway) {
+        for (HloInstruction* user : instruction->users()) {
+          if (region_->Contains(user)) {
+            return instruction->name() + " is used inside the loop before it is fully accumulated";
+          }
+        }
+        region_->exits.push_back(instruction);
+        continue;
+      }
+      if (!leaves) continue;
+      if (!instruction->shape().IsArray()) {
+        return instruction->name() + " leaves the loop but is not an array";
+      }
+      if (instruction->shape().ByteSize() > threshold_) {
+        return instruction->name() + " (" + HumanBytes(instruction->shape().ByteSize()) +
+               ") is used outside the region and would stay too large";
+      }
+      region_->exits.push_back(instruction);
+    }
+    if (region_->exits.empty()) return "the region has no result";
+    // Deterministic order: as printed.
+    std::vector<HloInstruction*> order =
+        region_->exits.front()->parent()->MakeInstructionPostOrder();
+    std::unordered_map<HloInstruction*, size_t> position;
+    for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+    std::sort(region_->exits.begin(), region_->exits.end(),
+              [&](HloInstruction* a, HloInstruction* b) { return position[a] < position[b]; });
+    return "";
+  }
+
+  // The loop consumes the inputs and produces the exits; if an input depends
+  // on a region member the rewrite would create a cycle.
+  std::string CheckNoCycleThroughInputs() {
+    std::unordered_set<HloInstruction*> seen;
+    std::vector<HloInstruction*> stack;
+    for (const auto& input : region_->inputs) stack.push_back(input.first);
+    while (!stack.empty()) {
+      HloInstruction* current = stack.back();
+      stack.pop_back();
+      if (!seen.insert(current).second) continue;
+      if (region_->Contains(current)) {
+        return "a value the loop needs depends on the loop's own results";
+      }
+      for (HloInstruction* operand : current->operands()) stack.push_back(operand);
+    }
+    return "";
+  }
+
+  int64_t threshold_;
+  SplitRegion* region_;
+  std::deque<std::pair<HloInstruction*, bool>> worklist_;
+  std::unordered_set<HloInstruction*> followed_;
+};
+
+// ---- rewriting --------------------------------------------------------------
+
+Shape SliceShape(const Shape& shape, int64_t dim, int64_t chunk) {
+  if (shape.IsTuple()) {
+    std::vector<Shape> elements;
+    for (const Shape& element : shape.tuple_shapes()) elements.push_back(SliceShape(element, dim, chunk));
+    return Shape::Tuple(std::move(elements));
+  }
+  Shape sliced = shape;
+  sliced.set_dim(static_cast<int>(dim), chunk);
+  return sliced;
+}
+
+std::string SliceAttributeWithChunk(const HloInstruction& slice, int64_t dim, int64_t chunk) {
+  std::vector<SliceBounds> bounds = slice.slice();
+  bounds[dim].limit = chunk;
+  std::string text = "{";
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += "[" + std::to_string(bounds[i].start) + ":" + std::to_string(bounds[i].limit);
+    if (bounds[i].stride != 1) text += ":" + std::to_string(bounds[i].stride);
+    text += "]";
+  }
+  return text + "}";
+}
+
+class LoopBuilder {
+ public:
+  LoopBuilder(const SplitRegion& region, HloComputation* computation)
+      : region_(region), computation_(computation), module_(computation->parent()) {
+    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      if (region.Contains(instruction)) members_in_order_.push_back(instruction);
+    }
+  }
+
+  // Initial loop state: (index, one buffer per exit, inputs...).
+  HloInstruction* InitialState() {
+    HloBuilder b(computation_);
+    std::vector<HloInstruction*> elements = {b.ConstantIndex(0)};
+    for (HloInstruction* exit : region_.exits) {
+      const RegionMember& member = region_.members.at(exit);
+      const Shape& shape = exit->shape();
+      HloInstruction* init;
+      if (member.result_dim == kReducedAway && exit->Is("reduce")) {
+        init = exit->operand(1);  // checked to be safe to repeat
+      } else {
+        init = b.ConstantScalar(shape.element_type(), 0);
+      }
+      elements.push_back(b.Broadcast(init, shape.dims(), {}));
+    }
+    for (const auto& input : region_.inputs) elements.push_back(input.first);
+    return b.Tuple(elements);
+  }
+
+  // One while loop processing `trips` chunks of `chunk` starting at `base`.
+  HloInstruction* Loop(HloInstruction* state, int64_t chunk, int64_t trips, int64_t base) {
+    HloComputation* body = MakeBody(state->shape(), chunk, base);
+    HloComputation* condition = MakeCondition(state->shape(), trips);
+    HloBuilder b(computation_);
+    // The remainder loop restarts its index at 0.
+    if (state->Is("while")) {
+      std::vector<HloInstruction*> elements = {b.ConstantIndex(0)};
+      for (size_t i = 1; i < state->shape().tuple_shapes().size(); ++i) {
+        elements.push_back(b.GetTupleElement(state, static_cast<int64_t>(i)));
+      }
+      state = b.Tuple(elements);
+    }
+    return b.While(state, condition, body);
+  }
+
+  std::vector<HloComputation*> bodies() const { return bodies_; }
+
+ private:
+  HloComputation* NewComputation(const std::string& hint) {
+    auto computation = std::make_unique<HloComputation>(module_->UniqueName(hint));
+    return module_->AddComputationBefore(std::move(computation), computation_);
+  }
+
+  HloComputation* MakeCondition(const Shape& state_shape, int64_t trips) {
+    HloComputation* condition = NewComputation(region_.exits.front()->name() + ".split_cond");
+    HloBuilder b(condition);
+    HloInstruction* state = b.Parameter(0, state_shape, "state");
+    HloInstruction* index = b.GetTupleElement(state, 0);
+    condition->set_root(b.Compare(index, b.ConstantIndex(trips), "LT"));
+    return condition;
+  }
+
+  HloComputation* MakeBody(const Shape& state_shape, int64_t chunk, int64_t base) {
+    HloComputation* body = NewComputation(region_.exits.front()->name() + ".split_body");
+    bodies_.push_back(body);
+    HloBuilder b(body);
+    HloInstruction* state = b.Parameter(0, state_shape, "state");
+    HloInstruction* index = b.GetTupleElement(state, 0);
+    HloInstruction* offset = b.Binary("multiply", index, b.ConstantIndex(chunk));
+    if (base != 0) offset = b.Binary("add", offset, b.ConstantIndex(base));
+    HloInstruction* zero = b.ConstantIndex(0);
+
+    const size_t n_exits = region_.exits.size();
+    std::vector<HloInstruction*> passthrough;
+    std::map<std::pair<HloInstruction*, int64_t>, HloInstruction*> input_values;
+    for (size_t i = 0; i < region_.inputs.size(); ++i) {
+      const auto& [instruction, dim] = region_.inputs[i];
+      HloInstruction* whole = b.GetTupleElement(state, static_cast<int64_t>(1 + n_exits + i));
+      passthrough.push_back(whole);
+      if (dim < 0) {
+        input_values[region_.inputs[i]] = whole;
+        continue;
+      }
+      std::vector<HloInstruction*> starts(instruction->shape().rank(), zero);
+      starts[dim] = offset;
+      std::vector<int64_t> sizes = instruction->shape().dims();
+      sizes[dim] = chunk;
+      input_values[region_.inputs[i]] = b.DynamicSlice(whole, starts, sizes);
+    }
+
+    std::unordered_map<HloInstruction*, HloInstruction*> clones;
+    for (HloInstruction* original : members_in_order_) {
+      const RegionMember& member = region_.members.at(original);
+      Shape shape = member.result_dim == kReducedAway
+                        ? original->shape()
+                        : SliceShape(original->shape(), member.result_dim, chunk);
+      std::vector<HloInstruction*> operands;
+      for (int k = 0; k < original->operand_count(); ++k) {
+        HloInstruction* operand = original->operand(k);
+        auto clone = clones.find(operand);
+        operands.push_back(clone != clones.end()
+                               ? clone->second
+                               : input_values.at({operand, member.operand_dims[k]}));
+      }
+      HloInstruction* clone = body->Add(original->opcode(), shape, operands, original->name());
+      clone->set_payload(original->payload());
+      *clone->mutable_attributes() = original->attributes();
+      if (original->Is("slice")) {
+        clone->SetAttribute("slice", SliceAttributeWithChunk(*original, member.result_dim, chunk));
+      }
+      if (original->Is("iota") && original->IntAttribute("iota_dimension") == member.result_dim) {
+        // A slice of an iota along its own dimension starts at the offset.
+        HloInstruction* start = offset;
+        if (shape.element_type() != PrimitiveType::kS32) start = b.Convert(offset, shape.element_type());
+        clone = b.Binary("add", clone, b.Broadcast(start, shape.dims(), {}));
+      }
+      clones[original] = clone;
+    }
+
+    std::vector<HloInstruction*> next_state = {b.Binary("add", index, b.ConstantIndex(1))};
+    for (size_t e = 0; e < n_exits; ++e) {
+      HloInstruction* exit = region_.exits[e];
+      const RegionMember& member = region_.members.at(exit);
+      HloInstruction* buffer = b.GetTupleElement(state, static_cast<int64_t>(1 + e));
+      HloInstruction* part = clones.at(exit);
+      if (member.result_dim == kReducedAway) {
+        next_state.push_back(b.Binary(member.accumulate_opcode, buffer, part));
+      } else {
+        std::vector<HloInstruction*> starts(exit->shape().rank(), zero);
+        starts[member.result_dim] = offset;
+        next_state.push_back(b.DynamicUpdateSlice(buffer, part, starts));
+      }
+    }
+    next_state.insert(next_state.end(), passthrough.begin(), passthrough.end());
+    body->set_root(b.Tuple(next_state));
+    return body;
+  }
+
+  const SplitRegion& region_;
+  HloComputation* computation_;
+  HloModule* module_;
+  std::vector<HloInstruction*> members_in_order_;
+  std::vector<HloComputation*> bodies_;
+};
+
+}  // namespace
+
+std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
+                             SplitRegion* region) {
+  RegionGrower grower(threshold, region);
+  return grower.Grow(seed, dim);
+}
+
+std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk) {
+  HloComputation* computation = region.exits.front()->parent();
+  LoopBuilder loops(region, computation);
+  const int64_t trips = region.size / chunk;
+  const int64_t remainder = region.size % chunk;
+  HloInstruction* state = loops.InitialState();
+  HloInstruction* result = loops.Loop(state, chunk, trips, 0);
+  if (remainder != 0) result = loops.Loop(result, remainder, 1, trips * chunk);
+  HloBuilder b(computation);
+  for (size_t e = 0; e < region.exits.size(); ++e) {
+    HloInstruction* value = b.GetTupleElement(result, static_cast<int64_t>(1 + e));
+    region.exits[e]->ReplaceAllUsesWith(value);
+  }
+  return loops.bodies();
+}
+
+}  // namespace exla

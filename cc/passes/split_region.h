@@ -1,0 +1,53 @@
+// A split region: the part of a computation the tensor splitter turns into a
+// loop over slices of one dimension.
+#ifndef EXLA_PASSES_SPLIT_REGION_H_
+#define EXLA_PASSES_SPLIT_REGION_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ir/computation.h"
+
+namespace exla {
+
+struct RegionMember {
+  // Result dimension being split, or kReducedAway for a reduce/dot that
+  // contracts it (its full result is accumulated over the loop).
+  int64_t result_dim = 0;
+  // The split dimension of each operand, or kNoDimension (used whole).
+  std::vector<int64_t> operand_dims;
+  std::string accumulate_opcode;  // for kReducedAway members
+};
+
+struct SplitRegion {
+  int64_t size = 0;  // extent of the split dimension
+  std::unordered_map<HloInstruction*, RegionMember> members;
+  // Values from outside the loop: (instruction, dimension to slice or
+  // kNoDimension), in first-use order.
+  std::vector<std::pair<HloInstruction*, int64_t>> inputs;
+  // Members whose values leave the loop.
+  std::vector<HloInstruction*> exits;
+  int64_t max_bytes_per_unit = 0;  // largest member slice of extent 1
+
+  bool Contains(const HloInstruction* instruction) const {
+    return members.count(const_cast<HloInstruction*>(instruction)) != 0;
+  }
+};
+
+// Grows a region from `seed`, split along result dimension `dim`. Members
+// larger than `threshold` must have all their users in the region; exits must
+// be at most `threshold`. Returns an empty string on success, else why not.
+std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
+                             SplitRegion* region);
+
+// Replaces the region by loops over chunks of `chunk` elements of the split
+// dimension. Returns the loop body computations it created.
+std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk);
+
+}  // namespace exla
+
+#endif  // EXLA_PASSES_SPLIT_REGION_H_

@@ -1,0 +1,28 @@
+// tensor-splitter: no tensor above --xla_tensor_size_threshold outside a loop.
+//
+// For an oversized instruction the pass looks for a dimension it can follow
+// down to a consumer that makes the data small again (a reduce or dot that
+// contracts it, or any instruction whose result is small while the dimension
+// survives) and up to producers that can be sliced cheaply. It then replaces
+// that region of the program with a `while` loop over slices of the
+// dimension: inputs are dynamic-sliced inside the body, reduced results are
+// accumulated, surviving ones are written with dynamic-update-slice. A
+// dimension that does not divide by the chunk size gets a second, one-trip
+// loop for the remainder. Loop bodies are split again, against
+// --xla_tensor_split_size, when one dimension is not enough.
+#ifndef EXLA_PASSES_TENSOR_SPLITTER_H_
+#define EXLA_PASSES_TENSOR_SPLITTER_H_
+
+#include "passes/pass.h"
+
+namespace exla {
+
+class TensorSplitter : public HloPass {
+ public:
+  std::string_view name() const override { return "tensor-splitter"; }
+  bool Run(HloModule* module, const Options& options) override;
+};
+
+}  // namespace exla
+
+#endif  // EXLA_PASSES_TENSOR_SPLITTER_H_
