@@ -9,6 +9,7 @@
 
 #include "ir/printer.h"
 #include "passes/dce.h"
+#include "passes/remove_copies.h"
 #include "passes/tensor_splitter.h"
 
 namespace exla {
@@ -23,6 +24,7 @@ struct PassFactory {
 const std::vector<PassFactory>& Registry() {
   static const std::vector<PassFactory> registry = {
       {"tensor-splitter", [] { return std::make_unique<TensorSplitter>(); }},
+      {"remove-copies", [] { return std::make_unique<RemoveCopies>(); }},
       {"dce", [] { return std::make_unique<DeadCodeElimination>(); }},
   };
   return registry;

@@ -43,28 +43,51 @@ class RegionGrower {
 
   std::string Grow(HloInstruction* seed, int64_t dim) {
     region_->size = ExtentOfDim(seed->shape(), dim);
-    std::string error = AddMember(seed, dim, /*follow_users=*/true, -1, -1);
+    std::string error = AddMember(seed, dim, /*follow_users=*/true, /*downstream=*/true, -1, -1);
     while (error.empty() && !worklist_.empty()) {
       auto [instruction, follow_users] = worklist_.front();
       worklist_.pop_front();
       error = VisitOperands(instruction);
       if (error.empty() && follow_users) error = VisitUsers(instruction);
     }
+    return Finish(error);
+  }
+
+  std::string GrowFromSink(HloInstruction* sink, int operand_index, int64_t dim) {
+    const HloInstruction* operand = sink->operand(operand_index);
+    region_->size = ExtentOfDim(operand->shape(), dim);
+    int64_t result_dim = ResultDimension(*sink, operand_index, dim);
+    if (result_dim == kNotSplittable) {
+      return sink->name() + " (" + sink->opcode() + ") cannot consume slices along dimension " +
+             std::to_string(dim);
+    }
+    std::string error = AddMember(sink, result_dim, /*follow_users=*/false, /*downstream=*/true,
+                                  operand_index, dim);
+    while (error.empty() && !worklist_.empty()) {
+      HloInstruction* instruction = worklist_.front().first;
+      worklist_.pop_front();
+      error = VisitOperands(instruction);
+    }
+    return Finish(error);
+  }
+
+ private:
+  std::string Finish(std::string error) {
     if (error.empty()) error = CollectExits();
     if (error.empty()) error = CheckNoCycleThroughInputs();
     return error;
   }
 
- private:
   // Adds `instruction` split on result dimension `dim` (or kReducedAway, in
   // which case `entering_operand`/`entering_dim` say how the split reaches it).
   std::string AddMember(HloInstruction* instruction, int64_t dim, bool follow_users,
-                        int entering_operand, int64_t entering_dim) {
+                        bool downstream, int entering_operand, int64_t entering_dim) {
     auto existing = region_->members.find(instruction);
     if (existing != region_->members.end()) {
       if (existing->second.result_dim != dim) {
         return instruction->name() + " would be split on two different dimensions";
       }
+      existing->second.downstream |= downstream;
       if (follow_users && !followed_.count(instruction)) {
         followed_.insert(instruction);
         worklist_.push_back({instruction, true});
@@ -78,6 +101,7 @@ class RegionGrower {
     }
     RegionMember member;
     member.result_dim = dim;
+    member.downstream = downstream;
     if (dim == kReducedAway) {
       member.accumulate_opcode = AccumulationOpcode(*instruction);
       if (member.accumulate_opcode.empty()) {
@@ -150,7 +174,7 @@ class RegionGrower {
         continue;
       }
       if (od >= 0 && ShouldRecompute(operand, threshold_)) {
-        std::string error = AddMember(operand, od, /*follow_users=*/false, -1, -1);
+        std::string error = AddMember(operand, od, /*follow_users=*/false, /*downstream=*/false, -1, -1);
         if (error.empty()) continue;
         // Not recomputable: fall back to slicing its materialised value.
       }
@@ -178,7 +202,7 @@ class RegionGrower {
                  std::to_string(dim) + (reason.empty() ? "" : ": " + reason);
         }
         bool big = ud != kReducedAway && LargestArrayBytes(user->shape()) > threshold_;
-        std::string error = AddMember(user, ud, /*follow_users=*/big, k, dim);
+        std::string error = AddMember(user, ud, /*follow_users=*/big, /*downstream=*/true, k, dim);
         if (!error.empty()) return error;
       }
     }
@@ -210,7 +234,8 @@ class RegionGrower {
         region_->exits.push_back(instruction);
         continue;
       }
-      if (!leaves) continue;
+      // A recomputed producer keeps its original for users outside.
+      if (!leaves || !member.downstream) continue;
       if (!instruction->shape().IsArray()) {
         return instruction->name() + " leaves the loop but is not an array";
       }
@@ -431,6 +456,12 @@ std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshol
                              SplitRegion* region) {
   RegionGrower grower(threshold, region);
   return grower.Grow(seed, dim);
+}
+
+std::string BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
+                            int64_t threshold, SplitRegion* region) {
+  RegionGrower grower(threshold, region);
+  return grower.GrowFromSink(sink, operand_index, dim);
 }
 
 std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk) {

@@ -21,6 +21,10 @@ struct RegionMember {
   // The split dimension of each operand, or kNoDimension (used whole).
   std::vector<int64_t> operand_dims;
   std::string accumulate_opcode;  // for kReducedAway members
+  // Reached from the seed through users (as opposed to a producer that is
+  // merely recomputed inside the loop). Only such members can be results of
+  // the loop: a recomputed producer keeps serving its other users outside.
+  bool downstream = false;
 };
 
 struct SplitRegion {
@@ -43,6 +47,14 @@ struct SplitRegion {
 // be at most `threshold`. Returns an empty string on success, else why not.
 std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
                              SplitRegion* region);
+
+// Grows a region backwards from `sink`, a small instruction that consumes an
+// oversized operand `operand_index`, split along that operand's dimension
+// `dim`. Only producers are followed, so the loop has one result (the sink)
+// and the oversized producers are recomputed slice by slice; their other
+// consumers keep the original until they get loops of their own.
+std::string BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
+                            int64_t threshold, SplitRegion* region);
 
 // Replaces the region by loops over chunks of `chunk` elements of the split
 // dimension. Returns the loop body computations it created.

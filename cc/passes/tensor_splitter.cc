@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "passes/dce.h"
@@ -66,6 +67,57 @@ std::vector<int64_t> DimensionsBySize(const Shape& shape) {
   return dims;
 }
 
+// Loop chunk for a region: as many units of the split dimension as fit in
+// the split size, but at least two pieces (or the loop would rebuild the
+// whole tensor).
+int64_t ChunkFor(const SplitRegion& region, int64_t split_size) {
+  int64_t chunk = split_size / std::max<int64_t>(1, region.max_bytes_per_unit);
+  return std::clamp<int64_t>(chunk, 1, (region.size + 1) / 2);
+}
+
+struct SplitResult {
+  bool split = false;
+  std::vector<HloComputation*> bodies;
+};
+
+// Strategy 1: one loop for `seed` and everything downstream of it up to
+// where the data is small again.
+SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
+                        std::string* reason) {
+  for (int64_t dim : DimensionsBySize(seed->shape())) {
+    SplitRegion region;
+    std::string error = BuildSplitRegion(seed, dim, limit, &region);
+    if (error.empty() && region.size < 2) error = "extent 1";
+    if (!error.empty()) {
+      if (reason->empty()) *reason = "dimension " + std::to_string(dim) + ": " + error;
+      continue;
+    }
+    return {true, RewriteRegionAsLoops(region, ChunkFor(region, split_size))};
+  }
+  return {};
+}
+
+// Strategy 2: one loop per small consumer of an oversized value, recomputing
+// its oversized producers. Used where one loop for all consumers is
+// impossible, typically in gradient programs where results of reductions
+// over the big tensor flow back into other uses of it.
+SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size) {
+  for (int k = 0; k < sink->operand_count(); ++k) {
+    HloInstruction* operand = sink->operand(k);
+    if (!IsSplitCandidate(*operand, limit)) continue;
+    for (int64_t dim : DimensionsBySize(operand->shape())) {
+      SplitRegion region;
+      if (!BuildSinkRegion(sink, k, dim, limit, &region).empty() || region.size < 2) continue;
+      return {true, RewriteRegionAsLoops(region, ChunkFor(region, split_size))};
+    }
+  }
+  return {};
+}
+
+bool IsSmallArray(const HloInstruction& instruction, int64_t limit) {
+  return instruction.shape().IsArray() && instruction.shape().ByteSize() <= limit;
+}
+
 }  // namespace
 
 bool TensorSplitter::Run(HloModule* module, const Options& options) {
@@ -82,53 +134,44 @@ bool TensorSplitter::Run(HloModule* module, const Options& options) {
   for (HloComputation* computation : ControlFlowComputations(module)) {
     work.push_back({computation, threshold});
   }
-  std::unordered_set<const HloInstruction*> reported;
   while (!work.empty()) {
     auto [computation, limit] = work.back();
     work.pop_back();
-    std::unordered_set<const HloInstruction*> given_up;
+    // Dead values would otherwise be split for nothing.
+    RemoveDeadInstructions(computation);
+    std::unordered_set<const HloInstruction*> seeds_given_up;
+    std::unordered_set<const HloInstruction*> sinks_given_up;
+    std::unordered_map<const HloInstruction*, std::string> reasons;
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
-      HloInstruction* seed = nullptr;
+      SplitResult result;
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-        if (!given_up.count(instruction) && IsSplitCandidate(*instruction, limit)) {
-          seed = instruction;
-          break;
+        if (seeds_given_up.count(instruction) || !IsSplitCandidate(*instruction, limit)) continue;
+        result = SplitAtSeed(instruction, limit, split_size, &reasons[instruction]);
+        if (result.split) break;
+        seeds_given_up.insert(instruction);
+      }
+      if (!result.split) {
+        for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+          if (sinks_given_up.count(instruction) || !IsSmallArray(*instruction, limit)) continue;
+          result = SplitAtSink(instruction, limit, split_size);
+          if (result.split) break;
+          sinks_given_up.insert(instruction);
         }
       }
-      if (seed == nullptr) break;
-      std::string reason;
-      bool split = false;
-      for (int64_t dim : DimensionsBySize(seed->shape())) {
-        SplitRegion region;
-        std::string error = BuildSplitRegion(seed, dim, limit, &region);
-        if (!error.empty()) {
-          if (reason.empty()) reason = "dimension " + std::to_string(dim) + ": " + error;
-          continue;
-        }
-        int64_t chunk = std::max<int64_t>(1, split_size / std::max<int64_t>(1, region.max_bytes_per_unit));
-        // At least two pieces, or the loop would rebuild the whole tensor.
-        chunk = std::min(chunk, (region.size + 1) / 2);
-        if (region.size < 2) {
-          if (reason.empty()) reason = "dimension " + std::to_string(dim) + " has extent 1";
-          continue;
-        }
-        for (HloComputation* body : RewriteRegionAsLoops(region, chunk)) {
-          // One unit of the split dimension may still exceed the split size:
-          // split the body again on another dimension (nested loops).
-          work.push_back({body, split_size});
-        }
-        RemoveDeadInstructions(computation);
-        split = true;
-        changed = true;
-        break;
-      }
-      if (!split) {
-        given_up.insert(seed);
-        if (reported.insert(seed).second) {
-          Log("left " + computation->name() + "/" + seed->name() + " " + seed->shape().ToString(false) +
-              " (" + HumanBytes(LargestArrayBytes(seed->shape())) + ") unsplit: " + reason);
-        }
-      }
+      if (!result.split) break;
+      changed = true;
+      RemoveDeadInstructions(computation);
+      // One unit of the split dimension may still exceed the split size:
+      // split the bodies again, on another dimension (nested loops).
+      for (HloComputation* body : result.bodies) work.push_back({body, split_size});
+    }
+    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      if (!IsSplitCandidate(*instruction, limit)) continue;
+      std::string reason = reasons[instruction];
+      Log("left " + computation->name() + "/" + instruction->name() + " " +
+          instruction->shape().ToString(false) + " (" +
+          HumanBytes(LargestArrayBytes(instruction->shape())) + ") unsplit: " +
+          (reason.empty() ? "no consumer makes it small again" : reason));
     }
   }
   return changed;

@@ -1,0 +1,465 @@
+#include "passes/algebraic_rewriter.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/builder.h"
+
+namespace exla {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+bool Contains(const Dims& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+int64_t IndexOf(const Dims& v, int64_t x) {
+  return static_cast<int64_t>(std::find(v.begin(), v.end(), x) - v.begin());
+}
+
+// Floating-point types ordered so that a convert to a higher rung represents
+// every value exactly (f16/bf16 -> f32 -> f64).
+int FloatRung(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kF16:
+    case PrimitiveType::kBF16:
+      return 1;
+    case PrimitiveType::kF32:
+      return 2;
+    case PrimitiveType::kF64:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+bool IsValuePreservingConvert(const HloInstruction* h) {
+  if (!h->Is("convert")) return false;
+  PrimitiveType from = h->operand(0)->shape().element_type();
+  PrimitiveType to = h->shape().element_type();
+  return from == to || (FloatRung(from) > 0 && FloatRung(to) > FloatRung(from));
+}
+
+bool IsIdentityPermutation(const Dims& permutation) {
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    if (permutation[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// TensorFlow wraps nearly every op in no-op reshapes, identity transposes and
+// same-type converts; JAX and mixed precision add widening converts. None of
+// them changes a value, so the matchers look through them. Every skipped
+// instruction is appended to `skipped` (it dies with the rewritten chain).
+HloInstruction* SkipNoOps(HloInstruction* h, std::vector<HloInstruction*>* skipped) {
+  while (true) {
+    bool same_dims = h->operand_count() == 1 && h->operand(0)->shape().IsArray() &&
+                     h->operand(0)->shape().dims() == h->shape().dims();
+    bool no_op = IsValuePreservingConvert(h) || (h->Is("reshape") && same_dims) ||
+                 (h->Is("transpose") && IsIdentityPermutation(h->dimensions()));
+    if (!no_op) return h;
+    skipped->push_back(h);
+    h = h->operand(0);
+  }
+}
+
+// The value of a constant that is the same everywhere: a scalar constant,
+// possibly converted, reshaped or broadcast.
+std::optional<double> SplatConstantValue(const HloInstruction* h) {
+  while (h->Is("convert") || h->Is("reshape") ||
+         (h->Is("broadcast") && h->operand(0)->shape().rank() == 0)) {
+    h = h->operand(0);
+  }
+  if (!h->Is("constant") || !h->shape().IsArray() || h->shape().rank() != 0) return std::nullopt;
+  const std::string& text = h->payload();
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str()) return std::nullopt;
+  return value;
+}
+
+// `(x, y) -> add(x, y)`: the reducer of a sum.
+bool IsAddComputation(const HloComputation* computation) {
+  const HloInstruction* root = computation->root();
+  return root != nullptr && root->Is("add") && computation->instruction_count() == 3 &&
+         root->operand(0)->Is("parameter") && root->operand(1)->Is("parameter") &&
+         root->operand(0) != root->operand(1);
+}
+
+// reduce(x, 0) with an add reducer over a floating-point array.
+bool IsFloatSumReduction(const HloInstruction* h) {
+  if (!h->Is("reduce") || h->operand_count() != 2 || !h->shape().IsArray()) return false;
+  if (h->shape().IsDynamic() || h->operand(0)->shape().IsDynamic()) return false;
+  if (FloatRung(h->shape().element_type()) == 0) return false;
+  const HloComputation* reducer = h->CalledComputation("to_apply");
+  if (reducer == nullptr || !IsAddComputation(reducer)) return false;
+  std::optional<double> init = SplatConstantValue(h->operand(1));
+  return init.has_value() && *init == 0.0;
+}
+
+// One operand of a big elementwise expression seen as `small` broadcast into
+// the big shape: dimension i of `small` is dimension dims[i] of the big shape.
+// An operand that is not a broadcast is its own small side (identity dims);
+// the size test then rejects the rewrite, as nothing would shrink.
+struct BroadcastSide {
+  HloInstruction* small = nullptr;
+  Dims dims;
+};
+
+BroadcastSide MatchBroadcastSide(HloInstruction* h, std::vector<HloInstruction*>* chain) {
+  h = SkipNoOps(h, chain);
+  if (h->Is("broadcast")) return {h->operand(0), h->dimensions()};
+  Dims identity(h->shape().rank());
+  std::iota(identity.begin(), identity.end(), 0);
+  return {h, identity};
+}
+
+// A factor multiplied into (or divided out of) the difference after the
+// subtraction: `factor` broadcast along big dimensions `dims`.
+struct Scale {
+  HloInstruction* factor = nullptr;
+  Dims dims;
+  bool divide = false;
+};
+
+std::optional<Scale> MatchBroadcastFactor(HloInstruction* h, bool divide) {
+  std::vector<HloInstruction*> ignored;
+  h = SkipNoOps(h, &ignored);
+  if (!h->Is("broadcast")) return std::nullopt;
+  return Scale{h->operand(0), h->dimensions(), divide};
+}
+
+// Peels negates and multiplications/divisions by broadcasts off `h`:
+// ((d * s1) / s2) -> d with the scales recorded.
+HloInstruction* PeelScales(HloInstruction* h, std::vector<HloInstruction*>* chain,
+                           std::vector<Scale>* scales) {
+  while (true) {
+    h = SkipNoOps(h, chain);
+    if (h->Is("negate")) {
+      chain->push_back(h);
+      h = h->operand(0);
+      continue;
+    }
+    std::optional<Scale> scale;
+    int kept = -1;
+    if (h->Is("multiply")) {
+      if ((scale = MatchBroadcastFactor(h->operand(1), false))) {
+        kept = 0;
+      } else if ((scale = MatchBroadcastFactor(h->operand(0), false))) {
+        kept = 1;
+      }
+    } else if (h->Is("divide") && (scale = MatchBroadcastFactor(h->operand(1), true))) {
+      kept = 0;
+    }
+    if (kept < 0) return h;
+    chain->push_back(h);
+    scales->push_back(*scale);
+    h = h->operand(kept);
+  }
+}
+
+// Is `h` the square of something? multiply(d, d) or power(d, 2).
+HloInstruction* MatchSquareOperand(HloInstruction* h) {
+  if (h->Is("multiply") && h->operand(0) == h->operand(1)) return h->operand(0);
+  if (h->Is("power")) {
+    std::optional<double> exponent = SplatConstantValue(h->operand(1));
+    if (exponent.has_value() && *exponent == 2.0) return h->operand(0);
+  }
+  return nullptr;
+}
+
+// The big tensor dies only if nothing outside the matched chain uses it.
+bool ChainIsPrivate(const std::vector<HloInstruction*>& chain) {
+  for (const HloInstruction* h : chain) {
+    if (h->user_count() != 1 || h == h->parent()->root()) return false;
+  }
+  return true;
+}
+
+int64_t LargestBytes(const std::vector<HloInstruction*>& chain) {
+  int64_t largest = 0;
+  for (const HloInstruction* h : chain) largest = std::max(largest, h->shape().ByteSize());
+  return largest;
+}
+
+int64_t BytesAs(const HloInstruction* h, PrimitiveType type) {
+  return Shape::Array(type, h->shape().dims()).ByteSize();
+}
+
+// Position of big dimension `dim` in the reduce's result (the reduced
+// dimensions removed).
+int64_t ResultPosition(const Dims& reduced, int64_t dim) {
+  int64_t before = 0;
+  for (int64_t r : reduced) before += r < dim ? 1 : 0;
+  return dim - before;
+}
+
+// The building blocks of the replacements.
+class Emitter {
+ public:
+  Emitter(HloComputation* computation, PrimitiveType type, HloComputation* adder)
+      : b_(computation), type_(type), adder_(adder) {}
+
+  HloInstruction* ToType(HloInstruction* h) {
+    return h->shape().element_type() == type_ ? h : b_.Convert(h, type_);
+  }
+
+  HloInstruction* Splat(double value, const Dims& dims) {
+    HloInstruction* scalar = b_.ConstantScalar(type_, value);
+    return dims.empty() ? scalar : b_.Broadcast(scalar, dims, {});
+  }
+
+  // Broadcasts `operand` into `dims` with operand dimension i at output
+  // position positions[i]. XLA wants increasing broadcast dimensions, so the
+  // operand is transposed first when they are not.
+  HloInstruction* BroadcastInto(HloInstruction* operand, const Dims& dims, Dims positions) {
+    Dims order(positions.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t i, int64_t j) { return positions[i] < positions[j]; });
+    if (!IsIdentityPermutation(order)) {
+      operand = b_.Transpose(operand, order);
+      std::sort(positions.begin(), positions.end());
+    }
+    if (operand->shape().rank() == static_cast<int>(dims.size())) return operand;
+    return b_.Broadcast(operand, dims, positions);
+  }
+
+  // small * broadcast(factor) (or /) with the factor's big dimensions mapped
+  // onto the small operand's dimensions.
+  HloInstruction* ApplyScale(HloInstruction* small, const BroadcastSide& side, const Scale& scale) {
+    Dims positions;
+    for (int64_t d : scale.dims) positions.push_back(IndexOf(side.dims, d));
+    HloInstruction* factor = BroadcastInto(ToType(scale.factor), small->shape().dims(), positions);
+    return b_.Binary(scale.divide ? "divide" : "multiply", small, factor);
+  }
+
+  // Sums `h` (with big dimensions `big_dims`) over the ones in `reduced`;
+  // `big_dims` is updated to the survivors.
+  HloInstruction* SumOver(HloInstruction* h, const Dims& reduced, Dims* big_dims) {
+    Dims local, kept;
+    for (size_t i = 0; i < big_dims->size(); ++i) {
+      if (Contains(reduced, (*big_dims)[i])) {
+        local.push_back(static_cast<int64_t>(i));
+      } else {
+        kept.push_back((*big_dims)[i]);
+      }
+    }
+    if (local.empty()) return h;
+    *big_dims = kept;
+    return b_.Reduce(h, b_.ConstantScalar(type_, 0), local, adder_);
+  }
+
+  // dot(a, c): big dimensions both have are contracted when in `reduced`,
+  // batch dimensions otherwise. `result_dims` receives the big dimension of
+  // every result dimension (batch, then a's free, then c's free).
+  HloInstruction* DotOfSides(HloInstruction* a, const Dims& a_dims, HloInstruction* c,
+                             const Dims& c_dims, const Dims& reduced, Dims* result_dims) {
+    DotDimensions dd;
+    result_dims->clear();
+    Dims batch;
+    for (size_t i = 0; i < a_dims.size(); ++i) {
+      int64_t d = a_dims[i];
+      if (!Contains(c_dims, d)) continue;
+      if (Contains(reduced, d)) {
+        dd.lhs_contracting.push_back(static_cast<int64_t>(i));
+        dd.rhs_contracting.push_back(IndexOf(c_dims, d));
+      } else {
+        batch.push_back(d);
+      }
+    }
+    std::sort(batch.begin(), batch.end());
+    for (int64_t d : batch) {
+      dd.lhs_batch.push_back(IndexOf(a_dims, d));
+      dd.rhs_batch.push_back(IndexOf(c_dims, d));
+      result_dims->push_back(d);
+    }
+    for (int64_t d : a_dims) {
+      if (!Contains(c_dims, d)) result_dims->push_back(d);
+    }
+    for (int64_t d : c_dims) {
+      if (!Contains(a_dims, d)) result_dims->push_back(d);
+    }
+    return b_.Dot(a, c, dd);
+  }
+
+  HloInstruction* PlaceInResult(HloInstruction* h, const Dims& big_dims, const Dims& reduced,
+                                const Dims& result_dims) {
+    Dims positions;
+    for (int64_t d : big_dims) positions.push_back(ResultPosition(reduced, d));
+    return BroadcastInto(h, result_dims, positions);
+  }
+
+  HloBuilder& builder() { return b_; }
+
+ private:
+  HloBuilder b_;
+  PrimitiveType type_;
+  HloComputation* adder_;
+};
+
+// Removes `h` if nothing uses it any more, then its operands likewise.
+void RemoveIfDead(HloInstruction* h, std::unordered_set<HloInstruction*>* alive) {
+  HloComputation* computation = h->parent();
+  if (h->user_count() > 0 || h == computation->root() || h->Is("parameter") ||
+      h->HasSideEffectNoRecurse() || !h->control_successors().empty()) {
+    return;
+  }
+  std::vector<HloInstruction*> operands = h->operands();
+  std::sort(operands.begin(), operands.end());
+  operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
+  alive->erase(h);
+  computation->RemoveInstruction(h);
+  for (HloInstruction* operand : operands) {
+    if (alive->count(operand)) RemoveIfDead(operand, alive);
+  }
+}
+
+class Rewriter {
+ public:
+  explicit Rewriter(std::vector<std::string>* log) : log_(log) {}
+
+  // sum_r (x - y)^2 -> |x|^2 + |y|^2 - 2 x.y, clamped at 0.
+  HloInstruction* TrySquaredDistance(HloInstruction* reduce) {
+    std::vector<HloInstruction*> chain;
+    HloInstruction* square = SkipNoOps(reduce->operand(0), &chain);
+    HloInstruction* difference = MatchSquareOperand(square);
+    if (difference == nullptr) return nullptr;
+    chain.push_back(square);
+    std::vector<Scale> scales;
+    difference = PeelScales(difference, &chain, &scales);
+    if (!difference->Is("subtract")) return nullptr;
+    chain.push_back(difference);
+    BroadcastSide x = MatchBroadcastSide(difference->operand(0), &chain);
+    BroadcastSide y = MatchBroadcastSide(difference->operand(1), &chain);
+
+    const Dims reduced = reduce->dimensions();
+    // The expansion needs both sides to vary along every reduced dimension
+    // and every scale to vary only along dimensions both sides have.
+    for (int64_t r : reduced) {
+      if (!Contains(x.dims, r) || !Contains(y.dims, r)) return nullptr;
+    }
+    for (const Scale& s : scales) {
+      for (int64_t d : s.dims) {
+        if (!Contains(x.dims, d) || !Contains(y.dims, d)) return nullptr;
+      }
+    }
+    PrimitiveType type = reduce->shape().element_type();
+    if (FloatRung(x.small->shape().element_type()) == 0 ||
+        FloatRung(y.small->shape().element_type()) == 0) {
+      return nullptr;
+    }
+    if (!Worthwhile(reduce, chain, {x.small, y.small}, type, "squared distance")) return nullptr;
+
+    Emitter e(reduce->parent(), type, reduce->CalledComputation("to_apply"));
+    HloInstruction* xs = e.ToType(x.small);
+    HloInstruction* ys = e.ToType(y.small);
+    for (const Scale& s : scales) {
+      xs = e.ApplyScale(xs, x, s);
+      ys = e.ApplyScale(ys, y, s);
+    }
+    HloBuilder& b = e.builder();
+    const Dims& result_dims = reduce->shape().dims();
+    Dims x_dims = x.dims, y_dims = y.dims, cross_dims;
+    HloInstruction* xx = e.SumOver(b.Binary("multiply", xs, xs), reduced, &x_dims);
+    HloInstruction* yy = e.SumOver(b.Binary("multiply", ys, ys), reduced, &y_dims);
+    HloInstruction* xy = e.DotOfSides(xs, x.dims, ys, y.dims, reduced, &cross_dims);
+    HloInstruction* norms = b.Binary("add", e.PlaceInResult(xx, x_dims, reduced, result_dims),
+                                     e.PlaceInResult(yy, y_dims, reduced, result_dims));
+    HloInstruction* twice = b.Binary("multiply", e.Splat(2.0, result_dims),
+                                     e.PlaceInResult(xy, cross_dims, reduced, result_dims));
+    return b.Binary("maximum", b.Binary("subtract", norms, twice), e.Splat(0.0, result_dims));
+  }
+
+  // sum_r a * b over broadcasts a, b -> dot.
+  HloInstruction* TryProductSum(HloInstruction* reduce) {
+    std::vector<HloInstruction*> chain;
+    HloInstruction* product = SkipNoOps(reduce->operand(0), &chain);
+    if (!product->Is("multiply")) return nullptr;
+    chain.push_back(product);
+    BroadcastSide a = MatchBroadcastSide(product->operand(0), &chain);
+    BroadcastSide c = MatchBroadcastSide(product->operand(1), &chain);
+    const Dims reduced = reduce->dimensions();
+    // A reduced dimension neither side has would need a multiplication by
+    // its size; rare enough not to bother.
+    for (int64_t r : reduced) {
+      if (!Contains(a.dims, r) && !Contains(c.dims, r)) return nullptr;
+    }
+    PrimitiveType type = reduce->shape().element_type();
+    if (FloatRung(a.small->shape().element_type()) == 0 ||
+        FloatRung(c.small->shape().element_type()) == 0) {
+      return nullptr;
+    }
+    if (!Worthwhile(reduce, chain, {a.small, c.small}, type, "sum of products")) return nullptr;
+
+    Emitter e(reduce->parent(), type, reduce->CalledComputation("to_apply"));
+    // A reduced dimension only one side has is summed on that side first:
+    // sum_r a[r] * c = (sum_r a[r]) * c.
+    Dims a_only, c_only;
+    for (int64_t r : reduced) {
+      if (!Contains(c.dims, r)) a_only.push_back(r);
+      if (!Contains(a.dims, r)) c_only.push_back(r);
+    }
+    Dims a_dims = a.dims, c_dims = c.dims, dot_dims;
+    HloInstruction* as = e.SumOver(e.ToType(a.small), a_only, &a_dims);
+    HloInstruction* cs = e.SumOver(e.ToType(c.small), c_only, &c_dims);
+    HloInstruction* dot = e.DotOfSides(as, a_dims, cs, c_dims, reduced, &dot_dims);
+    return e.PlaceInResult(dot, dot_dims, reduced, reduce->shape().dims());
+  }
+
+ private:
+  // The rewrite must remove a tensor larger than anything it touches.
+  bool Worthwhile(HloInstruction* reduce, const std::vector<HloInstruction*>& chain,
+                  const std::vector<HloInstruction*>& inputs, PrimitiveType type,
+                  const char* what) {
+    int64_t removed = LargestBytes(chain);
+    int64_t kept = reduce->shape().ByteSize();
+    for (const HloInstruction* input : inputs) kept = std::max(kept, BytesAs(input, type));
+    if (kept >= removed) {
+      log_->push_back(std::string(what) + " at " + reduce->name() + " left alone: it removes " +
+                      HumanBytes(removed) + " but needs " + HumanBytes(kept));
+      return false;
+    }
+    if (!ChainIsPrivate(chain)) {
+      log_->push_back(std::string(what) + " at " + reduce->name() +
+                      " left alone: its intermediates have other users");
+      return false;
+    }
+    return true;
+  }
+
+  std::vector<std::string>* log_;
+};
+
+}  // namespace
+
+bool AlgebraicRewriter::Run(HloModule* module, const Options&) {
+  bool changed = false;
+  std::vector<std::string> log;
+  Rewriter rewriter(&log);
+  for (const auto& computation : module->computations()) {
+    std::vector<HloInstruction*> reduces;
+    std::unordered_set<HloInstruction*> alive;
+    for (const auto& h : computation->instructions()) {
+      alive.insert(h.get());
+      if (IsFloatSumReduction(h.get())) reduces.push_back(h.get());
+    }
+    for (HloInstruction* reduce : reduces) {
+      if (!alive.count(reduce)) continue;
+      HloInstruction* replacement = rewriter.TrySquaredDistance(reduce);
+      if (replacement == nullptr) replacement = rewriter.TryProductSum(reduce);
+      if (replacement == nullptr) continue;
+      reduce->ReplaceAllUsesWith(replacement);
+      RemoveIfDead(reduce, &alive);
+      changed = true;
+    }
+  }
+  for (std::string& line : log) Log(std::move(line));
+  return changed;
+}
+
+}  // namespace exla

@@ -1,0 +1,52 @@
+// algebraic-rewriter: replaces expressions that materialise a needlessly
+// large tensor by equivalent ones that do not.
+//
+// Two rewrites, both rooted at a sum-reduction `reduce(..., add)`:
+//
+//  * Squared Euclidean distance. `sum_r (x[.., r] - y[.., r])^2`, where x and
+//    y are broadcast into a common shape (x[:, None, :] - y[None, :, :]),
+//    builds a tensor of shape n x m x d. The same value is
+//        |x|^2[:, None] + |y|^2[None, :] - 2 x.y^T,
+//    whose largest tensor is n x m. The result is clamped at zero with
+//    maximum(., 0): the original is a sum of squares, the rewritten form can
+//    round to a tiny negative number when x ~ y.
+//    Matched in the forms TensorFlow and JAX emit: the square as
+//    multiply(d, d) or power(d, 2); the difference in either order (the sign
+//    disappears in the square); no-op and widening converts anywhere in the
+//    chain; reductions over any dimensions the two sides share; batch
+//    dimensions shared by both sides; per-dimension scales applied after the
+//    subtraction (multiply/divide by a broadcast that only varies along the
+//    dimensions both sides have, e.g. kernel lengthscales) are moved onto the
+//    small operands. Scales applied before the broadcast need nothing special:
+//    the broadcast operands are then simply x/l and y/l.
+//
+//  * Sum of a product of broadcasts. `sum_r a[..] * b[..]` where a and b are
+//    broadcasts of smaller tensors is a dot: dimensions both sides have and
+//    the reduction removes are contracted, the ones it keeps are batch
+//    dimensions. A reduced dimension only one side has is summed on that side
+//    first.
+//
+// A rewrite is applied only when the tensor it removes is larger than every
+// tensor the replacement touches (the broadcast operands, the new
+// intermediates and the result), and only when the removed chain has no
+// other users (otherwise the big tensor stays alive and nothing is gained).
+//
+// Not rewritten: the L1 / Manhattan distance sum_r |x_r - y_r| has no
+// factorisation into a dot, so an exact rewrite is impossible; it is left to
+// tensor-splitter.
+#ifndef EXLA_PASSES_ALGEBRAIC_REWRITER_H_
+#define EXLA_PASSES_ALGEBRAIC_REWRITER_H_
+
+#include "passes/pass.h"
+
+namespace exla {
+
+class AlgebraicRewriter : public HloPass {
+ public:
+  std::string_view name() const override { return "algebraic-rewriter"; }
+  bool Run(HloModule* module, const Options& options) override;
+};
+
+}  // namespace exla
+
+#endif  // EXLA_PASSES_ALGEBRAIC_REWRITER_H_
