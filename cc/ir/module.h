@@ -20,6 +20,8 @@ struct PrintStyle {
   bool percent_names = false;
   bool computation_signatures = false;
   bool operand_shapes = false;
+  // `/*index=5*/` before every fifth operand (XLA's default print options).
+  bool operand_index_annotations = false;
 };
 
 class HloModule {

@@ -223,6 +223,7 @@ class HloParser {
   bool saw_percent_ = false;
   bool saw_signature_ = false;
   bool saw_operand_shape_ = false;
+  bool saw_operand_annotation_ = false;
   std::vector<PendingComputationRef> computation_refs_;
   std::vector<PendingOperand> pending_control_;  // of the current computation
 };
@@ -384,6 +385,9 @@ void HloParser::ParseInstruction(HloComputation* computation,
     SkipSpace();
     if (Peek() != ')') {
       do {
+        if (text_.substr(pos_, 2) == "/*" || text_.substr(pos_ + 1, 2) == "/*") {
+          saw_operand_annotation_ = true;
+        }
         SkipSpace();
         if (LooksLikeShape()) {
           ParseShape();  // the operand's own shape is authoritative
@@ -543,6 +547,7 @@ std::unique_ptr<HloModule> HloParser::ParseModule() {
   style->percent_names = saw_percent_;
   style->computation_signatures = saw_signature_;
   style->operand_shapes = saw_operand_shape_;
+  style->operand_index_annotations = saw_operand_annotation_;
   return module;
 }
 

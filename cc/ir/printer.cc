@@ -51,6 +51,9 @@ void AppendInstruction(std::string* out, const HloInstruction& instruction, bool
   } else {
     for (int i = 0; i < instruction.operand_count(); ++i) {
       if (i > 0) out->append(", ");
+      if (style.operand_index_annotations && i > 0 && i % 5 == 0) {
+        out->append("/*index=" + std::to_string(i) + "*/");
+      }
       const HloInstruction* operand = instruction.operand(i);
       if (style.operand_shapes) {
         operand->shape().AppendTo(out);

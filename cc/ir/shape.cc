@@ -211,6 +211,8 @@ void Shape::AppendTo(std::string* out, bool with_layout) const {
       out->push_back('(');
       for (size_t i = 0; i < tuple_.size(); ++i) {
         if (i > 0) out->append(", ");
+        // XLA marks every fifth element of long tuples.
+        if (i > 0 && i % 5 == 0) out->append("/*index=" + std::to_string(i) + "*/");
         tuple_[i].AppendTo(out, with_layout);
       }
       out->push_back(')');
