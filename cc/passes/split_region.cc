@@ -210,6 +210,14 @@ class RegionGrower {
   }
 
   void AddInput(HloInstruction* instruction, int64_t dim) {
+    if (dim < 0 && instruction->Is("constant") && instruction->shape().IsArray() &&
+        instruction->shape().rank() == 0) {
+      auto& constants = region_->constants;
+      if (std::find(constants.begin(), constants.end(), instruction) == constants.end()) {
+        constants.push_back(instruction);
+      }
+      return;
+    }
     std::pair<HloInstruction*, int64_t> key = {instruction, dim};
     if (std::find(region_->inputs.begin(), region_->inputs.end(), key) == region_->inputs.end()) {
       region_->inputs.push_back(key);
@@ -393,6 +401,12 @@ class LoopBuilder {
       std::vector<int64_t> sizes = instruction->shape().dims();
       sizes[dim] = chunk;
       input_values[region_.inputs[i]] = b.DynamicSlice(whole, starts, sizes);
+    }
+
+    for (HloInstruction* constant : region_.constants) {
+      HloInstruction* copy = body->Add("constant", constant->shape(), {}, constant->name());
+      copy->set_payload(constant->payload());
+      input_values[{constant, kNoDimension}] = copy;
     }
 
     std::unordered_map<HloInstruction*, HloInstruction*> clones;

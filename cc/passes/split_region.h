@@ -33,6 +33,9 @@ struct SplitRegion {
   // Values from outside the loop: (instruction, dimension to slice or
   // kNoDimension), in first-use order.
   std::vector<std::pair<HloInstruction*, int64_t>> inputs;
+  // Scalar constants used whole: copied into the loop body rather than
+  // carried through the loop state.
+  std::vector<HloInstruction*> constants;
   // Members whose values leave the loop.
   std::vector<HloInstruction*> exits;
   int64_t max_bytes_per_unit = 0;  // largest member slice of extent 1
