@@ -82,6 +82,23 @@ py::dict ModuleSummary(const std::string& text) {
   return summary;
 }
 
+py::list TensorSizes(const std::string& text) {
+  std::unique_ptr<HloModule> module;
+  {
+    py::gil_scoped_release release;
+    module = ParseHloModule(text);
+  }
+  py::list result;
+  for (const auto& computation : module->computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (!instruction->shape().IsArray()) continue;
+      result.append(py::make_tuple(computation->name(), instruction->name(), instruction->opcode(),
+                                   instruction->shape().ByteSize()));
+    }
+  }
+  return result;
+}
+
 }  // namespace
 }  // namespace exla
 
@@ -98,4 +115,6 @@ PYBIND11_MODULE(_exla, m) {
   m.def("available_passes", &exla::AvailablePasses);
   m.def("module_summary", &exla::ModuleSummary, py::arg("text"),
         "Instruction counts and the largest tensors of an HLO module.");
+  m.def("tensor_sizes", &exla::TensorSizes, py::arg("text"),
+        "[(computation, instruction, opcode, bytes)] for every array-shaped instruction.");
 }
