@@ -145,11 +145,11 @@ class HloParser {
   void SkipString() {
     size_t start = pos_;
     ++pos_;  // opening quote
-    while (!AtEnd() && text_[pos_] != '"') {
+    while (!AtEnd() && text_[pos_] != '"' && text_[pos_] != '\n') {
       if (text_[pos_] == '\\') ++pos_;
       ++pos_;
     }
-    if (AtEnd()) {
+    if (AtEnd() || text_[pos_] == '\n') {
       pos_ = start;
       Fail("unterminated string");
     }
@@ -170,7 +170,12 @@ class HloParser {
       } else if (c == ')' || c == '}' || c == ']') {
         if (depth == 0) break;
         --depth;
-      } else if (depth == 0 && (c == ',' || c == '\n')) {
+      } else if (c == '\n') {
+        // XLA prints every attribute on one line; a line break inside
+        // brackets means one was never closed.
+        if (depth == 0) break;
+        FailAt(start, "unterminated bracket in attribute value");
+      } else if (depth == 0 && c == ',') {
         break;
       }
       ++pos_;
@@ -183,6 +188,61 @@ class HloParser {
     while (end > start && (text_[end - 1] == ' ' || text_[end - 1] == '\r')) --end;
     if (end == start) Fail("expected an attribute value");
     return text_.substr(start, end - start);
+  }
+
+  // Attributes that passes decode must have the syntax they will be decoded
+  // with; everything else is kept verbatim and checked by XLA later.
+  void ValidateTypedAttribute(const std::string& key, std::string_view value, size_t position) {
+    static const char* kIntLists[] = {"dimensions", "dynamic_slice_sizes", "lhs_contracting_dims",
+                                      "rhs_contracting_dims", "lhs_batch_dims", "rhs_batch_dims"};
+    static const char* kInts[] = {"index", "iota_dimension"};
+    // Offset of the first character that breaks `{int, int, ...}`, or npos.
+    auto int_list_error = [](std::string_view v) -> size_t {
+      if (v.empty() || v.front() != '{') return 0;
+      if (v.back() != '}') return v.size() - 1;
+      bool expect_digit = true, any = false;
+      for (size_t i = 1; i + 1 < v.size(); ++i) {
+        char c = v[i];
+        if (c == ' ') continue;
+        if (std::isdigit(static_cast<unsigned char>(c))) {
+          expect_digit = false;
+          any = true;
+        } else if (c == ',' && !expect_digit) {
+          expect_digit = true;
+        } else {
+          return i;
+        }
+      }
+      return (any && expect_digit) ? v.size() - 1 : std::string_view::npos;
+    };
+    for (const char* k : kIntLists) {
+      if (key != k) continue;
+      size_t bad = int_list_error(value);
+      if (bad != std::string_view::npos) {
+        FailAt(position + bad, "attribute '" + key + "' must be a list of integers like {0,1}");
+      }
+    }
+    for (const char* k : kInts) {
+      if (key != k) continue;
+      bool ok = !value.empty();
+      for (char c : value) ok &= std::isdigit(static_cast<unsigned char>(c)) != 0;
+      if (!ok) FailAt(position, "attribute '" + key + "' must be a non-negative integer");
+    }
+    if (key == "slice") {
+      // {[start:limit], [start:limit:stride], ...}
+      size_t bad = value.size() >= 2 && value.front() == '{' && value.back() == '}'
+                       ? std::string_view::npos
+                       : 0;
+      for (size_t i = 1; bad == std::string_view::npos && i + 1 < value.size(); ++i) {
+        char c = value[i];
+        bool ok = std::isdigit(static_cast<unsigned char>(c)) || c == '[' || c == ']' ||
+                  c == ':' || c == ',' || c == ' ' || c == '-';
+        if (!ok) bad = i;
+      }
+      if (bad != std::string_view::npos) {
+        FailAt(position + bad, "attribute 'slice' must look like {[0:4], [1:3:2]}");
+      }
+    }
   }
 
   [[noreturn]] void Fail(const std::string& message) const { FailAt(pos_, message); }
@@ -202,6 +262,7 @@ class HloParser {
     for (size_t i = limit; i < text_.size() && token.size() < 40; ++i) {
       char c = text_[i];
       if (c == '\n' || (token.size() > 0 && (c == ' ' || c == ',' || c == ')'))) break;
+      if (token.empty() && c == ' ') continue;  // show the next real token
       token += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
     }
     if (token.empty()) token = limit >= text_.size() ? "<end of input>" : " ";
@@ -322,6 +383,7 @@ void HloParser::ParseAttributes(HloInstruction* instruction) {
     HloAttribute attribute;
     attribute.key = key;
     attribute.value = std::string(ScanAttributeValue());
+    ValidateTypedAttribute(key, attribute.value, value_start);
     if (IsComputationAttribute(key) || key == "control-predecessors") {
       // `name`, `%name` or `{a, %b}`.
       std::string_view value = attribute.value;

@@ -1,0 +1,181 @@
+"""Malformed HLO text is rejected with a ValueError that says where and why;
+unknown but regular syntax is carried through verbatim.
+
+Error messages must name the line and column (1-based) and quote the
+offending token: "line L, column C: <what> (near '<token>')".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+
+def _load_extension():
+    try:
+        from exla import _exla
+    except ImportError as e:
+        if os.environ.get("EXLA_REQUIRE_EXTENSION"):
+            raise
+        pytest.skip(f"exla._exla is not built ({e})", allow_module_level=True)
+    return _exla
+
+
+_exla = _load_extension()
+
+VALID = """\
+HloModule m, entry_computation_layout={(f32[4]{0}, f32[4]{0})->f32[4]{0}}
+
+ENTRY main {
+  x = f32[4]{0} parameter(0)
+  y = f32[4]{0} parameter(1)
+  ROOT z = f32[4]{0} add(x, y)
+}
+"""
+
+END = re.compile(r"end of (input|file|text)", re.I)
+
+
+def _replace(old: str, new: str) -> str:
+    assert VALID.count(old) == 1, old
+    return VALID.replace(old, new)
+
+
+def _position(text: str, line_text: str, token: str) -> tuple[int, int]:
+    """1-based (line, column) of `token` in the line containing `line_text`."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line_text in line:
+            return number, line.index(token) + 1
+    raise AssertionError(line_text)
+
+
+def _error(text: str) -> str:
+    with pytest.raises(ValueError) as info:
+        _exla.round_trip(text)
+    message = str(info.value)
+    assert re.search(r"\bline \d+\b", message), message
+    assert re.search(r"\bcolumn \d+\b", message), message
+    return message
+
+
+def _assert_at(message: str, line: int, *columns: int) -> None:
+    assert re.search(rf"\bline {line}\b", message), message
+    if columns:
+        found = re.search(r"\bcolumn (\d+)\b", message)
+        assert found and int(found.group(1)) in columns, (message, columns)
+
+
+def test_valid_module_round_trips():
+    assert re.sub(r"\s+", " ", _exla.round_trip(VALID)).strip() == \
+        re.sub(r"\s+", " ", VALID).strip()
+
+
+# Cases whose offending token is a piece of the text: (text, line containing
+# the token, token).
+TOKEN_CASES = {
+    "unknown_shape_type": (_replace("x = f32[4]{0}", "x = f33[4]{0}"),
+                           "x = f33", "f33"),
+    "missing_equals": (_replace("y = f32[4]{0}", "y f32[4]{0}"),
+                       "y f32", "f32"),
+    "operand_not_defined": (_replace("add(x, y)", "add(x, w)"),
+                            "add(x, w)", "w"),
+    "duplicate_instruction_name": (
+        _replace("y = f32[4]{0} parameter(1)", "x = f32[4]{0} parameter(1)"),
+        "parameter(1)", "x"),
+    "bad_dimensions_attribute": (
+        _replace("add(x, y)", "broadcast(x), dimensions={0,q}"),
+        "dimensions={0,q}", "q"),
+    "attribute_without_value": (
+        _replace("add(x, y)", "add(x, y), dimensions"),
+        "add(x, y), dimensions", "dimensions"),
+    "bad_slice_attribute": (
+        _replace("add(x, y)", "slice(x), slice={[0:two]}"),
+        "slice={", "two"),
+    "unknown_opcode_operand_not_defined": (
+        _replace("add(x, y)", "foo-bar(x, nope), some_attr={1,2}"),
+        "foo-bar", "nope"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TOKEN_CASES))
+def test_error_names_line_column_and_token(case):
+    text, line_text, token = TOKEN_CASES[case]
+    message = _error(text)
+    line, column = _position(text, line_text, token)
+    # At the token, or just after it where the parser expected what follows.
+    _assert_at(message, line, column, column + len(token))
+    assert f"'{token}" in message, message
+
+
+def test_unterminated_computation_brace():
+    message = _error(VALID.rstrip()[:-1])
+    assert END.search(message) or "'}'" in message, message
+    _assert_at(message, 7)
+
+
+def test_unterminated_attribute_brace_points_at_its_instruction():
+    text = _replace("add(x, y)", 'add(x, y), metadata={op_name="a"')
+    message = _error(text)
+    # The brace is opened on line 6; an error only at the end of the input
+    # would not tell the user which instruction is broken.
+    assert "line 6" in message or "metadata" in message, message
+
+
+def test_truncated_file():
+    text = VALID[:VALID.index("add(") + 2]  # "...ROOT z = f32[4]{0} ad"
+    message = _error(text)
+    _assert_at(message, 6)
+    assert END.search(message), message
+
+
+def test_truncated_inside_shape():
+    text = VALID[:VALID.index("f32[4]{0} parameter(1)") + 5]
+    message = _error(text)
+    _assert_at(message, 5)
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t\n  "], ids=["empty", "blank"])
+def test_empty_input(text):
+    message = _error(text)
+    assert END.search(message) or "empty" in message, message
+
+
+@pytest.mark.parametrize("garbage", [
+    bytes(range(256)).decode("latin-1"),
+    "\x7fELF\x02\x01\x01\x00" + "\x00" * 8,
+    "\x08\x01\x12\x04main\x1a\x9c\x02",  # the start of a serialized proto
+], ids=["all_bytes", "elf_header", "proto_bytes"])
+def test_binary_garbage(garbage):
+    message = _error(garbage)
+    _assert_at(message, 1, 1)
+    assert "near '" in message, message
+    assert message.isprintable(), repr(message)
+
+
+def test_garbage_after_module():
+    text = VALID + "\x00\x01garbage"
+    message = _error(text)
+    _assert_at(message, 8)
+
+
+def test_unknown_regular_opcode_is_carried_verbatim():
+    text = _replace("add(x, y)", "foo-bar(x, y), some_attr={1,2}")
+    out = _exla.round_trip(text)
+    assert "ROOT z = f32[4]{0} foo-bar(x, y), some_attr={1,2}" in out, out
+    assert _exla.round_trip(out) == out
+
+
+def test_unknown_attributes_are_carried_verbatim():
+    text = _replace(
+        "add(x, y)",
+        'custom-call(x, y), custom_call_target="my_target", '
+        'backend_config={"a": {"b": [1, 2]}, "s": "}{"}, '
+        'frontend_attributes={k="v{",z="1"}, '
+        'sharding={devices=[2,1]0,1}, api_version=API_VERSION_TYPED_FFI, '
+        'weird_attr=[0:3], metadata={op_name="a\\"b" source_line=3}')
+    out = _exla.round_trip(text)
+    assert re.sub(r"\s+", " ", out).strip() == \
+        re.sub(r"\s+", " ", text).strip()
+    assert _exla.round_trip(out) == out
