@@ -18,7 +18,15 @@ bool RemoveCopies::Run(HloModule* module, const Options&) {
       }
     }
     for (HloInstruction* copy : copies) {
-      computation->ReplaceInstruction(copy, copy->operand(0));
+      HloInstruction* operand = copy->operand(0);
+      if (copy->shape() == operand->shape()) {
+        computation->ReplaceInstruction(copy, operand);
+      } else {
+        // A layout-changing copy: a reshape to the same dimensions is the
+        // same value and keeps the layout the program asked for.
+        HloInstruction* reshape = computation->Add("reshape", copy->shape(), {operand}, copy->name());
+        computation->ReplaceInstruction(copy, reshape);
+      }
       changed = true;
     }
   }

@@ -1,4 +1,5 @@
-// remove-copies: replaces `copy(x)` by `x`.
+// remove-copies: replaces `copy(x)` by `x` (or, where the copy changes the
+// layout, by a reshape to the same dimensions).
 //
 // A copy is the identity on values; TensorFlow emits them around variable
 // updates. XLA's HLO -> StableHLO conversion (used to hand rewritten programs

@@ -1,0 +1,346 @@
+"""The one module of exla that uses jaxlib's private APIs.
+
+jaxlib is XLA's own Python distribution, so it has XLA's HLO parser and printer,
+the HLO -> StableHLO converter and a CPU compiler whose buffer assignment gives
+XLA's planned memory. These live in private modules that move between releases
+(``jax._src.lib._jax`` in jaxlib 0.7.1; ``jax._src.lib.xla_client.hlo`` in
+jaxlib 0.10), so every use is here, behind :func:`_xla`, which checks the layout
+once and fails with a clear message on a jaxlib that does not have it.
+
+jax is imported on first use, not when exla is imported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import threading
+from typing import Any
+
+__all__ = [
+    "MemoryStats",
+    "proto_to_text",
+    "text_to_proto",
+    "text_to_stablehlo",
+    "text_to_portable_artifact",
+    "verify",
+    "planned_memory",
+    "SUPPORTED_JAXLIB",
+]
+
+_log = logging.getLogger("exla")
+
+SUPPORTED_JAXLIB = "0.7.1"
+"""The jaxlib release whose private API layout this module was written for."""
+
+# (object path, attribute) pairs that this module uses; checked at first use so
+# that a different jaxlib fails with one clear message, not an AttributeError
+# deep inside a pass.
+_REQUIRED = (
+    ("_jax", "XlaComputation"),
+    ("_jax", "HloPrintOptions"),
+    ("_jax", "hlo_module_from_text"),
+    ("_jax", "HloModule"),
+    ("_jax", "XlaRuntimeError"),
+    ("_jax", "DeviceList"),
+    ("_jax", "CompileOptions"),
+    ("_jax", "mlir"),
+    ("_jax.mlir", "hlo_to_stablehlo"),
+    ("_jax.mlir", "serialize_portable_artifact"),
+    ("_jax.HloPrintOptions", "short_parsable"),
+    ("_jax.HloModule", "as_serialized_hlo_module_proto"),
+    ("_jax.XlaComputation", "get_hlo_module"),
+    ("xla_client", "make_cpu_client"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryStats:
+    """XLA's buffer assignment for a compiled module, in bytes.
+
+    Attributes:
+      temp_bytes: scratch memory of intermediate values: the figure that
+        decides whether a program runs out of memory.
+      argument_bytes: memory of the entry parameters.
+      output_bytes: memory of the results (including tuple index tables).
+      alias_bytes: output memory that aliases parameters (donated buffers).
+      generated_code_bytes: size of the generated code (0 on the CPU).
+    """
+
+    temp_bytes: int
+    argument_bytes: int
+    output_bytes: int
+    alias_bytes: int
+    generated_code_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        """Arguments, outputs not aliased to arguments, and temporaries."""
+        return self.temp_bytes + self.argument_bytes + self.output_bytes - self.alias_bytes
+
+
+class _Xla:
+    """The pieces of jaxlib that exla uses, found once."""
+
+    def __init__(self, jax_module: Any, xla_client: Any, version: str) -> None:
+        self.jax = jax_module
+        self.xla_client = xla_client
+        self.version = version
+        self._client = None
+        self._lock = threading.Lock()
+
+    def cpu_client(self) -> Any:
+        # The only global state of the bridge: creating a client is cheap but
+        # it owns a thread pool, so one is kept. exla's own client, not jax's
+        # backend, so that JAX_PLATFORMS or jax's configuration cannot change it.
+        with self._lock:
+            if self._client is None:
+                self._client = self.xla_client.make_cpu_client()
+            return self._client
+
+
+@functools.lru_cache(maxsize=None)
+def _xla() -> _Xla:
+    """Imports jaxlib, checks its layout and returns its pieces.
+
+    Raises:
+      ImportError: jax/jaxlib are missing or lay out their private API
+        differently from jaxlib 0.7.1.
+    """
+    # jaxlib reads XLA_FLAGS (and aborts the process on a flag it does not know,
+    # such as exla's) when it first needs XLA's debug options, so exla's flags
+    # must leave the environment before anything below runs.
+    from exla.options import strip_xla_flags
+
+    strip_xla_flags()
+    try:
+        from jax._src import lib as jax_lib
+        from jax._src.lib import _jax, xla_client
+    except ImportError as e:
+        raise ImportError(
+            f"exla needs jax and jaxlib {SUPPORTED_JAXLIB} (pip install jax=={SUPPORTED_JAXLIB} "
+            f"jaxlib=={SUPPORTED_JAXLIB}); importing them failed: {e}") from e
+    version = ".".join(str(v) for v in getattr(jax_lib, "version", ()))
+    roots = {"_jax": _jax, "xla_client": xla_client}
+    missing = []
+    for path, attribute in _REQUIRED:
+        head, *rest = path.split(".")
+        obj: Any = roots[head]
+        for part in rest:
+            obj = getattr(obj, part, None)
+        if obj is None or not hasattr(obj, attribute):
+            missing.append(f"jax._src.lib.{path}.{attribute}")
+    if missing:
+        raise ImportError(
+            f"exla.bridge.xla was written for jaxlib {SUPPORTED_JAXLIB}, but the installed jaxlib "
+            f"{version or '(unknown version)'} does not have: {', '.join(missing)}. Install "
+            f"jaxlib=={SUPPORTED_JAXLIB} and jax=={SUPPORTED_JAXLIB}.")
+    if version != SUPPORTED_JAXLIB:
+        _log.warning("exla was tested with jaxlib %s; jaxlib %s is installed",
+                     SUPPORTED_JAXLIB, version)
+    return _Xla(_jax, xla_client, version)
+
+
+def _message(error: Exception) -> str:
+    # XlaRuntimeError messages start with the status code ("INVALID_ARGUMENT: ").
+    text = str(error)
+    for prefix in ("INVALID_ARGUMENT: ", "UNKNOWN: ", "INTERNAL: "):
+        if text.startswith(prefix):
+            return text[len(prefix):]
+    return text
+
+
+def _print_options(xla: _Xla, short: bool) -> Any:
+    if short:
+        options = xla.jax.HloPrintOptions.short_parsable()
+        # short_parsable() drops backend configs and control dependencies, which
+        # can change what a program means (custom-call configs, ordering of
+        # side effects); exla must carry them through.
+        options.print_backend_config = True
+        options.print_control_dependencies = True
+    else:
+        options = xla.jax.HloPrintOptions()
+    # Never elide constants as "{...}": the text must be the whole program.
+    options.print_large_constants = True
+    return options
+
+
+def proto_to_text(proto: bytes, *, short: bool = True) -> str:
+    """Prints a serialized ``HloModuleProto`` as parseable HLO text.
+
+    Args:
+      proto: a serialized ``xla.HloModuleProto``, e.g. from TensorFlow's
+        ``f.experimental_get_compiler_ir(*args)(stage='hlo_serialized')``.
+      short: XLA's short parsable form (names without ``%``, no metadata, no
+        computation signatures). ``False`` gives XLA's long form (metadata
+        included). Both contain every constant in full, backend configs and
+        control dependencies.
+
+    Raises:
+      ValueError: ``proto`` is not a valid ``HloModuleProto``.
+    """
+    xla = _xla()
+    if not isinstance(proto, (bytes, bytearray, memoryview)):
+        raise TypeError(f"proto must be bytes, got {type(proto).__name__}")
+    try:
+        module = xla.jax.XlaComputation(bytes(proto)).get_hlo_module()
+        return module.to_string(_print_options(xla, short))
+    except xla.jax.XlaRuntimeError as e:
+        raise ValueError(f"not a valid HloModuleProto: {_message(e)}") from None
+
+
+def _parse(text: str) -> Any:
+    xla = _xla()
+    if not isinstance(text, str):
+        raise TypeError(f"HLO text must be str, got {type(text).__name__}")
+    try:
+        return xla.jax.hlo_module_from_text(text)
+    except xla.jax.XlaRuntimeError as e:
+        raise ValueError(_message(e)) from None
+
+
+def text_to_proto(text: str) -> bytes:
+    """Parses HLO text with XLA's parser.
+
+    XLA's parser checks the syntax, names, operand counts and attributes, but
+    not that the shapes are consistent (``f32[3] add(f32[2], f32[2])`` passes);
+    :func:`verify` checks those too.
+
+    Returns:
+      The serialized ``HloModuleProto``.
+
+    Raises:
+      ValueError: XLA rejects the text; the message is XLA's.
+    """
+    return _parse(text).as_serialized_hlo_module_proto()
+
+
+def _without_copies(text: str) -> str:
+    """The module with ``copy`` instructions removed (C++ pass ``remove-copies``).
+
+    TensorFlow puts copies around results that alias variables. XLA's HLO ->
+    StableHLO converter turns them into ``mhlo.copy``, which has no StableHLO
+    equivalent, so serializing the artifact would fail. A copy is the identity
+    on values (StableHLO has no layouts), so removing it changes nothing.
+    """
+    if "copy(" not in text:
+        return text
+    from exla import _exla
+
+    return _exla.optimize(text, ["remove-copies"], 0, 0, "")[0]
+
+
+def text_to_stablehlo(text: str) -> bytes:
+    """Converts HLO text to StableHLO MLIR bytecode (XLA's own converter).
+
+    ``copy`` instructions are removed first (see :func:`_without_copies`).
+    """
+    xla = _xla()
+    proto = text_to_proto(_without_copies(text))
+    try:
+        return xla.jax.mlir.hlo_to_stablehlo(proto)
+    except xla.jax.XlaRuntimeError as e:
+        raise ValueError(f"cannot convert the module to StableHLO: {_message(e)}") from None
+
+
+@functools.lru_cache(maxsize=1)
+def _tensorflow_stablehlo_version() -> str:
+    # The StableHLO version of the TensorFlow that will deserialize the
+    # artifact; importing TensorFlow is slow, hence only here.
+    from tensorflow.compiler.mlir.stablehlo import stablehlo
+
+    return stablehlo.get_current_version()
+
+
+def text_to_portable_artifact(text: str, target: str | None = None) -> bytes:
+    """Serializes HLO text as a StableHLO portable artifact.
+
+    This is the form TensorFlow's ``XlaCallModule`` op executes.
+
+    Args:
+      text: HLO text.
+      target: the StableHLO version to write, e.g. ``"1.13.7"``. Defaults to
+        the installed TensorFlow's version
+        (``tensorflow.compiler.mlir.stablehlo.stablehlo.get_current_version()``).
+
+    Raises:
+      ValueError: XLA rejects the text or the target version.
+    """
+    xla = _xla()
+    bytecode = text_to_stablehlo(text)
+    if target is None:
+        target = _tensorflow_stablehlo_version()
+    try:
+        return xla.jax.mlir.serialize_portable_artifact(bytecode, target)
+    except xla.jax.XlaRuntimeError as e:
+        raise ValueError(
+            f"cannot serialize a StableHLO artifact for version {target!r}: {_message(e)}") from None
+
+
+def _verifier_message(error: Exception) -> str:
+    # MLIR reports "error:" lines followed by notes and a generic line about
+    # StableHLO versions; the errors are what matter.
+    lines = [line.split("error:", 1)[1].strip() for line in _message(error).splitlines()
+             if "error:" in line and "Failed to parse using StableHLO" not in line]
+    return "; ".join(lines) or _message(error)
+
+
+def verify(text: str) -> None:
+    """Checks that an HLO module is valid, shapes included.
+
+    XLA's parser (:func:`text_to_proto`) does not infer shapes; this converts
+    the module to StableHLO and runs the StableHLO verifier, which checks every
+    operation's result type against its operands, as compiling it would.
+
+    Raises:
+      ValueError: the module is malformed or ill-typed; the message names the
+        offending instruction, e.g. ``loc("a"): 'stablehlo.add' op requires
+        the same shape for all operands and results``.
+    """
+    xla = _xla()
+    bytecode = text_to_stablehlo(text)
+    try:
+        # Serializing at jaxlib's own StableHLO version is no conversion, only
+        # a parse of the bytecode with verification.
+        from jaxlib.mlir.dialects import stablehlo
+
+        target = stablehlo.get_current_version()
+    except (ImportError, AttributeError):
+        target = _tensorflow_stablehlo_version()
+    try:
+        xla.jax.mlir.serialize_portable_artifact(bytecode, target)
+    except xla.jax.XlaRuntimeError as e:
+        raise ValueError(f"invalid module: {_verifier_message(e)}") from None
+
+
+def planned_memory(text: str) -> MemoryStats:
+    """XLA's planned memory for an HLO module, from compiling it for the CPU.
+
+    The module is compiled (not run) with jaxlib's CPU client; the figures are
+    XLA's buffer assignment after its optimisations (fusion, buffer reuse), so
+    ``temp_bytes`` is the scratch memory the program would need. They are
+    deterministic and need no GPU; a GPU build plans somewhat differently.
+
+    Raises:
+      ValueError: XLA rejects the text or the module is ill-typed.
+      RuntimeError: XLA fails to compile the module.
+    """
+    xla = _xla()
+    bytecode = text_to_stablehlo(text)
+    client = xla.cpu_client()
+    devices = xla.jax.DeviceList(tuple(client.devices()[:1]))
+    try:
+        executable = client.compile_and_load(bytecode, devices, xla.jax.CompileOptions())
+    except xla.jax.XlaRuntimeError as e:
+        if "Failed to parse using StableHLO" in str(e):  # the verifier, not the compiler
+            raise ValueError(f"invalid module: {_verifier_message(e)}") from None
+        raise RuntimeError(f"XLA could not compile the module for the CPU: {_message(e)}") from None
+    stats = executable.get_compiled_memory_stats()
+    return MemoryStats(
+        temp_bytes=int(stats.temp_size_in_bytes),
+        argument_bytes=int(stats.argument_size_in_bytes),
+        output_bytes=int(stats.output_size_in_bytes),
+        alias_bytes=int(stats.alias_size_in_bytes),
+        generated_code_bytes=int(stats.generated_code_size_in_bytes),
+    )

@@ -1,0 +1,195 @@
+"""exla's command line.
+
+    python -m exla optimize FILE [--threshold SIZE] [--split-size SIZE]
+                                 [--passes a,b] [--dump-dir DIR]
+                                 [--output FILE] [--no-memory]
+    python -m exla passes
+
+``optimize`` reads HLO text or a serialized ``HloModuleProto`` (``-`` reads
+standard input), writes the optimised HLO text to standard output (or
+``--output``) and a short report to standard error. Bad input (a missing file,
+malformed HLO, a bad size or pass name) gives a one-line error and exit
+status 2; an internal failure gives exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import NoReturn, Sequence, TextIO
+
+__all__ = ["main"]
+
+_PROG = "exla"
+_EXIT_BAD_INPUT = 2
+_EXIT_FAILURE = 1
+
+
+class _Failure(Exception):
+    """An error to report in one line, with its exit status."""
+
+    def __init__(self, message: str, status: int = _EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints the whole usage before the error; one line (with a hint)
+    # is easier to read in scripts and logs.
+    def error(self, message: str) -> NoReturn:
+        self.exit(_EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _size(value: str) -> int:
+    from exla.options import parse_size
+
+    try:
+        return parse_size(value)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _pass_list(value: str) -> list[str]:
+    names = [p.strip() for p in value.split(",") if p.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected comma-separated pass names, e.g. dce,tensor-splitter")
+    return names
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from exla import __version__
+
+    parser = _Parser(prog=_PROG, description="exla: memory-safe XLA programs.")
+    parser.add_argument("--version", action="version", version=f"exla {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what exla does")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    optimize = commands.add_parser(
+        "optimize", help="optimise an HLO module",
+        description="Runs exla's passes on an HLO module (text or serialized HloModuleProto).")
+    optimize.add_argument("file", metavar="FILE", help="HLO text or serialized HloModuleProto; '-' for stdin")
+    optimize.add_argument("--threshold", type=_size, metavar="SIZE",
+                          help="no tensor larger than SIZE outside a loop, e.g. 100MB, 1GiB")
+    optimize.add_argument("--split-size", type=_size, metavar="SIZE",
+                          help="size of the slices inside the loops")
+    optimize.add_argument("--passes", type=_pass_list, metavar="A,B",
+                          help="passes to run, in order (default: the default pipeline)")
+    optimize.add_argument("--dump-dir", metavar="DIR",
+                          help="write the module before and after every pass to DIR")
+    optimize.add_argument("-o", "--output", metavar="FILE",
+                          help="write the optimised HLO to FILE instead of stdout")
+    optimize.add_argument("--no-memory", action="store_true",
+                          help="skip XLA's planned memory before/after (needs no jax then)")
+
+    commands.add_parser("passes", help="list exla's passes",
+                        description="Lists every pass; '*' marks the default pipeline.")
+    return parser
+
+
+def _read_input(path: str) -> str:
+    from exla.optimize import as_hlo_text
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+    except OSError as e:
+        raise _Failure(f"cannot read {path!r}: {e.strerror}") from None
+    if not data.strip():
+        raise _Failure(f"{path!r} is empty")
+    try:
+        return as_hlo_text(data)
+    except ValueError as e:
+        raise _Failure(f"{path!r} is neither HLO text nor a serialized HloModuleProto: "
+                       f"{_one_line(e)}") from None
+
+
+def _one_line(error: BaseException) -> str:
+    # XLA's messages span lines (text, caret); the first carries the point.
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    if len(lines) > 1 and lines[0].endswith(":"):
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]
+
+
+def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from exla.optimize import optimize_hlo
+
+    text = _read_input(args.file)
+    try:
+        optimised, report = optimize_hlo(
+            text, threshold=args.threshold, split_size=args.split_size,
+            passes=args.passes, dump_dir=args.dump_dir)
+    except ValueError as e:
+        raise _Failure(f"{args.file}: {_one_line(e)}") from None
+    except OSError as e:  # e.g. an unwritable --dump-dir
+        raise _Failure(f"{e.filename or args.dump_dir}: {e.strerror}") from None
+
+    status = 0
+    memory_error = None
+    if not args.no_memory:
+        from exla.bridge import xla as bridge
+
+        try:
+            report.planned_temp_bytes_before = bridge.planned_memory(text).temp_bytes
+        except (ValueError, RuntimeError) as e:
+            raise _Failure(f"{args.file}: XLA rejects the module: {_one_line(e)}") from None
+        try:
+            report.planned_temp_bytes_after = bridge.planned_memory(optimised).temp_bytes
+        except (ValueError, RuntimeError) as e:
+            # exla produced a module XLA rejects: a bug in exla. Still write it
+            # out, since that is what is needed to report and debug it.
+            memory_error = f"XLA rejects the optimised module (a bug in exla): {_one_line(e)}"
+            status = _EXIT_FAILURE
+
+    if args.output:
+        try:
+            with open(args.output, "w") as f:
+                f.write(optimised)
+        except OSError as e:
+            raise _Failure(f"cannot write {args.output!r}: {e.strerror}") from None
+    else:
+        stdout.write(optimised if optimised.endswith("\n") else optimised + "\n")
+        stdout.flush()
+    print(report, file=stderr)
+    if memory_error:
+        print(f"{_PROG}: error: {memory_error}", file=stderr)
+    return status
+
+
+def _passes(stdout: TextIO) -> int:
+    from exla.optimize import available_passes, default_pipeline
+
+    default = default_pipeline()
+    for name in available_passes():
+        print(f"{'*' if name in default else ' '} {name}", file=stdout)
+    print(f"default pipeline: {', '.join(default)}", file=stdout)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line; returns the exit status."""
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format=f"{_PROG}: %(levelname)s: %(message)s")
+    try:
+        if args.command == "optimize":
+            return _optimize(args, sys.stdout, sys.stderr)
+        return _passes(sys.stdout)
+    except _Failure as e:
+        print(f"{_PROG}: error: {e}", file=sys.stderr)
+        return e.status
+    except ImportError as e:  # the extension or jaxlib is missing
+        print(f"{_PROG}: error: {_one_line(e)}", file=sys.stderr)
+        return _EXIT_FAILURE
+    except BrokenPipeError:  # e.g. `python -m exla optimize f.hlo | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return _EXIT_FAILURE

@@ -1,0 +1,481 @@
+"""Options and flags shared by every part of exla.
+
+exla is configured like XLA: with ``--name=value`` flags. They can come from
+
+* ``XLA_FLAGS``, next to XLA's own flags, because that is where the paper's
+  patched XLA read them (``--xla_tensor_size_threshold=1GB``), and
+* ``EXLA_FLAGS``, which holds exla's flags only.
+
+TensorFlow aborts the whole process (``LOG(QFATAL)``) when ``XLA_FLAGS`` holds a
+flag XLA does not know, so exla's flags must be removed from ``XLA_FLAGS``
+before TensorFlow compiles anything: :func:`split_xla_flags` does that for a
+string and :func:`consume_env_flags` for the environment.
+
+XLA's syntax, which this module follows (``xla/parse_flags_from_env.cc``):
+
+* a flag is ``--name`` or ``--name=value``; a value may be quoted,
+  ``--name="a b"`` (backslash escapes inside double quotes) or ``--name='a b'``;
+* ``--name value`` is *not* accepted: XLA treats ``--name`` as a flag without a
+  value and silently stops reading at ``value``, ignoring every flag after it;
+* a value that does not start with ``-`` names a file holding the flags.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import numbers
+import os
+import re
+from typing import Iterable, Mapping, MutableMapping
+
+__all__ = [
+    "Options",
+    "parse_size",
+    "format_size",
+    "split_xla_flags",
+    "consume_env_flags",
+    "strip_xla_flags",
+    "EXLA_FLAG_NAMES",
+]
+
+_log = logging.getLogger("exla")
+
+# ---------------------------------------------------------------------------
+# Sizes
+# ---------------------------------------------------------------------------
+
+# The same grammar as the patched XLA's flag parser
+# (xla_patches/src/xla/service/exla/exla_size.cc); tests/test_size_syntax.py
+# checks that the two agree.
+_UNITS = {
+    "": 1,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+}
+
+_ACCEPTED_SIZES = (
+    "accepted sizes: a whole number of bytes (123), optionally followed by a "
+    "decimal unit KB/MB/GB (powers of 1000) or a binary unit KiB/MiB/GiB "
+    "(powers of 1024), case-insensitive, no space: 100MB, 1GiB"
+)
+
+_SIZE_RE = re.compile(r"^(?P<number>\d+)(?P<unit>[a-zA-Z]*)$")
+
+_INT64_MAX = 2**63 - 1
+
+
+def parse_size(value: str | int, *, flag: str | None = None) -> int:
+    """Returns the number of bytes that ``value`` denotes.
+
+    Args:
+      value: an integer number of bytes, or a string such as ``"123"``,
+        ``"100MB"`` (10**8 bytes) or ``"100MiB"`` (100 * 2**20 bytes). Units
+        are case-insensitive; decimal units (KB, MB, GB) are powers of 1000
+        and binary units (KiB, MiB, GiB) powers of 1024. Surrounding
+        whitespace is ignored.
+      flag: the flag the value came from, only used in error messages.
+
+    Returns:
+      The size in bytes, ``>= 0``.
+
+    Raises:
+      ValueError: ``value`` is not a size. The message names the value (and the
+        flag) and lists the accepted forms.
+
+    >>> parse_size("1GB"), parse_size("1kib"), parse_size(42)
+    (1000000000, 1024, 42)
+    """
+    where = f" for {flag}" if flag else ""
+    if isinstance(value, bool):  # bool is an int subclass; True is no size.
+        raise ValueError(f"invalid size {value!r}{where}; {_ACCEPTED_SIZES}")
+    if isinstance(value, numbers.Integral):
+        if value < 0:
+            raise ValueError(f"invalid size {value!r}{where}: sizes cannot be negative")
+        return int(value)
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    if not isinstance(value, str):
+        raise ValueError(f"invalid size {value!r}{where}; {_ACCEPTED_SIZES}")
+    match = _SIZE_RE.match(value.strip())
+    unit = match.group("unit").lower() if match else None
+    if match is None or unit not in _UNITS:
+        if value.strip().startswith("-"):
+            raise ValueError(f"invalid size {value!r}{where}: sizes cannot be negative")
+        raise ValueError(f"invalid size {value!r}{where}; {_ACCEPTED_SIZES}")
+    size = int(match.group("number")) * _UNITS[unit]
+    if size > _INT64_MAX:
+        raise ValueError(f"invalid size {value!r}{where}: larger than 2**63 - 1 bytes")
+    return size
+
+
+def format_size(num_bytes: int | None) -> str:
+    """A short human-readable size with decimal units, e.g. ``"28.8 GB"``.
+
+    >>> format_size(28_800_000_000), format_size(512), format_size(None)
+    ('28.8 GB', '512 B', 'n/a')
+    """
+    if num_bytes is None:
+        return "n/a"
+    size = float(num_bytes)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(size) < 1000 or unit == "TB":
+            break
+        size /= 1000
+    if unit == "B":
+        return f"{int(num_bytes)} B"
+    return f"{size:.3g} {unit}" if abs(size) < 100 else f"{size:.0f} {unit}"
+
+
+# ---------------------------------------------------------------------------
+# Flags
+# ---------------------------------------------------------------------------
+
+# exla's own flags (names without the leading dashes) and what they set.
+_SIZE_FLAGS = {
+    "xla_tensor_size_threshold": "threshold",
+    "xla_tensor_split_size": "split_size",
+}
+_EXLA_ONLY_FLAGS = {
+    **_SIZE_FLAGS,
+    "exla_passes": "passes",
+    "exla_dump_to": "dump_dir",
+    "exla_strict": "strict",
+}
+# XLA's flag that exla also honours for its own pass names. It stays in
+# XLA_FLAGS because XLA needs it too.
+_SHARED_FLAG = "xla_disable_hlo_passes"
+
+EXLA_FLAG_NAMES: tuple[str, ...] = tuple(f"--{n}" for n in (*_EXLA_ONLY_FLAGS, _SHARED_FLAG))
+"""Every flag exla reads, e.g. ``--xla_tensor_size_threshold``."""
+
+# Prefixes that only exla uses: an unknown flag with one of them is a typo of
+# one of exla's flags, and letting it through would make TensorFlow abort.
+_EXLA_PREFIXES = ("xla_tensor_", "exla_")
+
+_FLAG_HELP = (
+    "exla's flags: --xla_tensor_size_threshold=SIZE, --xla_tensor_split_size=SIZE, "
+    "--exla_passes=a,b, --exla_dump_to=DIR, --exla_strict[=true|false], "
+    "--xla_disable_hlo_passes=a,b"
+)
+
+_TRUE = ("", "true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Token:
+    name: str  # without the leading dashes
+    value: str | None  # None for a bare "--name"
+    raw: str  # the text of the token, as written
+    start: int
+    end: int
+
+
+def _tokenize(flags: str, source: str) -> tuple[list[_Token], int | None]:
+    """Splits ``flags`` the way XLA does.
+
+    Returns the flags and the offset of the first token that is not a flag
+    (XLA stops reading there), or None when every token is a flag.
+    """
+    tokens: list[_Token] = []
+    pos = len(flags) - len(flags.lstrip())
+    while pos < len(flags):
+        if flags[pos] != "-":
+            return tokens, pos
+        end = pos
+        while end < len(flags) and (flags[end].isascii() and (flags[end].isalnum() or flags[end] in "-_")):
+            end += 1
+        name = flags[pos:end].lstrip("-")
+        value: str | None = None
+        if end < len(flags) and flags[end] == "=":
+            if end + 1 < len(flags) and flags[end + 1] in "'\"":
+                quote, end = flags[end + 1], end + 2
+                chars = []
+                while end < len(flags) and flags[end] != quote:
+                    if quote == '"' and flags[end] == "\\" and end + 1 < len(flags):
+                        end += 1
+                    chars.append(flags[end])
+                    end += 1
+                if end >= len(flags):
+                    raise ValueError(f"{source}: unterminated quote in {flags[pos:]!r}")
+                end += 1
+                value = "".join(chars)
+                if end < len(flags) and not flags[end].isspace():
+                    raise ValueError(f"{source}: unexpected text after quoted value in {flags[pos:]!r}")
+            else:
+                value_end = end + 1
+                while value_end < len(flags) and not flags[value_end].isspace():
+                    value_end += 1
+                value, end = flags[end + 1:value_end], value_end
+        elif end < len(flags) and not flags[end].isspace():
+            # e.g. "--xla_tensor_size_threshold:1GB"; XLA would take the whole
+            # run of non-space characters as an (unknown) flag.
+            while end < len(flags) and not flags[end].isspace():
+                end += 1
+            raise ValueError(
+                f"{source}: cannot read flag {flags[pos:end]!r}; flags have the form --name=value")
+        tokens.append(_Token(name, value, flags[pos:end], pos, end))
+        pos = end + len(flags[end:]) - len(flags[end:].lstrip())
+    return tokens, None
+
+
+def _is_exla_name(name: str) -> bool:
+    return name in _EXLA_ONLY_FLAGS or name.startswith(_EXLA_PREFIXES)
+
+
+def _stray_error(source: str, flags: str, stray: int, previous: _Token | None) -> ValueError:
+    word = flags[stray:].split()[0]
+    if previous is not None and previous.value is None:
+        return ValueError(
+            f"{source}: {previous.raw!r} is followed by {word!r}, but flags take their value "
+            f"after '=' (XLA does not accept '--flag value'); write "
+            f"'--{previous.name}={word}'")
+    if previous is not None:
+        return ValueError(
+            f"{source}: {word!r} after {previous.raw!r} is not a flag; flags have the form "
+            f"--name=value and a value with spaces must be quoted: --{previous.name}="
+            f"'{previous.value} {word}'")
+    return ValueError(f"{source}: {word!r} is not a flag; flags have the form --name=value")
+
+
+def _split_list(value: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in value.split(",") if p.strip())
+
+
+def _apply(fields: dict, token: _Token, source: str) -> None:
+    """Stores the value of one of exla's flags into ``fields``."""
+    flag = f"--{token.name}"
+    if token.name == _SHARED_FLAG:
+        fields["disabled_passes"] = _split_list(token.value or "")
+        return
+    if token.name not in _EXLA_ONLY_FLAGS:
+        raise ValueError(f"{source}: unknown flag {flag!r}; {_FLAG_HELP}")
+    field = _EXLA_ONLY_FLAGS[token.name]
+    if field == "strict":
+        text = (token.value or "").strip().lower()
+        if text not in _TRUE + _FALSE:
+            raise ValueError(f"{source}: invalid value {token.value!r} for {flag}; expected true or false")
+        fields[field] = text in _TRUE
+        return
+    if token.value is None or token.value == "":
+        raise ValueError(f"{source}: {flag} needs a value: {flag}=VALUE")
+    if field in ("threshold", "split_size"):
+        fields[field] = parse_size(token.value, flag=flag)
+    elif field == "passes":
+        fields[field] = _split_list(token.value)
+    else:
+        fields[field] = token.value
+
+
+def _read_flag_file(flags: str, source: str) -> str:
+    # XLA reads the flags from a file when the variable does not start with '-'.
+    path = flags.strip()
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        raise ValueError(
+            f"{source}: {path!r} does not start with '--', so XLA reads it as the name of a "
+            f"file of flags, but it cannot be read: {e.strerror}") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """exla's settings.
+
+    Attributes:
+      threshold: no tensor larger than this many bytes may remain outside a
+        loop (``--xla_tensor_size_threshold``); None: no limit.
+      split_size: the size in bytes of the slices inside a loop
+        (``--xla_tensor_split_size``); None: chosen by the splitter.
+      passes: the passes to run, in order (``--exla_passes``); None: the
+        default pipeline.
+      disabled_passes: passes not to run (``--xla_disable_hlo_passes``; names
+        that are not exla passes are XLA's and ignored by exla).
+      dump_dir: directory to write the module to before and after every pass
+        (``--exla_dump_to``).
+      strict: raise instead of warning and falling back to the original
+        program when exla fails (``--exla_strict``); meant for tests.
+    """
+
+    threshold: int | None = None
+    split_size: int | None = None
+    passes: tuple[str, ...] | None = None
+    disabled_passes: tuple[str, ...] = ()
+    dump_dir: str | None = None
+    strict: bool = False
+
+    def __post_init__(self) -> None:
+        # Normalise user-supplied values so that equal settings compare equal.
+        for name in ("threshold", "split_size"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, parse_size(value, flag=name))
+        if self.passes is not None:
+            object.__setattr__(self, "passes", _as_names(self.passes, "passes"))
+        object.__setattr__(self, "disabled_passes", _as_names(self.disabled_passes, "disabled_passes"))
+        if self.dump_dir is not None:
+            object.__setattr__(self, "dump_dir", os.fspath(self.dump_dir))
+
+    @classmethod
+    def from_flags(cls, flags: str, *, base: "Options | None" = None, source: str = "flags") -> "Options":
+        """Reads exla's flags from an ``XLA_FLAGS``-style string.
+
+        XLA's own flags in ``flags`` are ignored, so ``XLA_FLAGS`` can be passed
+        as it is. Values set in ``flags`` replace those of ``base``.
+
+        Raises:
+          ValueError: a malformed flag, an unknown ``--xla_tensor_*`` or
+            ``--exla_*`` flag (a typo of one of exla's), or a bad value.
+
+        >>> Options.from_flags("--xla_tensor_size_threshold=1GB --xla_cpu_enable_fast_math=false")
+        Options(threshold=1000000000, split_size=None, passes=None, disabled_passes=(), dump_dir=None, strict=False)
+        """
+        options, _ = _parse(flags, base=base, source=source)
+        return options
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Options":
+        """Reads ``XLA_FLAGS`` then ``EXLA_FLAGS`` (which wins) without changing them.
+
+        For the process environment this includes exla's flags that
+        :func:`strip_xla_flags` already removed from ``XLA_FLAGS``.
+        """
+        is_process_env = environ is None or environ is os.environ
+        environ = os.environ if environ is None else environ
+        base = _removed_from_xla_flags if is_process_env else None
+        options, _ = split_xla_flags(environ.get("XLA_FLAGS", ""), base=base)
+        return _parse_exla_flags(environ.get("EXLA_FLAGS", ""), options)
+
+    def replace(self, **changes) -> "Options":
+        """A copy with ``changes`` applied, e.g. ``options.replace(threshold="1GB")``."""
+        return dataclasses.replace(self, **changes)
+
+
+def _as_names(names: Iterable[str] | str, what: str) -> tuple[str, ...]:
+    if isinstance(names, str):
+        return _split_list(names)
+    names = tuple(names)
+    if not all(isinstance(n, str) for n in names):
+        raise ValueError(f"{what} must be pass names (strings), got {names!r}")
+    return names
+
+
+def _parse(flags: str, *, base: Options | None, source: str, keep_xla: bool = True) -> tuple[Options, str]:
+    """Parses exla's flags; returns the options and ``flags`` without them.
+
+    With ``keep_xla=False`` (EXLA_FLAGS) any flag that is not exla's is an error.
+    """
+    text = flags
+    if flags.strip() and not flags.lstrip().startswith("-"):
+        text = _read_flag_file(flags, source)
+    tokens, stray = _tokenize(text, source)
+    if stray is not None:
+        previous = next((t for t in reversed(tokens) if t.end <= stray), None)
+        stray_error = _stray_error(source, text, stray, previous)
+        if (previous is not None and _is_exla_name(previous.name)) or not keep_xla:
+            raise stray_error
+        # XLA accepts this (it stops reading at the stray word), so exla must
+        # not break the program; the user almost certainly meant something else.
+        _log.warning("%s. XLA stops reading %s there and ignores the flags after it; so does "
+                     "exla", stray_error.args[0], source)
+    fields: dict = {}
+    kept: list[str] = []
+    for token in tokens:
+        if token.name == _SHARED_FLAG or _is_exla_name(token.name):
+            _apply(fields, token, source)
+            if token.name == _SHARED_FLAG and keep_xla:
+                kept.append(token.raw)
+        elif keep_xla:
+            kept.append(token.raw)
+        else:
+            raise ValueError(
+                f"{source}: {('--' + token.name)!r} is not one of exla's flags (XLA's own flags "
+                f"belong in XLA_FLAGS); {_FLAG_HELP}")
+    if stray is not None:
+        kept.append(text[stray:].strip())
+    options = dataclasses.replace(base or Options(), **fields)
+    if not fields:
+        remaining = flags  # untouched, so a flag-file reference stays a file reference
+    else:
+        remaining = " ".join(kept)
+    return options, remaining
+
+
+def _parse_exla_flags(flags: str, base: Options | None = None) -> Options:
+    options, _ = _parse(flags, base=base, source="EXLA_FLAGS", keep_xla=False)
+    return options
+
+
+def split_xla_flags(xla_flags: str, *, base: Options | None = None) -> tuple[Options, str]:
+    """Separates exla's flags from XLA's.
+
+    Args:
+      xla_flags: the value of ``XLA_FLAGS``.
+      base: options that the flags found update.
+
+    Returns:
+      ``(options, remaining)``: exla's options and the flags to give XLA.
+      ``--xla_disable_hlo_passes`` is read and also kept, since it is XLA's too.
+      When ``xla_flags`` holds no exla flag, ``remaining`` is ``xla_flags``
+      unchanged.
+
+    Raises:
+      ValueError: a malformed exla flag, ``--flag value`` for one of exla's
+        flags, or an unknown ``--xla_tensor_*``/``--exla_*`` flag (a typo of
+        exla's, which would otherwise make TensorFlow abort the process).
+
+    >>> split_xla_flags("--xla_dump_to=/tmp/d --xla_tensor_size_threshold=100MiB")
+    (Options(threshold=104857600, split_size=None, passes=None, disabled_passes=(), dump_dir=None, strict=False), '--xla_dump_to=/tmp/d')
+    """
+    return _parse(xla_flags, base=base, source="XLA_FLAGS")
+
+
+# exla's flags already removed from os.environ["XLA_FLAGS"] by this process,
+# so that reading the options later still sees them.
+_removed_from_xla_flags = Options()
+
+
+def strip_xla_flags(environ: MutableMapping[str, str] | None = None) -> Options:
+    """Removes exla's flags from ``XLA_FLAGS`` and returns them as options.
+
+    Must run before XLA (TensorFlow's or jaxlib's) first reads ``XLA_FLAGS``:
+    both abort the process on a flag they do not know. Options removed from
+    ``os.environ`` earlier in the process are remembered and included.
+
+    Raises:
+      ValueError: as :func:`split_xla_flags`.
+    """
+    global _removed_from_xla_flags
+    is_process_env = environ is None or environ is os.environ
+    environ = os.environ if environ is None else environ
+    base = _removed_from_xla_flags if is_process_env else None
+    flags = environ.get("XLA_FLAGS", "")
+    options, remaining = split_xla_flags(flags, base=base)
+    if remaining != flags:
+        _log.debug("removed exla's flags from XLA_FLAGS: %r -> %r", flags, remaining)
+        if remaining.strip():
+            environ["XLA_FLAGS"] = remaining
+        else:
+            del environ["XLA_FLAGS"]
+        if is_process_env:
+            _removed_from_xla_flags = options
+    return options
+
+
+def consume_env_flags(environ: MutableMapping[str, str] | None = None) -> Options:
+    """exla's options from the environment; removes exla's flags from ``XLA_FLAGS``.
+
+    ``EXLA_FLAGS`` values win over ``XLA_FLAGS`` values.
+
+    Raises:
+      ValueError: a malformed flag or value in either variable.
+    """
+    options = strip_xla_flags(environ)
+    environ = os.environ if environ is None else environ
+    return _parse_exla_flags(environ.get("EXLA_FLAGS", ""), options)

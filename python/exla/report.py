@@ -1,0 +1,110 @@
+"""What an optimisation did: passes run, tensor sizes and memory before and after."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, NamedTuple
+
+from exla.options import format_size
+
+__all__ = ["PassRecord", "Report"]
+
+
+class PassRecord(NamedTuple):
+    """One pass of the pipeline: its name, whether it changed the module, its run time."""
+
+    name: str
+    changed: bool
+    seconds: float
+
+
+def _format_seconds(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+@dataclasses.dataclass
+class Report:
+    """The effect of :func:`exla.optimize_hlo` on one module.
+
+    Attributes:
+      passes: the passes run, in order.
+      instructions_before: instructions of the input (all computations).
+      instructions_after: instructions of the output.
+      largest_tensor_bytes_before: size of the largest array any instruction
+        of the input produces.
+      largest_tensor_bytes_after: the same for the output; inside a loop body
+        this is the size of one slice.
+      largest_tensor_before: ``"<computation>/<instruction> <shape>"`` of it.
+      largest_tensor_after: the same for the output.
+      planned_temp_bytes_before: XLA's planned scratch memory of the input
+        (CPU buffer assignment), when requested.
+      planned_temp_bytes_after: the same for the output.
+      seconds: wall time of the whole optimisation (excluding planned memory).
+      threshold: the size limit the passes worked to, if any.
+      messages: ``(pass name, message)`` notes the passes left, e.g. why a
+        tensor could not be split.
+    """
+
+    passes: list[PassRecord] = dataclasses.field(default_factory=list)
+    instructions_before: int = 0
+    instructions_after: int = 0
+    largest_tensor_bytes_before: int = 0
+    largest_tensor_bytes_after: int = 0
+    largest_tensor_before: str = ""
+    largest_tensor_after: str = ""
+    planned_temp_bytes_before: int | None = None
+    planned_temp_bytes_after: int | None = None
+    seconds: float = 0.0
+    threshold: int | None = None
+    messages: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+
+    @property
+    def changed_passes(self) -> list[str]:
+        """Names of the passes that changed the module, in the order they ran."""
+        return [p.name for p in self.passes if p.changed]
+
+    @property
+    def changed(self) -> bool:
+        """Whether any pass changed the module."""
+        return any(p.changed for p in self.passes)
+
+    @property
+    def within_threshold(self) -> bool | None:
+        """Whether no tensor of the output exceeds the threshold (None: no threshold)."""
+        if not self.threshold:
+            return None
+        return self.largest_tensor_bytes_after <= self.threshold
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict of every field plus ``changed_passes``."""
+        result = dataclasses.asdict(self)
+        result["passes"] = [p._asdict() for p in self.passes]
+        result["messages"] = [list(m) for m in self.messages]
+        result["changed_passes"] = self.changed_passes
+        return result
+
+    def __str__(self) -> str:
+        changed = ", ".join(self.changed_passes) or "none"
+        count = f"{len(self.passes)} pass" + ("" if len(self.passes) == 1 else "es")
+        lines = [f"exla: {count} in {_format_seconds(self.seconds)}; changed: {changed}"]
+        width = max((len(p.name) for p in self.passes), default=0)
+        for p in self.passes:
+            state = "changed" if p.changed else "unchanged"
+            lines.append(f"  {p.name:<{width}}  {state:<9}  {_format_seconds(p.seconds):>9}")
+        limit = f" (threshold {format_size(self.threshold)})" if self.threshold else ""
+        lines.append(
+            f"largest tensor: {format_size(self.largest_tensor_bytes_before)} "
+            f"[{self.largest_tensor_before}] -> {format_size(self.largest_tensor_bytes_after)} "
+            f"[{self.largest_tensor_after}]{limit}")
+        if self.planned_temp_bytes_before is not None or self.planned_temp_bytes_after is not None:
+            lines.append(
+                f"planned temp memory (XLA CPU): {format_size(self.planned_temp_bytes_before)} -> "
+                f"{format_size(self.planned_temp_bytes_after)}")
+        lines.append(f"instructions: {self.instructions_before} -> {self.instructions_after}")
+        for name, message in self.messages:
+            lines.append(f"  note ({name}): {message}")
+        return "\n".join(lines)

@@ -1,0 +1,116 @@
+"""jaxlib glue (exla.bridge.xla): HLO text <-> proto, artifacts, planned memory."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from exla.bridge import xla as bridge
+
+tf = pytest.importorskip("tensorflow")
+
+
+@pytest.fixture(scope="module")
+def tf_proto() -> bytes:
+    """HloModuleProto of a small TensorFlow program with a 64-element constant."""
+    table = np.arange(64, dtype=np.float32) * 0.5 + 0.25
+
+    @tf.function(jit_compile=True)
+    def f(x, y):
+        # Created inside the function, the table is an HLO constant (a
+        # tf.constant captured from outside would be a parameter).
+        return tf.matmul(x, y), tf.argmax(x, axis=1), tf.reduce_sum(x) * tf.constant(table)
+
+    args = (tf.ones((3, 4)), tf.ones((4, 2)))
+    return f.experimental_get_compiler_ir(*args)(stage="hlo_serialized")
+
+
+def test_proto_text_round_trip(tf_proto):
+    text = bridge.proto_to_text(tf_proto)
+    assert text.startswith("HloModule ")
+    assert "entry_computation_layout={(f32[3,4]{1,0}, f32[4,2]{1,0})->(f32[3,2]{1,0}, s64[3]{0}, f32[64]{0})}" in text
+    proto = bridge.text_to_proto(text)
+    assert isinstance(proto, bytes)
+    assert bridge.proto_to_text(proto) == text
+
+
+def test_large_constants_are_printed_in_full(tf_proto):
+    text = bridge.proto_to_text(tf_proto)
+    assert "{...}" not in text
+    assert "31.75" in text  # the last element of the 64-element table
+    long_text = bridge.proto_to_text(tf_proto, short=False)
+    assert "{...}" not in long_text and "31.75" in long_text
+    assert "%" in long_text and "metadata=" in long_text  # XLA's long form
+    assert bridge.proto_to_text(bridge.text_to_proto(long_text)) == text
+
+
+def test_text_to_proto_rejects_garbage_with_xla_message():
+    with pytest.raises(ValueError, match="parse"):
+        bridge.text_to_proto("this is not HLO")
+    with pytest.raises(ValueError, match="bogus"):
+        bridge.text_to_proto("HloModule m\nENTRY e {\n  ROOT p = f32[] bogus()\n}\n")
+
+
+ILL_TYPED = "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[3] add(p, p)\n}\n"
+
+
+def test_parser_does_not_check_shapes_but_verify_does(kmv_hlo):
+    # XLA's text parser accepts an ill-typed module; only the verifier (and
+    # compiling) rejects it. Passes must not rely on text_to_proto for this.
+    bridge.text_to_proto(ILL_TYPED)
+    with pytest.raises(ValueError, match=r'loc\("a"\).*same shape'):
+        bridge.verify(ILL_TYPED)
+    with pytest.raises(ValueError, match="same shape"):
+        bridge.planned_memory(ILL_TYPED)
+    bridge.verify(kmv_hlo(16))
+
+
+def test_proto_to_text_rejects_garbage():
+    with pytest.raises(ValueError, match="HloModuleProto"):
+        bridge.proto_to_text(b"\x01\x02 definitely not a proto")
+    with pytest.raises(TypeError):
+        bridge.proto_to_text("HloModule m")  # type: ignore[arg-type]
+
+
+def test_portable_artifact(tf_proto):
+    text = bridge.proto_to_text(tf_proto)
+    artifact = bridge.text_to_portable_artifact(text)
+    assert artifact[:4] == b"ML\xefR"  # MLIR bytecode
+    from tensorflow.compiler.mlir.stablehlo import stablehlo
+
+    assert bridge.text_to_portable_artifact(text, stablehlo.get_current_version()) == artifact
+    with pytest.raises(ValueError, match="'not-a-version'"):
+        bridge.text_to_portable_artifact(text, "not-a-version")
+
+
+def test_planned_memory_grows_with_problem_size(kmv_hlo):
+    stats = {n: bridge.planned_memory(kmv_hlo(n)) for n in (256, 512)}
+    for n, s in stats.items():
+        # The n x n kernel matrix feeds a dot, so XLA must materialise it.
+        assert s.temp_bytes >= n * n * 4
+        assert s.argument_bytes == n * 8 * 4 + n * 4
+        assert s.output_bytes == n * 4
+        assert s.alias_bytes == 0
+    assert stats[512].temp_bytes >= 3 * stats[256].temp_bytes
+    assert stats[512].total_bytes > stats[512].temp_bytes
+
+
+def test_exla_flags_in_xla_flags_do_not_abort_jaxlib(subprocess_env, kmv_hlo, tmp_path):
+    # jaxlib, like TensorFlow, aborts the process on an unknown XLA flag; the
+    # bridge removes exla's flags first.
+    path = tmp_path / "kmv.hlo"
+    path.write_text(kmv_hlo(64))
+    code = ("import os, sys; from exla.bridge import xla as b; "
+            "s = b.planned_memory(open(sys.argv[1]).read()); "
+            "print(s.temp_bytes, os.environ.get('XLA_FLAGS'))")
+    env = dict(subprocess_env,
+               XLA_FLAGS="--xla_tensor_size_threshold=1GB --xla_cpu_enable_fast_math=false")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    temp, flags = done.stdout.split()
+    assert int(temp) >= 64 * 64 * 4
+    assert flags == "--xla_cpu_enable_fast_math=false"
