@@ -133,20 +133,21 @@ std::optional<Scale> MatchBroadcastFactor(HloInstruction* h, bool divide) {
   return Scale{h->operand(0), h->dimensions(), divide};
 }
 
-// Peels negates and multiplications/divisions by broadcasts off `h`:
-// ((d * s1) / s2) -> d with the scales recorded.
-HloInstruction* PeelScales(HloInstruction* h, std::vector<HloInstruction*>* chain,
+// Peels multiplications/divisions by broadcasts off `h`: ((d * s1) / s2) -> d
+// with the scales recorded. Under a square the sign does not matter, so there
+// (`sign_free`) negate and abs are peeled too.
+HloInstruction* PeelScales(HloInstruction* h, bool sign_free, std::vector<HloInstruction*>* chain,
                            std::vector<Scale>* scales) {
   while (true) {
     h = SkipNoOps(h, chain);
-    if (h->Is("negate")) {
+    if (sign_free && (h->Is("negate") || h->Is("abs"))) {
       chain->push_back(h);
       h = h->operand(0);
       continue;
     }
     std::optional<Scale> scale;
     int kept = -1;
-    if (h->Is("multiply")) {
+    if (h->Is("multiply") && h->operand(0) != h->operand(1)) {
       if ((scale = MatchBroadcastFactor(h->operand(1), false))) {
         kept = 0;
       } else if ((scale = MatchBroadcastFactor(h->operand(0), false))) {
@@ -160,6 +161,28 @@ HloInstruction* PeelScales(HloInstruction* h, std::vector<HloInstruction*>* chai
     scales->push_back(*scale);
     h = h->operand(kept);
   }
+}
+
+// Can `h` be shown to have no negative element? Squares, exponentials,
+// absolute values and non-negative constants, and products, quotients and
+// sums of those (e.g. lengthscale**2).
+bool IsProvablyNonNegative(const HloInstruction* h, int depth = 0) {
+  if (depth > 8) return false;
+  if (h->Is("convert") || h->Is("reshape") || h->Is("broadcast") || h->Is("transpose")) {
+    return IsProvablyNonNegative(h->operand(0), depth + 1);
+  }
+  if (h->Is("exponential") || h->Is("abs") || h->Is("sqrt")) return true;
+  if (h->Is("multiply") && h->operand(0) == h->operand(1)) return true;
+  if (h->Is("power")) {
+    std::optional<double> exponent = SplatConstantValue(h->operand(1));
+    return exponent.has_value() && *exponent == 2.0;
+  }
+  if (h->Is("multiply") || h->Is("divide") || h->Is("add") || h->Is("maximum")) {
+    return IsProvablyNonNegative(h->operand(0), depth + 1) &&
+           IsProvablyNonNegative(h->operand(1), depth + 1);
+  }
+  std::optional<double> value = SplatConstantValue(h);
+  return value.has_value() && *value >= 0;
 }
 
 // Is `h` the square of something? multiply(d, d) or power(d, 2).
@@ -189,6 +212,15 @@ int64_t LargestBytes(const std::vector<HloInstruction*>& chain) {
 int64_t BytesAs(const HloInstruction* h, PrimitiveType type) {
   return Shape::Array(type, h->shape().dims()).ByteSize();
 }
+
+// A rewrite must make the largest tensor at least this many times smaller.
+// For a squared distance the factor is the feature dimension d. Below about
+// 8 the original is as fast (XLA fuses the difference into the reduction,
+// and a dot contracting 3 elements is no faster than that loop), more
+// accurate (the expansion cancels when x ~ y: on a kNN with d = 3 in f32,
+// 0.1% of the neighbours came out swapped) and one result-sized buffer
+// smaller; tensor-splitter handles it just as well.
+constexpr int64_t kMinShrinkFactor = 8;
 
 // Position of big dimension `dim` in the reduce's result (the reduced
 // dimensions removed).
@@ -321,17 +353,19 @@ void RemoveIfDead(HloInstruction* h, std::unordered_set<HloInstruction*>* alive)
 
 class Rewriter {
  public:
-  explicit Rewriter(std::vector<std::string>* log) : log_(log) {}
+  Rewriter(int64_t threshold, std::vector<std::string>* log) : threshold_(threshold), log_(log) {}
 
-  // sum_r (x - y)^2 -> |x|^2 + |y|^2 - 2 x.y, clamped at 0.
+  // sum_r w (s (x - y))^2 -> (w s^2 |x|^2) + (w s^2 |y|^2) - 2 (w s x).(s y),
+  // where w (weights applied after the square) and s (scales applied before
+  // it) vary only along dimensions both x and y have.
   HloInstruction* TrySquaredDistance(HloInstruction* reduce) {
     std::vector<HloInstruction*> chain;
-    HloInstruction* square = SkipNoOps(reduce->operand(0), &chain);
+    std::vector<Scale> weights, scales;
+    HloInstruction* square = PeelScales(reduce->operand(0), false, &chain, &weights);
     HloInstruction* difference = MatchSquareOperand(square);
     if (difference == nullptr) return nullptr;
     chain.push_back(square);
-    std::vector<Scale> scales;
-    difference = PeelScales(difference, &chain, &scales);
+    difference = PeelScales(difference, true, &chain, &scales);
     if (!difference->Is("subtract")) return nullptr;
     chain.push_back(difference);
     BroadcastSide x = MatchBroadcastSide(difference->operand(0), &chain);
@@ -339,13 +373,12 @@ class Rewriter {
 
     const Dims reduced = reduce->dimensions();
     // The expansion needs both sides to vary along every reduced dimension
-    // and every scale to vary only along dimensions both sides have.
-    for (int64_t r : reduced) {
-      if (!Contains(x.dims, r) || !Contains(y.dims, r)) return nullptr;
-    }
-    for (const Scale& s : scales) {
-      for (int64_t d : s.dims) {
-        if (!Contains(x.dims, d) || !Contains(y.dims, d)) return nullptr;
+    // and every scale or weight to vary only along dimensions both sides have.
+    auto shared = [&](int64_t d) { return Contains(x.dims, d) && Contains(y.dims, d); };
+    if (!std::all_of(reduced.begin(), reduced.end(), shared)) return nullptr;
+    for (const std::vector<Scale>* list : {&scales, &weights}) {
+      for (const Scale& s : *list) {
+        if (!std::all_of(s.dims.begin(), s.dims.end(), shared)) return nullptr;
       }
     }
     PrimitiveType type = reduce->shape().element_type();
@@ -363,16 +396,32 @@ class Rewriter {
       ys = e.ApplyScale(ys, y, s);
     }
     HloBuilder& b = e.builder();
+    HloInstruction* xx = b.Binary("multiply", xs, xs);
+    HloInstruction* yy = b.Binary("multiply", ys, ys);
+    HloInstruction* xw = xs;
+    bool non_negative = true;
+    for (const Scale& w : weights) {
+      xx = e.ApplyScale(xx, x, w);
+      yy = e.ApplyScale(yy, y, w);
+      xw = e.ApplyScale(xw, x, w);
+      non_negative &= IsProvablyNonNegative(w.factor);
+    }
     const Dims& result_dims = reduce->shape().dims();
     Dims x_dims = x.dims, y_dims = y.dims, cross_dims;
-    HloInstruction* xx = e.SumOver(b.Binary("multiply", xs, xs), reduced, &x_dims);
-    HloInstruction* yy = e.SumOver(b.Binary("multiply", ys, ys), reduced, &y_dims);
-    HloInstruction* xy = e.DotOfSides(xs, x.dims, ys, y.dims, reduced, &cross_dims);
+    xx = e.SumOver(xx, reduced, &x_dims);
+    yy = e.SumOver(yy, reduced, &y_dims);
+    HloInstruction* xy = e.DotOfSides(xw, x.dims, ys, y.dims, reduced, &cross_dims);
     HloInstruction* norms = b.Binary("add", e.PlaceInResult(xx, x_dims, reduced, result_dims),
                                      e.PlaceInResult(yy, y_dims, reduced, result_dims));
     HloInstruction* twice = b.Binary("multiply", e.Splat(2.0, result_dims),
                                      e.PlaceInResult(xy, cross_dims, reduced, result_dims));
-    return b.Binary("maximum", b.Binary("subtract", norms, twice), e.Splat(0.0, result_dims));
+    HloInstruction* distance = b.Binary("subtract", norms, twice);
+    // The original is a sum of non-negative terms; cancellation in the
+    // expanded form can round a zero distance to a tiny negative number
+    // (then sqrt would give NaN), so clamp. With weights of unknown sign the
+    // original can be negative itself.
+    if (!non_negative) return distance;
+    return b.Binary("maximum", distance, e.Splat(0.0, result_dims));
   }
 
   // sum_r a * b over broadcasts a, b -> dot.
@@ -383,6 +432,10 @@ class Rewriter {
     chain.push_back(product);
     BroadcastSide a = MatchBroadcastSide(product->operand(0), &chain);
     BroadcastSide c = MatchBroadcastSide(product->operand(1), &chain);
+    // Without a broadcast this is an ordinary elementwise product: there is
+    // no big tensor to avoid.
+    const int rank = product->shape().rank();
+    if (a.small->shape().rank() == rank && c.small->shape().rank() == rank) return nullptr;
     const Dims reduced = reduce->dimensions();
     // A reduced dimension neither side has would need a multiplication by
     // its size; rare enough not to bother.
@@ -419,9 +472,18 @@ class Rewriter {
     int64_t removed = LargestBytes(chain);
     int64_t kept = reduce->shape().ByteSize();
     for (const HloInstruction* input : inputs) kept = std::max(kept, BytesAs(input, type));
-    if (kept >= removed) {
+    if (removed < kMinShrinkFactor * kept) {
       log_->push_back(std::string(what) + " at " + reduce->name() + " left alone: it removes " +
-                      HumanBytes(removed) + " but needs " + HumanBytes(kept));
+                      HumanBytes(removed) + " but needs " + HumanBytes(kept) + " (less than " +
+                      std::to_string(kMinShrinkFactor) + "x smaller)");
+      return false;
+    }
+    // A program whose tensors all fit is left exactly as it was: XLA fuses
+    // these chains into their reduction when the reduced dimension is small,
+    // and then the dot form needs one extra result-sized buffer.
+    if (threshold_ > 0 && removed <= threshold_) {
+      log_->push_back(std::string(what) + " at " + reduce->name() + " left alone: " +
+                      HumanBytes(removed) + " is within the size threshold");
       return false;
     }
     if (!ChainIsPrivate(chain)) {
@@ -432,15 +494,16 @@ class Rewriter {
     return true;
   }
 
+  int64_t threshold_;
   std::vector<std::string>* log_;
 };
 
 }  // namespace
 
-bool AlgebraicRewriter::Run(HloModule* module, const Options&) {
+bool AlgebraicRewriter::Run(HloModule* module, const Options& options) {
   bool changed = false;
   std::vector<std::string> log;
-  Rewriter rewriter(&log);
+  Rewriter rewriter(options.tensor_size_threshold, &log);
   for (const auto& computation : module->computations()) {
     std::vector<HloInstruction*> reduces;
     std::unordered_set<HloInstruction*> alive;

@@ -13,12 +13,16 @@
 //    Matched in the forms TensorFlow and JAX emit: the square as
 //    multiply(d, d) or power(d, 2); the difference in either order (the sign
 //    disappears in the square); no-op and widening converts anywhere in the
-//    chain; reductions over any dimensions the two sides share; batch
-//    dimensions shared by both sides; per-dimension scales applied after the
-//    subtraction (multiply/divide by a broadcast that only varies along the
-//    dimensions both sides have, e.g. kernel lengthscales) are moved onto the
-//    small operands. Scales applied before the broadcast need nothing special:
-//    the broadcast operands are then simply x/l and y/l.
+//    chain; negate/abs under the square; reductions over any dimensions the
+//    two sides share; batch dimensions shared by both sides. Per-dimension
+//    scales applied after the subtraction (multiply/divide by a broadcast
+//    that only varies along dimensions both sides have, e.g. kernel
+//    lengthscales) are moved onto the small operands; weights applied after
+//    the square (sum_r (x_r - y_r)^2 / l_r^2) are folded into the norms and
+//    into one side of the dot. Scales applied before the broadcast need
+//    nothing special: the broadcast operands are then simply x/l and y/l.
+//    The clamp is left out when a weight may be negative (the original can
+//    then be negative too).
 //
 //  * Sum of a product of broadcasts. `sum_r a[..] * b[..]` where a and b are
 //    broadcasts of smaller tensors is a dot: dimensions both sides have and
@@ -26,10 +30,19 @@
 //    dimensions. A reduced dimension only one side has is summed on that side
 //    first.
 //
-// A rewrite is applied only when the tensor it removes is larger than every
-// tensor the replacement touches (the broadcast operands, the new
-// intermediates and the result), and only when the removed chain has no
-// other users (otherwise the big tensor stays alive and nothing is gained).
+// A rewrite is applied only when
+//  - the tensor it removes is at least 8 times larger than every tensor the
+//    replacement touches (the broadcast operands, the new intermediates, the
+//    result). For a distance that factor is the feature dimension d; below
+//    8 the original is as fast and more accurate (no cancellation);
+//  - the removed chain has no other users (otherwise the big tensor stays
+//    alive and nothing is gained);
+//  - with --xla_tensor_size_threshold set, the removed tensor is above it.
+//    Programs that fit stay untouched: XLA fuses such a chain into its
+//    reduction while the reduced dimension is small (on the CPU up to about
+//    32), so the big tensor never exists there and the dot form costs one
+//    extra result-sized buffer. For larger d XLA materialises the whole
+//    n x m x d tensor, and the rewrite cuts XLA's planned memory by ~d.
 //
 // Not rewritten: the L1 / Manhattan distance sum_r |x_r - y_r| has no
 // factorisation into a dot, so an exact rewrite is impossible; it is left to

@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 
 #include "ir/printer.h"
+#include "passes/algebraic_rewriter.h"
 #include "passes/dce.h"
+#include "passes/dot_order_optimizer.h"
 #include "passes/remove_copies.h"
 #include "passes/tensor_splitter.h"
 
@@ -23,6 +25,10 @@ struct PassFactory {
 // Every pass exla knows, in default pipeline order.
 const std::vector<PassFactory>& Registry() {
   static const std::vector<PassFactory> registry = {
+      // Smaller equivalent programs first, so that the splitter starts from
+      // the smallest intermediates.
+      {"algebraic-rewriter", [] { return std::make_unique<AlgebraicRewriter>(); }},
+      {"dot-order-optimizer", [] { return std::make_unique<DotOrderOptimizer>(); }},
       {"tensor-splitter", [] { return std::make_unique<TensorSplitter>(); }},
       {"remove-copies", [] { return std::make_unique<RemoveCopies>(); }},
       {"dce", [] { return std::make_unique<DeadCodeElimination>(); }},
