@@ -83,6 +83,8 @@ def _build_parser() -> argparse.ArgumentParser:
     optimize.add_argument("--no-memory", action="store_true",
                           help="skip XLA's planned memory before/after (needs no jax then)")
 
+    commands.add_parser("demo", help="run the out-of-memory demonstration "
+                        "(python -m exla demo --help)", add_help=False)
     commands.add_parser("passes", help="list exla's passes",
                         description="Lists every pass; '*' marks the default pipeline.")
     return parser
@@ -175,6 +177,12 @@ def _passes(stdout: TextIO) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["demo"]:
+        # The demonstration has options of its own.
+        from exla import demo
+
+        return demo.main(argv[1:])
     parser = _build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
