@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/builder.h"
+#include "passes/dce.h"
 
 namespace exla {
 namespace {
@@ -334,22 +335,6 @@ class Emitter {
   HloComputation* adder_;
 };
 
-// Removes `h` if nothing uses it any more, then its operands likewise.
-void RemoveIfDead(HloInstruction* h, std::unordered_set<HloInstruction*>* alive) {
-  HloComputation* computation = h->parent();
-  if (h->user_count() > 0 || h == computation->root() || h->Is("parameter") ||
-      h->HasSideEffectNoRecurse() || !h->control_successors().empty()) {
-    return;
-  }
-  std::vector<HloInstruction*> operands = h->operands();
-  std::sort(operands.begin(), operands.end());
-  operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
-  alive->erase(h);
-  computation->RemoveInstruction(h);
-  for (HloInstruction* operand : operands) {
-    if (alive->count(operand)) RemoveIfDead(operand, alive);
-  }
-}
 
 class Rewriter {
  public:
@@ -517,7 +502,7 @@ bool AlgebraicRewriter::Run(HloModule* module, const Options& options) {
       if (replacement == nullptr) replacement = rewriter.TryProductSum(reduce);
       if (replacement == nullptr) continue;
       reduce->ReplaceAllUsesWith(replacement);
-      RemoveIfDead(reduce, &alive);
+      RemoveDeadChain(reduce, &alive);
       changed = true;
     }
   }

@@ -1,5 +1,6 @@
 #include "passes/dce.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -85,6 +86,24 @@ std::unordered_set<const HloComputation*> ReachableComputations(const HloModule&
 bool RemoveDeadInstructions(HloComputation* computation) {
   std::unordered_map<const HloComputation*, bool> memo;
   return RemoveDeadInstructions(computation, &memo);
+}
+
+void RemoveDeadChain(HloInstruction* instruction, std::unordered_set<HloInstruction*>* tracked) {
+  std::unordered_map<const HloComputation*, bool> memo;
+  std::vector<HloInstruction*> stack = {instruction};
+  while (!stack.empty()) {
+    HloInstruction* current = stack.back();
+    stack.pop_back();
+    if (!IsRemovable(current, &memo)) continue;
+    std::vector<HloInstruction*> operands = current->operands();
+    std::sort(operands.begin(), operands.end());
+    operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
+    tracked->erase(current);
+    current->parent()->RemoveInstruction(current);
+    for (HloInstruction* operand : operands) {
+      if (tracked->count(operand)) stack.push_back(operand);
+    }
+  }
 }
 
 bool DeadCodeElimination::Run(HloModule* module, const Options&) {

@@ -3,6 +3,8 @@
 #ifndef EXLA_PASSES_DCE_H_
 #define EXLA_PASSES_DCE_H_
 
+#include <unordered_set>
+
 #include "passes/pass.h"
 
 namespace exla {
@@ -17,6 +19,11 @@ class DeadCodeElimination : public HloPass {
 // Removes the dead instructions of one computation (not its callees); used by
 // passes that leave dead code behind between their own iterations.
 bool RemoveDeadInstructions(HloComputation* computation);
+
+// Removes `instruction` if it is dead, then those of its operands that became
+// dead and are in `tracked` (a pass's set of instructions it may delete),
+// erasing every removed instruction from `tracked`.
+void RemoveDeadChain(HloInstruction* instruction, std::unordered_set<HloInstruction*>* tracked);
 
 }  // namespace exla
 

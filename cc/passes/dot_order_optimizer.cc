@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/builder.h"
+#include "passes/dce.h"
 
 namespace exla {
 namespace {
@@ -380,22 +381,6 @@ class ChainEmitter {
   const HloInstruction* root_;
 };
 
-// Removes `h` if nothing uses it any more, then its operands likewise.
-void RemoveIfDead(HloInstruction* h, std::unordered_set<HloInstruction*>* alive) {
-  HloComputation* computation = h->parent();
-  if (h->user_count() > 0 || h == computation->root() || h->Is("parameter") ||
-      h->HasSideEffectNoRecurse() || !h->control_successors().empty()) {
-    return;
-  }
-  std::vector<HloInstruction*> operands = h->operands();
-  std::sort(operands.begin(), operands.end());
-  operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
-  alive->erase(h);
-  computation->RemoveInstruction(h);
-  for (HloInstruction* operand : operands) {
-    if (alive->count(operand)) RemoveIfDead(operand, alive);
-  }
-}
 
 std::string Describe(const Cost& cost) {
   char buffer[96];
@@ -453,7 +438,7 @@ bool DotOrderOptimizer::Run(HloModule* module, const Options&) {
       HloInstruction* product = emitter.Emit(0, n - 1).value;
       product = emitter.ReshapeTo(emitter.ApplyScalars(product, chain.scalars), root->shape());
       root->ReplaceAllUsesWith(product);
-      RemoveIfDead(root, &alive);
+      RemoveDeadChain(root, &alive);
       changed = true;
     }
   }

@@ -11,16 +11,6 @@
 namespace exla {
 namespace {
 
-// Tuples count with their largest element: that is what must fit.
-int64_t LargestArrayBytes(const Shape& shape) {
-  if (!shape.IsTuple()) return shape.ByteSize();
-  int64_t largest = 0;
-  for (const Shape& element : shape.tuple_shapes()) {
-    largest = std::max(largest, LargestArrayBytes(element));
-  }
-  return largest;
-}
-
 int64_t ExtentOfDim(const Shape& shape, int64_t dim) {
   const Shape& array = shape.IsTuple() ? shape.tuple_shape(0) : shape;
   return array.dim(static_cast<int>(dim));
@@ -465,6 +455,15 @@ class LoopBuilder {
 };
 
 }  // namespace
+
+int64_t LargestArrayBytes(const Shape& shape) {
+  if (!shape.IsTuple()) return shape.ByteSize();
+  int64_t largest = 0;
+  for (const Shape& element : shape.tuple_shapes()) {
+    largest = std::max(largest, LargestArrayBytes(element));
+  }
+  return largest;
+}
 
 std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
                              SplitRegion* region) {

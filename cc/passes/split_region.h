@@ -45,6 +45,9 @@ struct SplitRegion {
   }
 };
 
+// Bytes of an array; of the largest element for a tuple (what must fit).
+int64_t LargestArrayBytes(const Shape& shape);
+
 // Grows a region from `seed`, split along result dimension `dim`. Members
 // larger than `threshold` must have all their users in the region; exits must
 // be at most `threshold`. Returns an empty string on success, else why not.

@@ -14,15 +14,6 @@ namespace {
 // Safety net: a module never needs more loops than it has instructions.
 constexpr int kMaxRewritesPerComputation = 1000;
 
-int64_t LargestArrayBytes(const Shape& shape) {
-  if (!shape.IsTuple()) return shape.ByteSize();
-  int64_t largest = 0;
-  for (const Shape& element : shape.tuple_shapes()) {
-    largest = std::max(largest, LargestArrayBytes(element));
-  }
-  return largest;
-}
-
 // Inputs and literals are already in memory; splitting starts at the first
 // instruction that *creates* an oversized value.
 bool IsSplitCandidate(const HloInstruction& instruction, int64_t threshold) {

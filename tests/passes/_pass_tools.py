@@ -120,3 +120,13 @@ def assert_close(actual, expected, rtol, label=""):
     err = float(np.max(np.abs(actual - expected))) / scale
     assert err <= rtol, f"{label}: relative error {err:.3e} > {rtol:.1e}"
     return err
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def tf_function(f):
+    import tensorflow as tf
+
+    return tf.function(f, jit_compile=True)

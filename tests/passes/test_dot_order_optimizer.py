@@ -34,14 +34,8 @@ F64_RTOL = 1e-10
 F32_RTOL = 1e-4
 
 
-def _rng(seed):
-    return np.random.default_rng(seed)
-
-
-def _tf_function(f):
-    import tensorflow as tf
-
-    return tf.function(f, jit_compile=True)
+_rng = tools.rng
+_tf_function = tools.tf_function
 
 
 def _dot_result_sizes(text):
