@@ -85,7 +85,7 @@ std::string UnsplittableReason(const HloInstruction& instruction) {
   static const char* kUnderstood[] = {
       "broadcast", "transpose", "reshape", "reduce", "dot", "slice", "concatenate", "iota",
       "sort", "get-tuple-element", "triangular-solve", "set-dimension-size", "constant",
-      "parameter", "copy", "bitcast", "pad",
+      "parameter", "copy", "bitcast", "pad", "topk",
   };
   if (instruction.IsElementwise()) return "";
   for (const char* op : kUnderstood) {
@@ -163,6 +163,8 @@ int64_t OperandDimension(const HloInstruction& instruction, int64_t dim, int ope
     return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
   }
   if (op == "sort") return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
+  // top-k works along the last dimension; rows are independent.
+  if (op == "topk") return dim == operand.shape().rank() - 1 ? kNotSplittable : dim;
   if (op == "get-tuple-element") return dim;
   if (op == "set-dimension-size") {
     if (operand_index == 1) return kNoDimension;
@@ -205,10 +207,9 @@ int64_t ResultDimension(const HloInstruction& instruction, int operand_index, in
     return offset + IndexOf(free, dim);
   }
   // Everything else: invert OperandDimension over the result dimensions.
-  if (!instruction.shape().IsArray() && !instruction.Is("sort")) {
-    return kNotSplittable;
-  }
-  const Shape& shape = instruction.Is("sort") ? instruction.operand(0)->shape() : instruction.shape();
+  const bool tuple_of_rows = instruction.Is("sort") || instruction.Is("topk");
+  if (!instruction.shape().IsArray() && !tuple_of_rows) return kNotSplittable;
+  const Shape& shape = tuple_of_rows ? instruction.operand(0)->shape() : instruction.shape();
   for (int64_t r = 0; r < shape.rank(); ++r) {
     if (OperandDimension(instruction, r, operand_index) == dim) return r;
   }

@@ -22,7 +22,7 @@ int64_t ExtentOfDim(const Shape& shape, int64_t dim) {
 bool ShouldRecompute(const HloInstruction* producer, int64_t threshold) {
   if (producer->Is("parameter") || producer->Is("constant")) return false;
   if (!UnsplittableReason(*producer).empty()) return false;
-  if (producer->shape().IsTuple() && !producer->Is("sort")) return false;
+  if (producer->shape().IsTuple() && !producer->Is("sort") && !producer->Is("topk")) return false;
   return LargestArrayBytes(producer->shape()) > threshold || producer->Is("broadcast") ||
          producer->Is("iota");
 }
@@ -191,8 +191,11 @@ class RegionGrower {
           return user->name() + " (" + user->opcode() + ") cannot consume slices along dimension " +
                  std::to_string(dim) + (reason.empty() ? "" : ": " + reason);
         }
-        bool big = ud != kReducedAway && LargestArrayBytes(user->shape()) > threshold_;
-        std::string error = AddMember(user, ud, /*follow_users=*/big, /*downstream=*/true, k, dim);
+        // Oversized users must be followed further; so must tuples (sort,
+        // top-k), whose values leave through their get-tuple-elements.
+        bool follow = ud != kReducedAway &&
+                      (LargestArrayBytes(user->shape()) > threshold_ || user->shape().IsTuple());
+        std::string error = AddMember(user, ud, follow, /*downstream=*/true, k, dim);
         if (!error.empty()) return error;
       }
     }

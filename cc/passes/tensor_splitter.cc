@@ -22,7 +22,8 @@ bool IsSplitCandidate(const HloInstruction& instruction, int64_t threshold) {
   // dynamic-update-slice writes into a buffer that exists already.
   if (instruction.Is("get-tuple-element") && instruction.operand(0)->Is("parameter")) return false;
   if (instruction.Is("dynamic-update-slice")) return false;
-  if (instruction.shape().IsTuple() && !instruction.Is("sort")) return false;
+  if (instruction.shape().IsTuple() && !instruction.Is("sort") &&
+      !instruction.Is("topk")) return false;
   return LargestArrayBytes(instruction.shape()) > threshold;
 }
 

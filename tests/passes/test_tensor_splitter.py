@@ -200,3 +200,45 @@ def test_unsplittable_consumer_is_left_alone_and_logged():
     assert out == _exla.round_trip(text)
     messages = [m for record in records for m in record[3]]
     assert any("unsplit" in m and "128.0 MB" in m for m in messages), messages
+
+
+def test_split_inside_a_while_body():
+    # The oversized tensor lives in the body of the program's own loop: the
+    # splitter must work in nested computations too.
+    @tf.function(jit_compile=True)
+    def iterate(x, v):
+        def body(i, acc):
+            d = tf.reduce_sum((x[:, None, :] - x[None, :, :]) ** 2, -1)
+            return i + 1, tf.matmul(tf.exp(-0.5 * d / tf.cast(i + 1, tf.float64)), acc)
+
+        return tf.while_loop(lambda i, acc: i < 3, body, (tf.constant(0), v))[1]
+
+    x, v = workloads.kernel_matvec_inputs(1_500, seed=3)
+    text = _hlo(iterate, x, v)
+    threshold, split_size = 4 * MB, 1 * MB
+    out, messages = _split(text, threshold, split_size)
+    _check_sizes(out, threshold, split_size, messages)
+    assert _exla.module_summary(out)["largest_tensor_bytes"] <= threshold
+    (split,) = call_hlo(out, [x, v])
+    (unsplit,) = call_hlo(text, [x, v])
+    assert _relative_error(split, unsplit) <= 1e-12
+
+
+def test_jax_top_k_rows_are_split():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+
+    def knn(q, p):
+        d = jnp.sum((q[:, None, :] - p[None, :, :]) ** 2, -1)
+        return jax.lax.top_k(-d, 5)[1]
+
+    rng = np.random.default_rng(4)
+    q = rng.normal(size=(2_000, 3)).astype(np.float32)
+    p = rng.normal(size=(3_000, 3)).astype(np.float32)
+    proto = jax.jit(knn).lower(q, p).compiler_ir("hlo").as_serialized_hlo_module_proto()
+    text = bridge.proto_to_text(proto)
+    threshold, split_size = 8 * MB, 2 * MB
+    out, messages = _split(text, threshold, split_size)
+    _check_sizes(out, threshold, split_size, messages)
+    (indices,) = call_hlo(out, [q, p])
+    np.testing.assert_array_equal(indices.numpy(), np.asarray(jax.jit(knn)(q, p)))
