@@ -29,7 +29,12 @@ bool ShouldRecompute(const HloInstruction* producer, int64_t threshold) {
 
 class RegionGrower {
  public:
-  RegionGrower(int64_t threshold, SplitRegion* region) : threshold_(threshold), region_(region) {}
+  // Results of the loop may be as large as `exit_limit` (at least the
+  // threshold): a consumer that must produce a large value anyway, such as a
+  // weight gradient, is still worth computing slice by slice from an even
+  // larger operand.
+  RegionGrower(int64_t threshold, int64_t exit_limit, SplitRegion* region)
+      : threshold_(threshold), exit_limit_(std::max(threshold, exit_limit)), region_(region) {}
 
   std::string Grow(HloInstruction* seed, int64_t dim) {
     region_->size = ExtentOfDim(seed->shape(), dim);
@@ -98,7 +103,7 @@ class RegionGrower {
         return instruction->name() + " reduces the split dimension with a reducer that "
                "cannot be accumulated slice by slice";
       }
-      if (LargestArrayBytes(instruction->shape()) > threshold_) {
+      if (LargestArrayBytes(instruction->shape()) > exit_limit_) {
         return instruction->name() + " reduces the split dimension but is itself too large";
       }
       member.operand_dims = ContractedOperandDims(*instruction, entering_operand, entering_dim);
@@ -240,7 +245,7 @@ class RegionGrower {
       if (!instruction->shape().IsArray()) {
         return instruction->name() + " leaves the loop but is not an array";
       }
-      if (instruction->shape().ByteSize() > threshold_) {
+      if (instruction->shape().ByteSize() > exit_limit_) {
         return instruction->name() + " (" + HumanBytes(instruction->shape().ByteSize()) +
                ") is used outside the region and would stay too large";
       }
@@ -276,6 +281,7 @@ class RegionGrower {
   }
 
   int64_t threshold_;
+  int64_t exit_limit_;
   SplitRegion* region_;
   std::deque<std::pair<HloInstruction*, bool>> worklist_;
   std::unordered_set<HloInstruction*> followed_;
@@ -470,13 +476,13 @@ int64_t LargestArrayBytes(const Shape& shape) {
 
 std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
                              SplitRegion* region) {
-  RegionGrower grower(threshold, region);
+  RegionGrower grower(threshold, threshold, region);
   return grower.Grow(seed, dim);
 }
 
 std::string BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
                             int64_t threshold, SplitRegion* region) {
-  RegionGrower grower(threshold, region);
+  RegionGrower grower(threshold, LargestArrayBytes(sink->shape()), region);
   return grower.GrowFromSink(sink, operand_index, dim);
 }
 

@@ -54,9 +54,9 @@ int64_t LargestArrayBytes(const Shape& shape);
 std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
                              SplitRegion* region);
 
-// Grows a region backwards from `sink`, a small instruction that consumes an
-// oversized operand `operand_index`, split along that operand's dimension
-// `dim`. Only producers are followed, so the loop has one result (the sink)
+// Grows a region backwards from `sink`, an instruction much smaller than its
+// oversized operand `operand_index` (usually below `threshold`), split along
+// that operand's dimension `dim`. Only producers are followed, so the loop has one result (the sink)
 // and the oversized producers are recomputed slice by slice; their other
 // consumers keep the original until they get loops of their own.
 std::string BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,

@@ -106,8 +106,23 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size)
   return {};
 }
 
-bool IsSmallArray(const HloInstruction& instruction, int64_t limit) {
-  return instruction.shape().IsArray() && instruction.shape().ByteSize() <= limit;
+// A consumer that makes an oversized operand small again: below the limit,
+// or at least kSinkReduction times smaller than the operand (a weight
+// gradient reduced over a huge batch of activations must exist anyway, the
+// activations need not).
+constexpr int64_t kSinkReduction = 8;
+
+bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit) {
+  if (!instruction.shape().IsArray()) return false;
+  int64_t bytes = instruction.shape().ByteSize();
+  if (bytes <= limit) return true;
+  for (const HloInstruction* operand : instruction.operands()) {
+    if (IsSplitCandidate(*operand, limit) &&
+        LargestArrayBytes(operand->shape()) >= kSinkReduction * bytes) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -144,7 +159,7 @@ bool TensorSplitter::Run(HloModule* module, const Options& options) {
       }
       if (!result.split) {
         for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-          if (sinks_given_up.count(instruction) || !IsSmallArray(*instruction, limit)) continue;
+          if (sinks_given_up.count(instruction) || !IsSinkCandidate(*instruction, limit)) continue;
           result = SplitAtSink(instruction, limit, split_size);
           if (result.split) break;
           sinks_given_up.insert(instruction);
