@@ -5,6 +5,7 @@ import os
 
 from pybind11.setup_helpers import Pybind11Extension, build_ext
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py as _build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -16,6 +17,23 @@ def _core_sources():
     if not sources:
         raise RuntimeError("no C++ sources found under cc/")
     return sources
+
+
+_AUTOLOAD_PTH = "exla-autoload.pth"
+
+
+class build_py(_build_py):
+    """Also puts python/exla-autoload.pth at the root of build_lib, so that pip
+    installs it into site-packages: its one line activates exla at start-up when
+    exla's flags are in XLA_FLAGS/EXLA_FLAGS (python/exla/_autoload.py)."""
+
+    def run(self):
+        super().run()
+        self.copy_file(os.path.join(HERE, "python", _AUTOLOAD_PTH),
+                       os.path.join(self.build_lib, _AUTOLOAD_PTH), preserve_mode=0)
+
+    def get_outputs(self, include_bytecode=1):
+        return super().get_outputs(include_bytecode) + [os.path.join(self.build_lib, _AUTOLOAD_PTH)]
 
 
 ext_modules = [
@@ -37,7 +55,7 @@ setup(
     package_dir={"": "python"},
     packages=find_packages("python"),
     ext_modules=ext_modules,
-    cmdclass={"build_ext": build_ext},
+    cmdclass={"build_ext": build_ext, "build_py": build_py},
     python_requires=">=3.10",
     install_requires=[
         # The pipeline uses private jaxlib APIs and TensorFlow's XlaCallModule
@@ -50,6 +68,8 @@ setup(
     extras_require={
         "gpflow": ["gpflow==2.11.2", "tf_keras==2.21.0"],
         "test": ["pytest>=8", "gpflow==2.11.2", "tf_keras==2.21.0"],
+        "experiments": ["tqdm", "matplotlib", "pykeops==2.3", "scikit-learn", "scipy",
+                        "gpflow==2.11.2", "tf_keras==2.21.0"],
     },
     entry_points={"console_scripts": ["exla=exla.cli:main"]},
     zip_safe=False,

@@ -1,0 +1,309 @@
+"""One traced signature of a TensorFlow function as an XLA program rewritten by exla.
+
+A :class:`Program` is built from a TensorFlow ``ConcreteFunction`` (one input
+signature of a ``tf.function(jit_compile=True)``):
+
+1. TensorFlow lowers the function to HLO (``hlo_serialized``; the parameters
+   are the function's flat explicit inputs, then its captured inputs);
+2. exla's pipeline rewrites the HLO;
+3. if a pass really changed it, the HLO becomes a StableHLO portable artifact
+   that :func:`emit` runs through TensorFlow's ``XlaCallModule`` op, reading the
+   captured variables first and assigning the variables the program writes
+   (``input_output_alias`` in the HLO header) afterwards.
+
+This module uses TensorFlow internals that are not part of its public API
+(``compiler_ir``, ``gen_xla_ops``); exla pins the TensorFlow version.
+
+>>> import tensorflow as tf
+>>> from exla.options import Options
+>>> f = tf.function(lambda x: tf.reduce_sum(x * x), jit_compile=True)
+>>> concrete = f.get_concrete_function(tf.TensorSpec([4], tf.float32))
+>>> program = build_program("f", concrete, [tf.TensorSpec([4], tf.float32)], "CPU", Options())
+>>> program.changed, program.n_outputs, [(r.element_type, r.dims) for r in program.signature.results]
+(False, 1, [('f32', ())])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import os
+import re
+import time
+from typing import Any, Sequence
+
+from exla._hlo_signature import HloSignature, read_signature
+
+__all__ = ["Capture", "Program", "UnsupportedProgram", "build_program", "emit", "current_platform",
+           "extract_hlo", "pass_changed_module"]
+
+_log = logging.getLogger("exla")
+
+# XlaCallModule op version: 9 is what TensorFlow 2.21 produces itself (jax2tf)
+# and what exla's pipeline was verified with (DESIGN.md, step 5).
+_XLA_CALL_MODULE_VERSION = 9
+_CLEANUP_PASSES = frozenset({"dce", "remove-copies"})
+
+
+class UnsupportedProgram(Exception):
+    """The function uses something exla cannot pass through ``XlaCallModule``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Capture:
+    """A captured input of the function: a variable (read before the call) or a tensor."""
+
+    variable: Any = None
+    tensor: Any = None
+
+    def value(self) -> Any:
+        """The tensor to pass as the HLO parameter."""
+        return self.variable.value() if self.variable is not None else self.tensor
+
+
+@dataclasses.dataclass
+class Program:
+    """exla's result for one input signature of a function.
+
+    Attributes:
+      name: the function's name (for messages).
+      platform: ``CPU``, ``CUDA`` or ``ROCM``: where the program runs.
+      report: the pipeline's :class:`exla.report.Report`.
+      changed: a pass other than the clean-ups rewrote the module; only then
+        is ``artifact`` set and the rewritten program used.
+      artifact: the StableHLO portable artifact of the rewritten module.
+      signature: entry parameters/results/aliases of the HLO.
+      n_outputs: the number of the function's own flat outputs (the results
+        after them are new values of variables).
+      captures: the captured inputs, in HLO parameter order after the explicit ones.
+      updates: ``(result index, variable)`` for every variable the program writes.
+      seconds: time spent building the program (lowering, passes, conversion).
+    """
+
+    name: str
+    platform: str
+    report: Any
+    changed: bool
+    artifact: bytes | None
+    signature: HloSignature
+    n_outputs: int
+    captures: list[Capture]
+    updates: list[tuple[int, Any]]
+    seconds: float
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+@functools.lru_cache(maxsize=1)
+def _gpu_platform() -> str | None:
+    tf = _tf()
+    if not tf.config.list_logical_devices("GPU"):
+        return None
+    return "ROCM" if tf.test.is_built_with_rocm() else "CUDA"
+
+
+def _requested_device() -> str:
+    """The device scope in effect where the call is being made ('' if none)."""
+    tf = _tf()
+    from tensorflow.python.eager import context
+
+    if tf.executing_eagerly():
+        return context.context().device_name or ""
+    try:
+        # A graph's device scope is only visible on the ops created in it.
+        with tf.name_scope("exla_device_probe"):
+            return tf.no_op().device or ""
+    except Exception:  # pragma: no cover - defensive: the probe is best effort
+        return ""
+
+
+def _platform_for_device(device: str, gpu_platform: str | None) -> str:
+    """``XlaCallModule`` platform for a TensorFlow device string.
+
+    >>> _platform_for_device("/job:localhost/replica:0/task:0/device:CPU:0", "CUDA")
+    'CPU'
+    >>> _platform_for_device("", "CUDA"), _platform_for_device("", None), _platform_for_device("/GPU:0", "ROCM")
+    ('CUDA', 'CPU', 'ROCM')
+    """
+    upper = device.upper()
+    if "TPU" in upper:
+        return "TPU"
+    if "CPU" in upper or gpu_platform is None:
+        return "CPU"
+    return gpu_platform
+
+
+def current_platform() -> str:
+    """The platform TensorFlow will run an XLA cluster on from here.
+
+    TensorFlow places an XLA cluster on a GPU when one is visible and no
+    ``tf.device`` scope asks for the CPU, so exla follows the same rule; it
+    never assumes the CPU.
+    """
+    return _platform_for_device(_requested_device(), _gpu_platform())
+
+
+def extract_hlo(concrete: Any, flat_specs: Sequence[Any], platform: str) -> str:
+    """HLO text of ``concrete`` for static ``flat_specs`` as TensorFlow lowers it for ``platform``.
+
+    Uses ``hlo_serialized`` (``hlo`` elides large constants). Must be called in
+    the eager context (e.g. under ``tf.init_scope()``), with a concrete function
+    whose captures are eager tensors/variables.
+    """
+    from tensorflow.python.eager.polymorphic_function import compiler_ir
+
+    from exla.bridge import xla as bridge
+
+    if not all(s.shape.is_fully_defined() for s in flat_specs):
+        raise UnsupportedProgram(
+            f"input shapes must be static, got {[tuple(s.shape) for s in flat_specs]}")
+    tf_platform = "CPU" if platform == "CPU" else ("TPU" if platform == "TPU" else "GPU")
+    generate = compiler_ir.from_concrete_function(concrete, list(flat_specs))
+    proto = generate(stage="hlo_serialized", platform_name=tf_platform)
+    return bridge.proto_to_text(proto)
+
+
+def _captures(concrete: Any) -> list[Capture]:
+    tf = _tf()
+    by_handle = {id(v.handle): v for v in concrete.variables}
+    captures = []
+    for tensor in concrete.captured_inputs:
+        if tensor.dtype == tf.resource:
+            variable = by_handle.get(id(tensor))
+            if variable is None:
+                raise UnsupportedProgram("the function captures a resource that is not a tf.Variable")
+            captures.append(Capture(variable=variable))
+        else:
+            captures.append(Capture(tensor=tensor))
+    return captures
+
+
+def _updates(signature: HloSignature, n_outputs: int, n_explicit: int,
+             captures: list[Capture]) -> list[tuple[int, Any]]:
+    """``(result index, variable)`` pairs; checks that the results are outputs then updates."""
+    updates = []
+    for result, parameter in signature.aliases:
+        if parameter < n_explicit:
+            raise UnsupportedProgram("the function writes a variable passed as an argument")
+        capture = captures[parameter - n_explicit]
+        if capture.variable is None:
+            raise UnsupportedProgram(f"result {result} aliases a captured tensor, not a variable")
+        updates.append((result, capture.variable))
+    extra = sorted(r for r, _ in updates)
+    if extra != list(range(n_outputs, len(signature.results))):
+        raise UnsupportedProgram(
+            f"the HLO has {len(signature.results)} results; expected {n_outputs} outputs followed "
+            f"by the {len(updates)} variable updates")
+    return updates
+
+
+def _dump_dir(root: str | None, name: str) -> str:
+    """A new directory ``root/name[.N]`` for one program's dump ('' when not dumping)."""
+    if not root:
+        return ""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "function"
+    base = os.path.join(root, safe)
+    os.makedirs(root, exist_ok=True)
+    for n in range(1, 10_000):
+        path = base if n == 1 else f"{base}.{n}"
+        try:
+            os.mkdir(path)  # atomic: concurrent builds never share a directory
+            return path
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"too many dump directories for {name} under {root}")
+
+
+def pass_changed_module(report: Any) -> bool:
+    """Whether a pass other than the clean-ups (dce, remove-copies) rewrote the module.
+
+    A clean-up alone (e.g. remove-copies dropping the copies TensorFlow emits
+    for variable updates) is no reason to replace the original program.
+    """
+    return any(name not in _CLEANUP_PASSES for name in report.changed_passes)
+
+
+def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform: str,
+                  options: Any, *, dump_root: str | None = None,
+                  convert_unchanged: bool = False) -> Program:
+    """Lowers ``concrete`` to HLO, runs exla's pipeline and prepares the call.
+
+    Args:
+      name: the function's name, for messages and the dump directory.
+      concrete: the function traced for ``flat_specs`` in the eager context.
+      flat_specs: static ``tf.TensorSpec`` of the flat explicit inputs.
+      platform: from :func:`current_platform`.
+      options: :class:`exla.options.Options` (threshold, split_size, passes).
+      dump_root: write the module before/after every pass under this directory.
+      convert_unchanged: make the artifact even when no pass changed the
+        module, if it writes variables (a VJP runs it without the writes).
+
+    Raises:
+      UnsupportedProgram: a construct exla cannot pass through.
+      Exception: whatever a pass or the conversion raises.
+    """
+    from exla.optimize import optimize_hlo
+
+    start = time.perf_counter()
+    text = extract_hlo(concrete, flat_specs, platform)
+    signature = read_signature(text)
+    captures = _captures(concrete)
+    n_explicit = len(flat_specs)
+    if len(signature.parameters) != n_explicit + len(captures):
+        raise UnsupportedProgram(
+            f"the HLO has {len(signature.parameters)} parameters; expected {n_explicit} inputs "
+            f"and {len(captures)} captured inputs")
+    n_outputs = len(concrete.outputs)
+    updates = _updates(signature, n_outputs, n_explicit, captures)
+    rewritten, report = optimize_hlo(
+        text, threshold=options.threshold, split_size=options.split_size,
+        passes=options.passes, dump_dir=_dump_dir(dump_root, name) or None)
+    changed = pass_changed_module(report)
+    artifact = None
+    if changed or (convert_unchanged and updates):
+        if read_signature(rewritten).results != signature.results:
+            raise UnsupportedProgram("the rewritten module changed the entry result types")
+        from exla.bridge import xla as bridge
+
+        artifact = bridge.text_to_portable_artifact(rewritten)
+    seconds = time.perf_counter() - start
+    _log.debug("exla: %s for %s: changed=%s in %.3fs", name, [tuple(s.shape) for s in flat_specs],
+               changed, seconds)
+    return Program(name=name, platform=platform, report=report, changed=changed, artifact=artifact,
+                   signature=signature, n_outputs=n_outputs, captures=captures, updates=updates,
+                   seconds=seconds)
+
+
+def emit(program: Program, flat_inputs: Sequence[Any], *, apply_updates: bool = True) -> list[Any]:
+    """Adds the rewritten program to the graph being traced; returns the function's flat outputs.
+
+    Must be called while tracing a ``tf.function(jit_compile=True)``:
+    ``XlaCallModule`` only runs compiled. Reads the captured variables, calls
+    the program and, with ``apply_updates``, assigns the variables it writes.
+    """
+    from tensorflow.compiler.tf2xla.ops import gen_xla_ops
+
+    if program.artifact is None:
+        raise ValueError(f"{program.name}: the program was not converted; call the original")
+    values = list(flat_inputs) + [c.value() for c in program.captures]
+    results = gen_xla_ops.xla_call_module(
+        args=values,
+        version=_XLA_CALL_MODULE_VERSION,
+        module=program.artifact,
+        Sout=[list(r.dims) for r in program.signature.results],
+        Tout=[r.tf_dtype for r in program.signature.results],
+        platforms=[program.platform],
+        dim_args_spec=[],
+        function_list=[],
+        has_token_input_output=False,
+        disabled_checks=[],
+    )
+    if apply_updates:
+        for index, variable in program.updates:
+            variable.assign(results[index])
+    return list(results[:program.n_outputs])

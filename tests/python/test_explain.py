@@ -1,0 +1,84 @@
+"""exla.explain: what exla does to a function, reported without running it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(extension, monkeypatch):
+    for name in ("EXLA_FLAGS", "EXLA_STRICT", "EXLA_DUMP_TO", "EXLA_DISABLE", "XLA_FLAGS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def kernel_matvec(x, v):
+    k = tf.exp(-tf.matmul(x, x, transpose_b=True))  # n x n: 8 MB at n = 1000
+    return tf.linalg.matvec(k, v)
+
+
+def _inputs(n=1000):
+    rng = np.random.default_rng(0)
+    return rng.random((n, 3)), rng.random(n)
+
+
+def test_report_of_a_rewritten_program():
+    import exla
+    from exla.report import Report
+
+    report = exla.explain(kernel_matvec, *_inputs(), threshold="100KB")
+    assert isinstance(report, Report)
+    assert report.rewritten and "tensor-splitter" in report.changed_passes
+    assert report.largest_tensor_bytes_before == 8_000_000
+    assert report.largest_tensor_bytes_after <= 100_000
+    assert report.planned_temp_bytes_before >= 8_000_000
+    assert report.planned_temp_bytes_after < report.planned_temp_bytes_before / 8
+    assert report.hlo_before.startswith("HloModule") and " while(" in report.hlo_after
+    assert " while(" not in report.hlo_before
+    assert report.exla_seconds >= report.lowering_seconds + report.seconds > 0
+    assert report.inputs == [((1000, 3), "float64"), ((1000,), "float64")]
+    text = str(report)
+    assert text.startswith("exla.explain(kernel_matvec) on ")
+    for expected in ("runs the rewritten program", "tensor-splitter", "planned temp memory",
+                     "largest tensor: 8 MB"):
+        assert expected in text
+
+
+def test_report_of_an_unchanged_program():
+    import exla
+
+    report = exla.explain(kernel_matvec, *_inputs(100))  # no threshold: nothing to do
+    assert not report.rewritten and report.hlo_after == report.hlo_before
+    assert report.conversion_seconds == 0.0
+    assert "runs the original program" in str(report)
+
+
+def test_explain_uses_the_functions_settings_and_accepts_specs():
+    import exla
+
+    f = exla.function(kernel_matvec, threshold="100KB")
+    specs = (tf.TensorSpec([1000, 3], tf.float64), tf.TensorSpec([1000], tf.float64))
+    report = f.explain(*specs)
+    assert report.rewritten and report.threshold == 100_000
+    assert exla.explain(f, *specs, threshold="100MB").rewritten is False
+
+
+def test_explain_of_a_gradient_program_with_variables():
+    import exla
+
+    w = tf.Variable(tf.constant(0.5, tf.float64))
+    steps = tf.Variable(0)
+
+    def loss_and_grads(x, v):
+        steps.assign_add(1)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            loss = tf.reduce_sum(kernel_matvec(x, v) * w)
+        return loss, tape.gradient(loss, [x, w])
+
+    report = exla.explain(loss_and_grads, *_inputs(600), threshold="100KB")
+    assert report.rewritten and "tensor-splitter" in report.changed_passes
+    assert report.planned_temp_bytes_after < report.planned_temp_bytes_before
+    assert int(steps.numpy()) == 0  # explained, not run
