@@ -7,23 +7,14 @@ offending token: "line L, column C: <what> (near '<token>')".
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
 
-def _load_extension():
-    try:
-        from exla import _exla
-    except ImportError as e:
-        if os.environ.get("EXLA_REQUIRE_EXTENSION"):
-            raise
-        pytest.skip(f"exla._exla is not built ({e})", allow_module_level=True)
-    return _exla
+from tests._extension import load_extension  # noqa: E402
 
-
-_exla = _load_extension()
+_exla = load_extension()
 
 VALID = """\
 HloModule m, entry_computation_layout={(f32[4]{0}, f32[4]{0})->f32[4]{0}}

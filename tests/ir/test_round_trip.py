@@ -23,7 +23,6 @@ the module is skipped if `exla._exla` has not been built.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import time
@@ -37,17 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
 from corpus import programs  # noqa: E402
 
 
-def _load_extension():
-    try:
-        from exla import _exla
-    except ImportError as e:
-        if os.environ.get("EXLA_REQUIRE_EXTENSION"):
-            raise
-        pytest.skip(f"exla._exla is not built ({e})", allow_module_level=True)
-    return _exla
+from tests._extension import load_extension  # noqa: E402
 
-
-_exla = _load_extension()
+_exla = load_extension()
 
 NAMES = programs.names()
 

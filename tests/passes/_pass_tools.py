@@ -10,23 +10,12 @@ otherwise a test module is skipped if it has not been built.
 
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
-import pytest
 
 
-def load_extension():
-    try:
-        from exla import _exla
-        from exla.bridge import xla  # noqa: F401
-        from exla.bridge import tensorflow_call  # noqa: F401
-    except ImportError as e:
-        if os.environ.get("EXLA_REQUIRE_EXTENSION"):
-            raise
-        pytest.skip(f"exla is not built ({e})", allow_module_level=True)
-    return _exla
+from tests._extension import load_extension  # noqa: E402,F401  (re-exported)
 
 
 def tf_hlo(fn, *args) -> str:

@@ -12,7 +12,6 @@ The figures are printed (run pytest with -s to see them).
 
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
@@ -20,12 +19,9 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-try:
-    from exla import _exla
-except ImportError:  # pragma: no cover - CI sets EXLA_REQUIRE_EXTENSION
-    if os.environ.get("EXLA_REQUIRE_EXTENSION"):
-        raise
-    pytest.skip("exla's extension is not built", allow_module_level=True)
+from tests._extension import load_extension
+
+_exla = load_extension()
 
 from exla.bridge import xla as bridge
 from exla.bridge.tensorflow_call import call_hlo

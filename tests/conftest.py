@@ -1,0 +1,1 @@
+"""Makes the repository root importable, so that tests share `tests._extension`."""

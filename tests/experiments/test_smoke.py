@@ -1,0 +1,60 @@
+"""Smoke runs of the experiments: the harness end to end on tiny sizes.
+
+Each runs ``python -m experiments <name> --smoke`` into a temporary results
+folder and checks the CSV rows: every configuration ran (status ``ok``), with
+positive times, a plausible peak RSS and a small error against the reference.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(name: str, results: Path, *extra: str) -> list[dict[str, str]]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "python"), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-m", "experiments", name, "--smoke", "--repeats", "1",
+                           "--results-dir", str(results), *extra],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(results / f"{name}.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _check(rows: list[dict[str, str]], backends: set[str], max_error: float) -> None:
+    assert {r["backend"] for r in rows} == backends
+    for r in rows:
+        assert r["status"] == "ok", r
+        assert 0 < float(r["time_s"]) < 60 and float(r["first_call_s"]) > 0, r
+        assert 10 < float(r["peak_rss_mb"]) < 4096, r
+        if r["error"]:
+            assert float(r["error"]) <= max_error, r
+    exla = [r for r in rows if r["backend"] == "exla"]
+    assert exla and all(r["error"] for r in exla)
+
+
+def test_kernel_matvec_smoke(tmp_path: Path) -> None:
+    rows = _run("kernel_matvec", tmp_path, "--backends", "tf", "exla", "keops")
+    _check(rows, {"tf", "exla", "keops"}, 1e-10)
+    assert (tmp_path / "kernel_matvec.machine.json").exists()
+    assert (tmp_path / "kernel_matvec_memory.png").stat().st_size > 1000
+    assert "kernel_matvec" in (tmp_path / "RESULTS.md").read_text()
+
+
+def test_sgpr_smoke(tmp_path: Path) -> None:
+    rows = _run("sgpr", tmp_path)
+    _check(rows, {"tf", "exla"}, 1e-8)
+    for r in rows:
+        assert 0 < float(r["rmse"]) < 1 and float(r["nlpd"]) < 1, r
+
+
+def test_knn_smoke(tmp_path: Path) -> None:
+    rows = _run("knn", tmp_path, "--backends", "tf", "exla")
+    _check(rows, {"tf", "exla"}, 0.05)
