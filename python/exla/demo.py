@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threshold", default="100MB")
     parser.add_argument("--split-size", default="20MB")
     args = parser.parse_args(argv)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # this process imports TF later
     n, cap = args.n, parse_size(args.cap)
     threshold, split_size = parse_size(args.threshold), parse_size(args.split_size)
     flags = f"--xla_tensor_size_threshold={args.threshold} --xla_tensor_split_size={args.split_size}"
