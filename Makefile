@@ -1,23 +1,27 @@
 # The two commands a newcomer runs (see README.md):
 #   make demo   installs exla into .venv and runs the out-of-memory demonstration
-#   make test   installs exla with its test dependencies into .venv and runs the tests
+#   make test   installs exla with its test and experiment dependencies into .venv
+#               and runs the tests
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test install clean
+.PHONY: demo test install install-test clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
 install: $(PY)
-	$(PY) -m pip install --quiet ".[test]"
+	$(PY) -m pip install --quiet .
+
+install-test: $(PY)
+	$(PY) -m pip install --quiet ".[test,experiments]"
 
 demo: install
 	$(PY) -m exla demo
 
-test: install
+test: install-test
 	EXLA_REQUIRE_EXTENSION=1 $(PY) -m pytest -q tests
 
 clean:

@@ -1,0 +1,65 @@
+"""Command line: ``python -m experiments <name> [options]`` or ``python -m experiments report``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT / "python") not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT / "python"))
+
+from experiments import EXPERIMENTS  # noqa: E402
+from experiments.harness import report  # noqa: E402
+from experiments.harness.runner import RESULTS_DIR, run_configs  # noqa: E402
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
+    sub = parser.add_subparsers(dest="name", required=True)
+    for name, module_name in EXPERIMENTS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:  # an experiment not written yet
+            continue
+        p = sub.add_parser(name, help=(module.__doc__ or "").splitlines()[0])
+        p.add_argument("--smoke", action="store_true", help="tiny, fast variant (for tests)")
+        p.add_argument("--cap-gb", type=float, default=module.DEFAULT_CAP_GB,
+                       help="hard memory cap per configuration (GiB)")
+        p.add_argument("--repeats", type=int, default=3, help="timed calls after the warm-up")
+        p.add_argument("--timeout", type=float, default=900.0, help="seconds per configuration")
+        p.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+        p.add_argument("--report-only", action="store_true", help="only redo plots and RESULTS.md")
+        module.add_arguments(p)
+    p = sub.add_parser("report", help="regenerate the plots and RESULTS.md from the CSVs")
+    p.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    args = _parser().parse_args(argv)
+    if args.name != "report" and not args.report_only:
+        from experiments.harness.backends import flags_env
+
+        module = importlib.import_module(EXPERIMENTS[args.name])
+
+        def env_for(config: dict) -> dict[str, str]:
+            if config.get("backend") == "exla":
+                return flags_env(config.get("limit") or None, config.get("split_size") or None)
+            return {}
+
+        run_configs(args.name, EXPERIMENTS[args.name], module.configs(args),
+                    module.PARAMS + module.METRICS, cap_bytes=int(args.cap_gb * 2**30),
+                    timeout_s=args.timeout, results_dir=args.results_dir,
+                    size_key=module.SIZE, env_for=env_for,
+                    fill_error=getattr(module, "fill_error", None))
+    out = report.write_report(args.results_dir)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

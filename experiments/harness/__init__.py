@@ -1,0 +1,1 @@
+"""The experiments harness: capped child processes, CSV results, plots, RESULTS.md."""

@@ -1,0 +1,86 @@
+"""Child side of the harness: ``python -m experiments.harness.child MODULE CONFIG RESULT``.
+
+Joins the memory cgroup first, then calls ``MODULE.run(config, recorder)``.
+The :class:`Recorder` rewrites the result JSON after every update, so what was
+measured before an out-of-memory kill (e.g. XLA's planned memory) survives it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from experiments.harness.memcap import join_from_env
+
+__all__ = ["Recorder", "measure", "current_rss_mb"]
+
+
+def current_rss_mb() -> float:
+    """This process's resident set size now, in MiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+class Recorder:
+    """Accumulates a child's result fields and writes them to JSON on each update."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fields: dict[str, Any] = {}
+
+    def update(self, **fields: Any) -> None:
+        """Adds fields and rewrites the result file."""
+        self.fields.update(fields)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.fields, default=str))
+        os.replace(tmp, self.path)
+
+
+def measure(call: Callable[[], Any], recorder: Recorder, *, repeats: int = 3,
+            slow_s: float = 10.0) -> Any:
+    """Times ``call``: the first call (compilation included), then the median of repeats.
+
+    When the first call takes longer than ``slow_s`` seconds, it serves as the
+    warm-up and one more call is timed. Returns the last call's result.
+    """
+    recorder.update(base_rss_mb=current_rss_mb())
+    start = time.perf_counter()
+    result = call()
+    first = time.perf_counter() - start
+    recorder.update(first_call_s=first)
+    n = 1 if first > slow_s else max(1, repeats)
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        result = call()
+        times.append(time.perf_counter() - start)
+    recorder.update(time_s=statistics.median(times), repeats=n)
+    return result
+
+
+def main(argv: list[str]) -> int:
+    join_from_env()
+    module_name, config_json, result_path = argv
+    if os.environ.get("EXLA_EXPERIMENT_PATH") == "flags":
+        # Running from a checkout, the .pth line pip installs is not on the
+        # path: do what it does (a no-op when it already ran).
+        importlib.import_module("exla._autoload").install()
+    config = json.loads(config_json)
+    recorder = Recorder(Path(result_path))
+    module = importlib.import_module(module_name)
+    module.run(config, recorder)
+    recorder.update(status="ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

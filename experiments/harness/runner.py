@@ -1,0 +1,185 @@
+"""Parent side of the harness: one child process per configuration, under a memory cap.
+
+Every configuration runs in ``python -m experiments.harness.child``, inside its
+own memory cgroup. The parent waits with ``os.wait4`` (so it gets the child's
+peak RSS even when the kernel killed it), classifies the outcome (``ok``,
+``OOM``, ``TIMEOUT``, ``error``) and appends one CSV row per configuration to
+``<results>/<experiment>.csv``, next to ``<experiment>.machine.json``.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from experiments.harness.memcap import MemoryCap
+from experiments.harness.machine import machine_info
+
+__all__ = ["COMMON_COLUMNS", "run_configs", "RESULTS_DIR", "append_rows", "read_rows"]
+
+RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+COMMON_COLUMNS = [
+    "run_id", "experiment", "backend", "exla_path", "limit", "cap_gb", "status",
+    "time_s", "first_call_s", "repeats", "peak_rss_mb", "base_rss_mb", "cgroup_peak_mb",
+    "planned_temp_mb", "planned_temp_plain_mb", "error", "note",
+]
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """All rows of a results CSV (empty when it does not exist)."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def append_rows(path: Path, rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> None:
+    """Appends rows, writing the header first for a new file (an old header wins)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = list(columns)
+    if path.exists() and path.stat().st_size > 0:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f))
+        new_file = False
+    else:
+        new_file = True
+    with open(path, "a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=header, extrasaction="ignore")
+        if new_file:
+            writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _fmt(v) for k, v in row.items()})
+
+
+def _fmt(value: Any) -> Any:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value
+
+
+def _wait(pid: int, timeout_s: float) -> tuple[int, Any, bool]:
+    """Waits for ``pid``; kills it after ``timeout_s``. Returns (status, rusage, timed_out)."""
+    deadline = time.monotonic() + timeout_s
+    timed_out = False
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done == pid:
+            return status, usage, timed_out
+        if not timed_out and time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            timed_out = True
+        time.sleep(0.05)
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()
+             and not ln.startswith(("I0000", "W0000", "E0000", "WARNING"))]
+    for ln in reversed(lines):
+        if "Error" in ln or "Exception" in ln or ln.startswith("F0000"):
+            return ln[:300]
+    return lines[-1][:300] if lines else ""
+
+
+_OOM_WORDS = ("ResourceExhausted", "bad_alloc", "Out of memory", "out of memory", "MemoryError",
+              "OOM when allocating")
+
+
+def run_one(module: str, config: dict[str, Any], cap_bytes: int, timeout_s: float,
+            extra_env: dict[str, str]) -> dict[str, Any]:
+    """Runs one configuration in a capped child; returns the measured row."""
+    cap = MemoryCap(cap_bytes, f"{os.getpid()}_{time.monotonic_ns()}")
+    with tempfile.TemporaryDirectory(prefix="exla_exp_") as tmp:
+        result_path = Path(tmp) / "result.json"
+        log_path = Path(tmp) / "stderr.txt"
+        env = dict(os.environ)
+        env.update(cap.child_env())
+        env.update(extra_env)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(REPO_ROOT), str(REPO_ROOT / "python")] + [p for p in [env.get("PYTHONPATH")] if p])
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "experiments.harness.child", module, json.dumps(config),
+                 str(result_path)],
+                env=env, stdout=log, stderr=subprocess.STDOUT, cwd=str(REPO_ROOT))
+            status, usage, timed_out = _wait(proc.pid, timeout_s)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        row: dict[str, Any] = dict(config)
+        if result_path.exists():
+            try:
+                row.update(json.loads(result_path.read_text()))
+            except json.JSONDecodeError:
+                pass
+        log_text = log_path.read_text(errors="replace")
+    row["peak_rss_mb"] = usage.ru_maxrss / 1024.0
+    peak = cap.peak_bytes()
+    row["cgroup_peak_mb"] = peak / 2**20 if peak is not None else ""
+    killed = proc.returncode == -signal.SIGKILL
+    if timed_out:
+        row["status"] = "TIMEOUT"
+    elif killed and (cap.oom_killed() or cap.kind == "none"):
+        row["status"] = "OOM"
+    elif proc.returncode != 0:
+        row["status"] = "OOM" if any(w in log_text for w in _OOM_WORDS) else "error"
+        row["note"] = _last_line(log_text)
+    elif row.get("status") is None:
+        row["status"] = "error"
+        row["note"] = "child wrote no result"
+    cap.close()
+    return row
+
+
+def run_configs(experiment: str, module: str, configs: Sequence[dict[str, Any]],
+                columns: Sequence[str], *, cap_bytes: int, timeout_s: float,
+                results_dir: Path = RESULTS_DIR, size_key: str = "n",
+                env_for: Any = None, fill_error: Any = None) -> list[dict[str, Any]]:
+    """Runs every configuration (sorted by size) and appends the rows.
+
+    Once a (backend, limit) pair runs out of memory or time at some size, its
+    larger sizes are skipped (they would fail the same way, slowly).
+    ``env_for(config)`` gives extra environment entries for a child (XLA_FLAGS);
+    ``fill_error(row, earlier_rows)`` may compute the error from other backends' rows.
+    """
+    from tqdm import tqdm
+
+    results_dir.mkdir(parents=True, exist_ok=True)
+    csv_path = results_dir / f"{experiment}.csv"
+    info = machine_info()
+    info["cap_gb"] = cap_bytes / 2**30
+    info["memory_cap"] = MemoryCap(cap_bytes, f"{os.getpid()}_probe").kind
+    (results_dir / f"{experiment}.machine.json").write_text(json.dumps(info, indent=2) + "\n")
+    run_id = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    failed: dict[tuple, Any] = {}
+    rows = []
+    bar = tqdm(sorted(configs, key=lambda c: float(c.get(size_key, 0))), desc=experiment,
+               unit="cfg", dynamic_ncols=True)
+    for config in bar:
+        key = (config.get("backend"), config.get("limit"))
+        bar.set_postfix_str(f"{config.get('backend')} {size_key}={config.get(size_key)} "
+                            f"limit={config.get('limit') or '-'}")
+        if key in failed and float(config.get(size_key, 0)) > failed[key]:
+            continue
+        row = run_one(module, config, cap_bytes, timeout_s, env_for(config) if env_for else {})
+        row.update(run_id=run_id, experiment=experiment, cap_gb=cap_bytes / 2**30)
+        if fill_error is not None:
+            fill_error(row, rows)
+        if row["status"] in ("OOM", "TIMEOUT"):
+            failed[key] = float(config.get(size_key, 0))
+        append_rows(csv_path, [row], list(COMMON_COLUMNS) + [c for c in columns
+                                                             if c not in COMMON_COLUMNS])
+        rows.append(row)
+        tqdm.write(f"  {row.get('backend'):>12} {size_key}={config.get(size_key)} "
+                   f"limit={config.get('limit') or '-'}: {row['status']} "
+                   f"t={row.get('time_s', '')} rss={row['peak_rss_mb']:.0f}MB")
+    return rows

@@ -1,0 +1,165 @@
+"""Experiment 2: GPflow SGPR, unchanged model code, plain XLA vs exla as M grows.
+
+Data (seed 0): inputs x ~ U[0, 1]^3, targets
+``y = sin(6 x1) + cos(4 x2) x3 + 0.1 eps``, eps ~ N(0, 1); N = 20,000 training
+points and 2,000 test points from the same distribution. Model: ``gpflow.models.SGPR``
+with an ARD squared-exponential kernel (lengthscales 0.3, variance 1), noise
+variance 0.1, inducing points = the first M training inputs (trainable).
+
+The compiled program is the training loss and its gradient with respect to all
+trainable variables (``tf.function(jit_compile=True)``; through exla for the
+``exla`` backend). Reported: time per loss-and-gradient evaluation, then a
+fixed number of L-BFGS iterations (SciPy L-BFGS-B on that function), test RMSE
+and NLPD of ``predict_y`` (compiled the same way), and ``error``: the relative
+difference of exla's initial loss from plain XLA's at the same M.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from experiments.harness.child import Recorder, measure
+
+NAME = "sgpr"
+SIZE = "m"
+PARAMS = ["m", "n_train", "iterations"]
+METRICS = ["loss0", "opt_s", "rmse", "nlpd"]
+DEFAULT_CAP_GB = 4.0
+DEFAULT_MS = [100, 500, 1000, 2000, 3000, 4000]
+LIMITS = ["1GB", "200MB"]
+SPLIT_SIZE = {"1GB": "100MB", "200MB": "20MB", "100KB": "20KB"}
+BACKENDS = ["tf", "exla"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Experiment-specific options."""
+    parser.add_argument("--ms", type=int, nargs="+", help="numbers of inducing points")
+    parser.add_argument("--n-train", type=int, default=20_000)
+    parser.add_argument("--iterations", type=int, default=5, help="L-BFGS iterations")
+    parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
+    parser.add_argument("--planned", action="store_true",
+                        help="also XLA's planned memory (slow: compiles each program twice)")
+
+
+def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The configurations to run."""
+    if args.smoke:
+        ms, limits, n_train, iters = [40], ["100KB"], 2000, 2
+    else:
+        ms, limits, n_train, iters = args.ms or DEFAULT_MS, args.limits, args.n_train, args.iterations
+    out = []
+    for m in ms:
+        for backend in BACKENDS:
+            for limit in (limits if backend == "exla" else [""]):
+                out.append({"backend": backend, "m": m, "n_train": n_train, "iterations": iters,
+                            "limit": limit, "split_size": SPLIT_SIZE.get(limit, ""),
+                            "repeats": args.repeats, "planned": args.planned})
+    return out
+
+
+def make_data(n_train: int, n_test: int = 2000) -> tuple[np.ndarray, ...]:
+    """The synthetic regression data set described in the module docstring."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(n_train + n_test, 3))
+    y = np.sin(6 * x[:, :1]) + np.cos(4 * x[:, 1:2]) * x[:, 2:3]
+    y = y + 0.1 * rng.normal(size=y.shape)
+    return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+
+
+def run(config: dict[str, Any], rec: Recorder) -> None:
+    """Runs one configuration in the child."""
+    import gpflow
+    import scipy.optimize
+    import tensorflow as tf
+
+    from experiments.harness import backends
+
+    m, backend = int(config["m"]), config["backend"]
+    x, y, xt, yt = make_data(int(config["n_train"]))
+    model = gpflow.models.SGPR(
+        (x, y), gpflow.kernels.SquaredExponential(lengthscales=[0.3] * 3, variance=1.0),
+        inducing_variable=x[:m].copy(), noise_variance=0.1)
+    params = list(model.trainable_variables)
+    xt_tf = tf.constant(xt)
+
+    def loss_and_grads() -> Any:
+        with tf.GradientTape() as tape:
+            loss = model.training_loss()
+        return loss, tape.gradient(loss, params)
+
+    def predict(xs: Any) -> Any:
+        return model.predict_y(xs)
+
+    if backend == "exla":
+        rec.update(exla_path=backends.exla_path())
+        compile_ = lambda f: backends.exla_compile(f, config["limit"],  # noqa: E731
+                                                   config["split_size"] or None)
+    else:
+        compile_ = backends.jit
+    if config.get("planned"):
+        before, after = backends.planned_temp_mb(backends.jit(loss_and_grads), (),
+                                                 config["limit"] or None,
+                                                 config["split_size"] or None)
+        rec.update(planned_temp_plain_mb=before,
+                   planned_temp_mb=after if backend == "exla" else before)
+    f, pred = compile_(loss_and_grads), compile_(predict)
+    def evaluate() -> float:
+        loss, grads = f()
+        [g.numpy() for g in grads]  # wait for every result
+        return float(loss)
+
+    loss0 = measure(evaluate, rec, repeats=int(config.get("repeats", 3)), slow_s=5.0)
+    rec.update(loss0=float(loss0))
+
+    shapes = [p.shape for p in params]
+    sizes = [int(np.prod(s)) for s in shapes]
+
+    def assign(theta: np.ndarray) -> None:
+        for p, part, shape in zip(params, np.split(theta, np.cumsum(sizes)[:-1]), shapes):
+            p.assign(part.reshape(shape))
+
+    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        assign(theta)
+        loss, grads = f()
+        return float(loss), np.concatenate([g.numpy().ravel() for g in grads])
+
+    theta0 = np.concatenate([p.numpy().ravel() for p in params])
+    start = time.perf_counter()
+    result = scipy.optimize.minimize(objective, theta0, jac=True, method="L-BFGS-B",
+                                     options={"maxiter": int(config["iterations"])})
+    assign(result.x)
+    rec.update(opt_s=time.perf_counter() - start)
+    mean, var = (t.numpy() for t in pred(xt_tf))
+    rmse = float(np.sqrt(np.mean((mean - yt) ** 2)))
+    nlpd = float(np.mean(0.5 * np.log(2 * np.pi * var) + (yt - mean) ** 2 / (2 * var)))
+    rec.update(rmse=rmse, nlpd=nlpd)
+
+
+def fill_error(row: dict[str, Any], previous: list[dict[str, Any]]) -> None:
+    """exla's initial loss against plain XLA's at the same M (when that ran)."""
+    if row.get("backend") != "exla" or row.get("status") != "ok":
+        return
+    for other in previous:
+        if (other.get("backend") == "tf" and other.get("status") == "ok"
+                and other.get("m") == row.get("m") and other.get("loss0") is not None):
+            ref = float(other["loss0"])
+            row["error"] = abs(float(row["loss0"]) - ref) / abs(ref)
+
+
+def plot(rows: list[dict[str, str]], results_dir: Path) -> list[Path]:
+    """Peak memory vs M and time per loss-and-gradient evaluation vs M."""
+    from experiments.harness.plots import plot_vs_size
+
+    return [
+        plot_vs_size(rows, SIZE, "peak_rss_mb", "peak RSS of the process (MiB)",
+                     results_dir / f"{NAME}_memory.png",
+                     "GPflow SGPR loss+gradient, N=20,000: peak memory"),
+        plot_vs_size(rows, SIZE, "time_s", "time per loss+gradient (s)",
+                     results_dir / f"{NAME}_time.png",
+                     "GPflow SGPR loss+gradient, N=20,000: time"),
+    ]
