@@ -1,5 +1,7 @@
 #include "ir/parser.h"
 
+#include "ir/attribute_syntax.h"
+
 #include <cctype>
 #include <cstring>
 #include <unordered_map>
@@ -191,57 +193,10 @@ class HloParser {
   }
 
   // Attributes that passes decode must have the syntax they will be decoded
-  // with; everything else is kept verbatim and checked by XLA later.
+  // with (attribute_syntax.h); everything else is kept verbatim.
   void ValidateTypedAttribute(const std::string& key, std::string_view value, size_t position) {
-    static const char* kIntLists[] = {"dimensions", "dynamic_slice_sizes", "lhs_contracting_dims",
-                                      "rhs_contracting_dims", "lhs_batch_dims", "rhs_batch_dims"};
-    static const char* kInts[] = {"index", "iota_dimension"};
-    // Offset of the first character that breaks `{int, int, ...}`, or npos.
-    auto int_list_error = [](std::string_view v) -> size_t {
-      if (v.empty() || v.front() != '{') return 0;
-      if (v.back() != '}') return v.size() - 1;
-      bool expect_digit = true, any = false;
-      for (size_t i = 1; i + 1 < v.size(); ++i) {
-        char c = v[i];
-        if (c == ' ') continue;
-        if (std::isdigit(static_cast<unsigned char>(c))) {
-          expect_digit = false;
-          any = true;
-        } else if (c == ',' && !expect_digit) {
-          expect_digit = true;
-        } else {
-          return i;
-        }
-      }
-      return (any && expect_digit) ? v.size() - 1 : std::string_view::npos;
-    };
-    for (const char* k : kIntLists) {
-      if (key != k) continue;
-      size_t bad = int_list_error(value);
-      if (bad != std::string_view::npos) {
-        FailAt(position + bad, "attribute '" + key + "' must be a list of integers like {0,1}");
-      }
-    }
-    for (const char* k : kInts) {
-      if (key != k) continue;
-      bool ok = !value.empty();
-      for (char c : value) ok &= std::isdigit(static_cast<unsigned char>(c)) != 0;
-      if (!ok) FailAt(position, "attribute '" + key + "' must be a non-negative integer");
-    }
-    if (key == "slice") {
-      // {[start:limit], [start:limit:stride], ...}
-      size_t bad = value.size() >= 2 && value.front() == '{' && value.back() == '}'
-                       ? std::string_view::npos
-                       : 0;
-      for (size_t i = 1; bad == std::string_view::npos && i + 1 < value.size(); ++i) {
-        char c = value[i];
-        bool ok = std::isdigit(static_cast<unsigned char>(c)) || c == '[' || c == ']' ||
-                  c == ':' || c == ',' || c == ' ' || c == '-';
-        if (!ok) bad = i;
-      }
-      if (bad != std::string_view::npos) {
-        FailAt(position + bad, "attribute 'slice' must look like {[0:4], [1:3:2]}");
-      }
+    if (std::optional<AttributeSyntaxError> error = CheckTypedAttribute(key, value)) {
+      FailAt(position + error->offset, error->message);
     }
   }
 
