@@ -91,9 +91,14 @@ bool RemoveDeadInstructions(HloComputation* computation) {
 void RemoveDeadChain(HloInstruction* instruction, std::unordered_set<HloInstruction*>* tracked) {
   std::unordered_map<const HloComputation*, bool> memo;
   std::vector<HloInstruction*> stack = {instruction};
+  bool first = true;
   while (!stack.empty()) {
     HloInstruction* current = stack.back();
     stack.pop_back();
+    // An operand can be pushed twice before it is removed; once removed it
+    // is no longer tracked (and no longer exists), so check before touching it.
+    if (!first && !tracked->count(current)) continue;
+    first = false;
     if (!IsRemovable(current, &memo)) continue;
     std::vector<HloInstruction*> operands = current->operands();
     std::sort(operands.begin(), operands.end());
