@@ -3,6 +3,22 @@
 Run ``python -m experiments <name> [--smoke] [options]``; see README.md.
 """
 
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def exla_source_paths() -> list[str]:
+    """Where experiments (and their children) import exla from.
+
+    The checkout's `python/` when its extension has been built in place
+    (`setup.py build_ext --inplace`); otherwise nothing, so that the installed
+    package is used (`pip install .`), whose extension is built.
+    """
+    source = REPO_ROOT / "python"
+    return [str(source)] if any((source / "exla").glob("_exla*.so")) else []
+
+
 EXPERIMENTS = {
     "kernel_matvec": "experiments.kernel_matvec",
     "sgpr": "experiments.sgpr",

@@ -95,7 +95,10 @@ def _child(n: int) -> None:
 def bench_beyond_memory(n: int, cap: int = 8 * 10**9) -> dict:
     from exla._memory_cap import run_capped
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), TF_CPP_MIN_LOG_LEVEL="2")
+    import exla
+
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(exla.__file__).resolve().parents[1]),
+               TF_CPP_MIN_LOG_LEVEL="2")
     run = run_capped([sys.executable, __file__, "--child", str(n)], cap, env=env)
     if run.returncode != 0:
         return {"n": n, "failed": run.returncode, "out_of_memory": run.out_of_memory,

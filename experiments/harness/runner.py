@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from experiments.harness.memcap import MemoryCap
+from experiments import exla_source_paths
 from experiments.harness.machine import machine_info
 
 __all__ = ["COMMON_COLUMNS", "run_configs", "RESULTS_DIR", "append_rows", "read_rows"]
@@ -106,7 +107,7 @@ def run_one(module: str, config: dict[str, Any], cap_bytes: int, timeout_s: floa
         env.update(cap.child_env())
         env.update(extra_env)
         env["PYTHONPATH"] = os.pathsep.join(
-            [str(REPO_ROOT), str(REPO_ROOT / "python")] + [p for p in [env.get("PYTHONPATH")] if p])
+            [str(REPO_ROOT)] + exla_source_paths() + [p for p in [env.get("PYTHONPATH")] if p])
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         with open(log_path, "w") as log:
             proc = subprocess.Popen(

@@ -19,7 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run(name: str, results: Path, *extra: str) -> list[dict[str, str]]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "python"), env.get("PYTHONPATH", "")])
+    # The children import exla from where this test did (the checkout's
+    # python/ in development, site-packages after `pip install .`).
+    import exla
+
+    exla_path = str(Path(exla.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), exla_path, env.get("PYTHONPATH", "")])
     proc = subprocess.run([sys.executable, "-m", "experiments", name, "--smoke", "--repeats", "1",
                            "--results-dir", str(results), *extra],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
