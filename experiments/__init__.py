@@ -23,4 +23,6 @@ EXPERIMENTS = {
     "kernel_matvec": "experiments.kernel_matvec",
     "sgpr": "experiments.sgpr",
     "knn": "experiments.knn",
+    "transformer": "experiments.transformer",
+    "wide_mlp": "experiments.wide_mlp",
 }

@@ -1,11 +1,16 @@
-"""Experiment 3: brute-force k-nearest neighbours (L2, k = 10), plain XLA vs exla vs KeOps.
+"""Experiment 3: brute-force k-nearest neighbours (k = 10), plain XLA vs exla vs KeOps.
 
-Queries and points are drawn from U[0, 1]^d in float32 (seed 0); 10,000
-queries (``--queries``), n points. The user's code builds the queries x n
-distance matrix and takes ``tf.math.top_k`` of its negation, so plain XLA
-needs 4 * queries * n bytes. KeOps uses ``Genred`` with the ``ArgKMin``
-reduction. ``error`` is 1 - recall of the exact neighbours (NumPy) on 100
-sampled queries (ties at float32 precision can cost a little recall).
+Synthetic data (``dataset=uniform``): queries and points drawn from U[0, 1]^d
+in float32 (seed 0); 10,000 queries (``--queries``) against n points, L2 for
+d in {3, 10, 100} and L1 and cosine at d = 10. Real data
+(``dataset=digits``): scikit-learn's bundled 8x8 digits (1,797 images, d = 64,
+scaled to [0, 1]), every image queried against all of them, with a small exla
+limit so that the program really is rewritten. The user's code builds the
+queries x n distance (or similarity) matrix and takes ``tf.math.top_k``, so
+plain XLA needs at least 4 * queries * n bytes. KeOps uses ``Genred`` with the
+``ArgKMin`` reduction on the same formula. ``error`` is 1 - recall of the exact
+neighbours (float64 NumPy) on 100 sampled queries (ties at float32 precision
+can cost a little recall).
 """
 
 from __future__ import annotations
@@ -20,14 +25,18 @@ from experiments.harness.child import Recorder, measure
 
 NAME = "knn"
 SIZE = "n"
-PARAMS = ["n", "d", "k", "queries"]
+PARAMS = ["n", "dataset", "metric", "d", "k", "queries"]
+GROUPS = ("dataset", "metric", "d")
 METRICS: list[str] = []
 DEFAULT_CAP_GB = 8.0
-DEFAULT_SIZES = [10_000, 30_000, 100_000, 300_000]
+DEFAULT_SIZES = [10_000, 100_000, 300_000]
 LARGE_SIZES = [1_000_000]
+DEFAULT_VARIANTS = [("l2", 3), ("l2", 10), ("l2", 100), ("l1", 10), ("cosine", 10)]
 LIMITS = ["1GB"]
+DIGITS_LIMIT = "1MB"
 SPLIT_SIZE = {"1GB": "100MB", "100MB": "10MB", "1MB": "100KB"}
 BACKENDS = ["tf", "exla", "keops"]
+METRIC_NAMES = ("l2", "l1", "cosine")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,88 +44,160 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", help="numbers of points n")
     parser.add_argument("--large", action="store_true", help="also n = 1e6 (slow)")
     parser.add_argument("--queries", type=int, default=10_000)
-    parser.add_argument("--dims", type=int, nargs="+", default=[3], help="dimensions d")
+    parser.add_argument("--variants", nargs="+", metavar="METRIC:D",
+                        help="metric:dimension pairs (default: l2:3 l2:10 l2:100 l1:10 "
+                             "cosine:10)")
+    parser.add_argument("--no-digits", action="store_true", help="skip the digits data set")
     parser.add_argument("--backends", nargs="+", default=BACKENDS, choices=BACKENDS)
     parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
+
+
+def _variants(specs: list[str] | None) -> list[tuple[str, int]]:
+    if not specs:
+        return list(DEFAULT_VARIANTS)
+    out = []
+    for spec in specs:
+        metric, _, d = spec.partition(":")
+        if metric not in METRIC_NAMES or not d.isdigit():
+            raise SystemExit(f"--variants: expected METRIC:D with METRIC in "
+                             f"{', '.join(METRIC_NAMES)}, got {spec!r}")
+        out.append((metric, int(d)))
+    return out
 
 
 def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The configurations to run."""
     if args.smoke:
-        sizes, limits, queries, dims = [2000], ["1MB"], 500, [3]
+        sizes, limits, queries = [2000], ["1MB"], 500
+        variants, digits = [("l2", 3), ("cosine", 10)], True
     else:
         sizes = args.sizes or DEFAULT_SIZES + (LARGE_SIZES if args.large else [])
-        limits, queries, dims = args.limits, args.queries, args.dims
-    out = []
-    for n in sizes:
-        for d in dims:
-            for backend in args.backends:
-                for limit in (limits if backend == "exla" else [""]):
-                    out.append({"backend": backend, "n": n, "d": d, "k": 10, "queries": queries,
-                                "limit": limit, "split_size": SPLIT_SIZE.get(limit, ""),
-                                "repeats": args.repeats})
+        limits, queries = args.limits, args.queries
+        variants, digits = _variants(args.variants), not args.no_digits
+
+    def rows(dataset: str, n: int, metric: str, d: int, nq: int,
+             exla_limits: list[str]) -> list[dict[str, Any]]:
+        return [{"backend": backend, "dataset": dataset, "n": n, "metric": metric, "d": d,
+                 "k": 10, "queries": nq, "limit": limit,
+                 "split_size": SPLIT_SIZE.get(limit, ""), "repeats": args.repeats}
+                for backend in args.backends
+                for limit in (exla_limits if backend == "exla" else [""])]
+
+    out = [c for n in sizes for metric, d in variants
+           for c in rows("uniform", n, metric, d, queries, limits)]
+    if digits:
+        out += [c for metric in (("l2",) if args.smoke else METRIC_NAMES)
+                for c in rows("digits", 1797, metric, 64, 1797, [DIGITS_LIMIT])]
     return out
 
 
-def knn(queries: Any, points: Any) -> Any:
-    """The user's code: all distances, then top-k."""
+def knn(queries: Any, points: Any, metric: str = "l2") -> Any:
+    """The user's code: all distances (or similarities), then top-k."""
     import tensorflow as tf
 
-    d2 = tf.reduce_sum((queries[:, None, :] - points[None, :, :]) ** 2, -1)
-    return tf.math.top_k(-d2, k=10).indices
+    if metric == "l2":
+        score = -tf.reduce_sum((queries[:, None, :] - points[None, :, :]) ** 2, -1)
+    elif metric == "l1":
+        score = -tf.reduce_sum(tf.abs(queries[:, None, :] - points[None, :, :]), -1)
+    else:
+        score = tf.matmul(tf.math.l2_normalize(queries, -1), tf.math.l2_normalize(points, -1),
+                          transpose_b=True)
+    return tf.math.top_k(score, k=10).indices
+
+
+def _data(config: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    if config["dataset"] == "digits":
+        from sklearn.datasets import load_digits
+
+        images = (load_digits().data / 16.0).astype(np.float32)
+        return images, images
+    rng = np.random.default_rng(0)
+    n, d, nq = int(config["n"]), int(config["d"]), int(config["queries"])
+    return (rng.uniform(size=(nq, d)).astype(np.float32),
+            rng.uniform(size=(n, d)).astype(np.float32))
+
+
+def _exact(q: np.ndarray, p: np.ndarray, metric: str, k: int) -> np.ndarray:
+    """Exact neighbours in float64 (rows of ``q`` against all of ``p``)."""
+    q, p = q.astype(np.float64), p.astype(np.float64)
+    if metric == "cosine":
+        q = q / np.linalg.norm(q, axis=1, keepdims=True)
+        p = p / np.linalg.norm(p, axis=1, keepdims=True)
+        cost = -(q @ p.T)
+    else:
+        diff = q[:, None, :] - p[None, :, :]
+        cost = (diff**2).sum(-1) if metric == "l2" else np.abs(diff).sum(-1)
+    return np.argsort(cost, axis=1, kind="stable")[:, :k]
+
+
+def _keops(q: np.ndarray, p: np.ndarray, metric: str, k: int) -> Any:
+    """The KeOps version: ``ArgKMin`` over the same cost."""
+    from experiments.kernel_matvec import keops_build_folder
+
+    keops_build_folder()
+    import pykeops
+    from pykeops.numpy import Genred
+
+    pykeops.set_verbose(False)
+    d = q.shape[1]
+    formula = {"l2": "SqDist(X, Y)", "l1": "Sum(Abs(X - Y))", "cosine": "-(X | Y)"}[metric]
+    op = Genred(formula, [f"X = Vi({d})", f"Y = Vj({d})"], reduction_op="ArgKMin", axis=1,
+                opt_arg=k, dtype="float32")
+    if metric == "cosine":  # what a KeOps user writes: normalise once, then an inner product
+        def call() -> Any:
+            qn = q / np.linalg.norm(q, axis=1, keepdims=True)
+            pn = p / np.linalg.norm(p, axis=1, keepdims=True)
+            return op(qn, pn, backend="CPU")
+        return call
+    return lambda: op(q, p, backend="CPU")
 
 
 def run(config: dict[str, Any], rec: Recorder) -> None:
     """Runs one configuration in the child."""
-    n, d, k, nq = (int(config[key]) for key in ("n", "d", "k", "queries"))
-    rng = np.random.default_rng(0)
-    q_np = rng.uniform(size=(nq, d)).astype(np.float32)
-    p_np = rng.uniform(size=(n, d)).astype(np.float32)
+    metric, k = config["metric"], int(config["k"])
+    q_np, p_np = _data(config)
     backend = config["backend"]
     repeats = int(config.get("repeats", 3))
     if backend == "keops":
-        from experiments.kernel_matvec import keops_build_folder
-
-        keops_build_folder()
-        import pykeops
-        from pykeops.numpy import Genred
-
-        pykeops.set_verbose(False)
-        op = Genred("SqDist(X, Y)", [f"X = Vi({d})", f"Y = Vj({d})"], reduction_op="ArgKMin",
-                    axis=1, opt_arg=k, dtype="float32")
-        out = measure(lambda: op(q_np, p_np, backend="CPU"), rec, repeats=repeats)
+        out = measure(_keops(q_np, p_np, metric, k), rec, repeats=repeats)
     else:
         import tensorflow as tf
 
         from experiments.harness import backends
 
         q, p = tf.constant(q_np), tf.constant(p_np)
-        plain = backends.jit(knn)
+
+        def user_knn(queries: Any, points: Any) -> Any:
+            return knn(queries, points, metric)
+
+        plain = backends.jit(user_knn)
         before, after = backends.planned_temp_mb(plain, (q, p), config["limit"] or None,
                                                  config["split_size"] or None)
         rec.update(planned_temp_plain_mb=before,
                    planned_temp_mb=after if backend == "exla" else before)
         if backend == "exla":
             rec.update(exla_path=backends.exla_path())
-            fn = backends.exla_compile(knn, config["limit"], config["split_size"] or None)
+            fn = backends.exla_compile(user_knn, config["limit"], config["split_size"] or None)
         else:
             fn = plain
         out = measure(lambda: np.asarray(fn(q, p)), rec, repeats=repeats)
-    rows = np.random.default_rng(1).choice(nq, size=min(nq, 100), replace=False)
-    d2 = ((q_np[rows, None, :].astype(np.float64) - p_np[None, :, :]) ** 2).sum(-1)
-    exact = np.argsort(d2, axis=1)[:, :k]
+    rows = np.random.default_rng(1).choice(len(q_np), size=min(len(q_np), 100), replace=False)
+    exact = _exact(q_np[rows], p_np, metric, k)
     found = np.asarray(out)[rows].astype(np.int64)
     recall = np.mean([len(set(a) & set(b)) / k for a, b in zip(exact, found)])
     rec.update(error=float(1.0 - recall))
 
 
 def plot(rows: list[dict[str, str]], results_dir: Path) -> list[Path]:
-    """Peak memory vs n and time vs n."""
+    """Peak memory vs n and time vs n, one panel per data set, metric and d."""
     from experiments.harness.plots import plot_vs_size
 
+    uniform = [r for r in rows if r.get("dataset", "uniform") in ("uniform", "")]
     return [
-        plot_vs_size(rows, SIZE, "peak_rss_mb", "peak RSS of the process (MiB)",
-                     results_dir / f"{NAME}_memory.png", "kNN (k=10, L2): peak memory"),
-        plot_vs_size(rows, SIZE, "time_s", "time per query batch (s)",
-                     results_dir / f"{NAME}_time.png", "kNN (k=10, L2): time"),
+        plot_vs_size(uniform, SIZE, "peak_rss_mb", "peak RSS of the process (MiB)",
+                     results_dir / f"{NAME}_memory.png", "kNN (k=10): peak memory",
+                     groups=GROUPS, params=PARAMS),
+        plot_vs_size(uniform, SIZE, "time_s", "time per query batch (s)",
+                     results_dir / f"{NAME}_time.png", "kNN (k=10): time",
+                     groups=GROUPS, params=PARAMS),
     ]

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-__all__ = ["plot_vs_size", "latest_rows", "series_label"]
+__all__ = ["plot_vs_size", "latest_rows", "series_label", "group_of"]
+
+# Columns that tell configurations apart (besides backend and limit); an
+# experiment's own parameters are added by the callers that know them.
+_CONFIG_KEYS = ("d", "k", "queries", "n", "m", "metric", "dataset", "seq", "hidden")
 
 
 def series_label(row: dict[str, str]) -> str:
@@ -14,12 +18,18 @@ def series_label(row: dict[str, str]) -> str:
     return f"{row['backend']} ({limit})" if limit else row["backend"]
 
 
-def latest_rows(rows: list[dict[str, str]], size_key: str) -> list[dict[str, str]]:
+def group_of(row: dict[str, str], keys: Sequence[str]) -> str:
+    """``key=value, ...`` for the columns that split a figure into panels ('' for none)."""
+    return ", ".join(f"{k}={row.get(k, '')}" for k in keys)
+
+
+def latest_rows(rows: list[dict[str, str]], size_key: str,
+                params: Sequence[str] = ()) -> list[dict[str, str]]:
     """The newest row for each (backend, limit, size, other params) configuration."""
+    names = {"backend", "limit", size_key, *_CONFIG_KEYS, *params}
     keep: dict[tuple, dict[str, str]] = {}
     for row in rows:
-        key = tuple((k, v) for k, v in sorted(row.items()) if k in
-                    ("backend", "limit", size_key, "d", "k", "queries", "n", "m"))
+        key = tuple((k, v) for k, v in sorted(row.items()) if k in names)
         keep[key] = row  # later rows win
     return list(keep.values())
 
@@ -32,42 +42,61 @@ def _float(value: Any) -> float | None:
     return out if out == out else None
 
 
-def plot_vs_size(rows: list[dict[str, str]], size_key: str, metric: str, ylabel: str,
-                 path: Path, title: str, logy: bool = True) -> Path:
-    """One line per backend/limit of ``metric`` against ``size_key``; failures marked x."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = latest_rows(rows, size_key)
+def _draw(ax: Any, rows: list[dict[str, str]], size_key: str, metric: str, colors: dict) -> None:
     series: dict[str, list[dict[str, str]]] = {}
     for row in rows:
         series.setdefault(series_label(row), []).append(row)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=90)
     ok_values = [_float(r.get(metric)) for r in rows if r.get("status") == "ok"]
     top = max([v for v in ok_values if v] or [1.0])
     for i, (label, items) in enumerate(sorted(series.items())):
         items.sort(key=lambda r: float(r[size_key]))
         good = [(float(r[size_key]), _float(r.get(metric))) for r in items if r["status"] == "ok"]
         good = [(s, v) for s, v in good if v is not None]
-        color = f"C{i}"
+        color = colors.setdefault(label, f"C{len(colors)}")
         if good:
             ax.plot(*zip(*good), marker="o", color=color, label=label)
         for r in items:
             if r["status"] != "ok":
                 ax.plot(float(r[size_key]), top * 1.5, marker="x", markersize=10, color=color,
-                        linestyle="none")
+                        linestyle="none", label=None if good else label)
                 ax.annotate(r["status"], (float(r[size_key]), top * 1.5), color=color,
                             textcoords="offset points", xytext=(4, 4 + 9 * (i % 3)), fontsize=8)
-    ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel(size_key)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+
+
+def plot_vs_size(rows: list[dict[str, str]], size_key: str, metric: str, ylabel: str,
+                 path: Path, title: str, logy: bool = True, groups: Sequence[str] = (),
+                 params: Sequence[str] = ()) -> Path:
+    """One line per backend/limit of ``metric`` against ``size_key``; failures marked x.
+
+    ``groups`` names columns (e.g. ``d``, ``metric``) whose values get a panel each.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = latest_rows(rows, size_key, params)
+    panels: dict[str, list[dict[str, str]]] = {}
+    for row in rows:
+        panels.setdefault(group_of(row, groups), []).append(row)
+    names = sorted(panels, key=lambda g: [panels[g][0].get(k, "") for k in groups])
+    cols = min(3, len(names)) or 1
+    nrows = (len(names) + cols - 1) // cols or 1
+    fig, axes = plt.subplots(nrows, cols, figsize=(5.4 * cols, 3.9 * nrows), dpi=80,
+                             squeeze=False)
+    colors: dict[str, str] = {}
+    for ax, name in zip(axes.flat, names):
+        _draw(ax, panels[name], size_key, metric, colors)
+        ax.set_xscale("log")
+        if logy:
+            ax.set_yscale("log")
+        ax.set_xlabel(size_key)
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{title}\n{name}" if name else title, fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(names):]:
+        ax.set_visible(False)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

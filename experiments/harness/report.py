@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-from experiments.harness.plots import latest_rows, series_label
+from experiments.harness.plots import group_of, latest_rows, series_label
 from experiments.harness.runner import RESULTS_DIR, read_rows
 
 __all__ = ["write_report", "headlines"]
@@ -27,9 +27,24 @@ def _num(value: Any, digits: int = 3) -> str:
     return f"{v:.{digits}g}"
 
 
-def headlines(rows: list[dict[str, str]], size_key: str) -> list[str]:
-    """Largest size each series reaches, and exla's time relative to the others."""
-    rows = latest_rows(rows, size_key)
+def headlines(rows: list[dict[str, str]], size_key: str, groups: Sequence[str] = (),
+              params: Sequence[str] = ()) -> list[str]:
+    """Largest size each series reaches, and exla's time relative to the others.
+
+    With ``groups`` (columns such as ``d``), each group is summarised on its own.
+    """
+    rows = latest_rows(rows, size_key, params)
+    by_group: dict[str, list[dict[str, str]]] = {}
+    for row in rows:
+        by_group.setdefault(group_of(row, groups), []).append(row)
+    lines = []
+    for group in sorted(by_group, key=lambda g: [by_group[g][0].get(k, "") for k in groups]):
+        prefix = f"[{group}] " if group else ""
+        lines += [prefix + line for line in _group_headlines(by_group[group], size_key)]
+    return lines
+
+
+def _group_headlines(rows: list[dict[str, str]], size_key: str) -> list[str]:
     lines = []
     reach: dict[str, float] = {}
     for row in rows:
@@ -41,7 +56,7 @@ def headlines(rows: list[dict[str, str]], size_key: str) -> list[str]:
         if row["status"] != "ok":
             fails.setdefault(series_label(row), f"{row['status']} at {size_key}={row[size_key]}")
     for label in sorted(set(reach) | set(fails)):
-        lines.append(f"- **{label}**: largest {size_key} that ran: "
+        lines.append(f"**{label}**: largest {size_key} that ran: "
                      f"{int(reach[label]) if label in reach else 'none'}"
                      + (f" ({fails[label]})" if label in fails else ""))
     by_size: dict[str, dict[str, float]] = {}
@@ -55,14 +70,15 @@ def headlines(rows: list[dict[str, str]], size_key: str) -> list[str]:
             if ratios:
                 ratios.sort()
                 text = ", ".join(f"{s}: {r:.2f}x" for s, r in ratios)
-                lines.append(f"- time of **{exla}** / **{other}** by {size_key}: {text}")
-    return lines
+                lines.append(f"time of **{exla}** / **{other}** by {size_key}: {text}")
+    return ["- " + line for line in lines]
 
 
 def _table(rows: list[dict[str, str]], size_key: str, params: list[str],
            metrics: list[str]) -> list[str]:
-    rows = sorted(latest_rows(rows, size_key),
-                  key=lambda r: (float(r[size_key]), series_label(r)))
+    rows = sorted(latest_rows(rows, size_key, params),
+                  key=lambda r: ([r.get(p, "") for p in params[1:]], float(r[size_key]),
+                                 series_label(r)))
     head = ["backend"] + params + [c[1] for c in _COLUMNS] + metrics
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -104,7 +120,9 @@ def write_report(results_dir: Path = RESULTS_DIR) -> Path:
         for png in module.plot(rows, results_dir):
             rel = png.relative_to(target.parent) if png.is_relative_to(target.parent) else png
             lines.append(f"![{png.stem}]({rel})")
-        lines += ["", "Headlines:", ""] + headlines(rows, module.SIZE) + [""]
+        lines += ["", "Headlines:", ""]
+        lines += headlines(rows, module.SIZE, getattr(module, "GROUPS", ()), module.PARAMS)
+        lines += [""]
         params = [module.SIZE] + [p for p in module.PARAMS if p != module.SIZE]
         lines += _table(rows, module.SIZE, params, module.METRICS) + [""]
     target.write_text("\n".join(lines) + "\n")

@@ -63,3 +63,23 @@ def test_sgpr_smoke(tmp_path: Path) -> None:
 def test_knn_smoke(tmp_path: Path) -> None:
     rows = _run("knn", tmp_path, "--backends", "tf", "exla")
     _check(rows, {"tf", "exla"}, 0.05)
+    variants = {(r["dataset"], r["metric"], r["d"]) for r in rows}
+    assert variants == {("uniform", "l2", "3"), ("uniform", "cosine", "10"),
+                        ("digits", "l2", "64")}
+    # Real data, really rewritten: the 1797 x 1797 x 64 broadcast is gone.
+    digits = {r["backend"]: r for r in rows if r["dataset"] == "digits"}
+    assert float(digits["exla"]["planned_temp_mb"]) < float(digits["tf"]["planned_temp_mb"]) / 100
+
+
+def test_transformer_smoke(tmp_path: Path) -> None:
+    rows = _run("transformer", tmp_path)
+    _check(rows, {"tf", "exla"}, 1e-5)
+    exla = next(r for r in rows if r["backend"] == "exla")
+    assert float(exla["planned_temp_mb"]) < float(exla["planned_temp_plain_mb"])
+
+
+def test_wide_mlp_smoke(tmp_path: Path) -> None:
+    rows = _run("wide_mlp", tmp_path)
+    _check(rows, {"tf", "exla"}, 1e-5)
+    exla = next(r for r in rows if r["backend"] == "exla")
+    assert float(exla["planned_temp_mb"]) < float(exla["planned_temp_plain_mb"]) / 2

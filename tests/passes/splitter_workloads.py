@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from experiments import wide_mlp
+
 
 def kernel_matvec(form: str):
     """Gaussian-kernel matrix-vector product K(X, X) v, in two spellings."""
@@ -115,71 +117,15 @@ def sgpr_loss_and_grads(n: int, m: int, seed: int = 0):
     return loss_and_grads, ()
 
 
-# With a million hidden units every Adam step moves the output by about
-# hidden * lr; 1e-6 keeps the loss well-scaled (1e-3 makes it explode).
-MLP_LEARNING_RATE = 1e-6
+# The wide-MLP workload and its float64 reference are the experiment's own
+# (experiments/wide_mlp.py), so the test and the experiment measure one program.
+MLP_LEARNING_RATE = wide_mlp.LEARNING_RATE
 
 
-def wide_mlp_adam(hidden: int, steps: int = 3, n: int = 2000, dim: int = 32, seed: int = 0):
-    """`steps` full-batch Adam steps of a one-hidden-layer ReLU network.
-
-    Returns the jit-compiled step function (whose program updates the
-    weights and Adam's slots), its arguments and the variables to read back.
-    """
-    import tf_keras
-
-    rng = np.random.default_rng(seed)
-    x = tf.constant(rng.normal(size=(n, dim)).astype(np.float32))
-    y = tf.constant(rng.normal(size=(n, 1)).astype(np.float32))
-    w1 = tf.Variable(rng.normal(size=(dim, hidden)).astype(np.float32) / np.sqrt(dim))
-    b1 = tf.Variable(np.zeros(hidden, np.float32))
-    w2 = tf.Variable(rng.normal(size=(hidden, 1)).astype(np.float32) / np.sqrt(hidden))
-    params = [w1, b1, w2]
-    optimizer = tf_keras.optimizers.Adam(MLP_LEARNING_RATE)
-    optimizer.build(params)
-
-    @tf.function(jit_compile=True)
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean((tf.nn.relu(x @ w1 + b1) @ w2 - y) ** 2)
-        optimizer.apply_gradients(zip(tape.gradient(loss, params), params))
-        return loss
-
-    return step, (x, y), params
+def wide_mlp_adam(hidden: int, n: int = 2000, dim: int = 32, seed: int = 0):
+    """Full-batch Adam steps of a one-hidden-layer ReLU network (jit-compiled)."""
+    step, args, params = wide_mlp.make_mlp(hidden, n, dim, seed)
+    return tf.function(step, jit_compile=True), args, params
 
 
-def wide_mlp_adam_reference(x, y, w1, b1, w2, steps: int = 3, lr: float = MLP_LEARNING_RATE,
-                            block: int = 50_000):
-    """The same Adam steps in float64 NumPy, in blocks of hidden units.
-
-    Every quantity but the network output decomposes over hidden units, so no
-    block needs more than n x block numbers. Adam as tf_keras implements it.
-    """
-    x, y = np.float64(x), np.float64(y)
-    params = [np.float64(w1), np.float64(b1), np.float64(w2)]
-    m = [np.zeros_like(p) for p in params]
-    v = [np.zeros_like(p) for p in params]
-    beta1, beta2, eps = 0.9, 0.999, 1e-7
-    hidden, n = params[1].shape[0], x.shape[0]
-    losses = []
-    for step in range(1, steps + 1):
-        w1, b1, w2 = params
-        out = np.zeros((n, 1))
-        for i in range(0, hidden, block):
-            out += np.maximum(x @ w1[:, i : i + block] + b1[i : i + block], 0) @ w2[i : i + block]
-        residual = out - y
-        losses.append(float(np.mean(residual**2)))
-        d_out = 2.0 * residual / n
-        grads = [np.empty_like(p) for p in params]
-        for i in range(0, hidden, block):
-            pre = x @ w1[:, i : i + block] + b1[i : i + block]
-            grads[2][i : i + block] = np.maximum(pre, 0).T @ d_out
-            d_pre = (d_out @ w2[i : i + block].T) * (pre > 0)
-            grads[0][:, i : i + block] = x.T @ d_pre
-            grads[1][i : i + block] = d_pre.sum(0)
-        alpha = lr * np.sqrt(1 - beta2**step) / (1 - beta1**step)
-        for p, g, mk, vk in zip(params, grads, m, v):
-            mk += (g - mk) * (1 - beta1)
-            vk += (g * g - vk) * (1 - beta2)
-            p -= mk * alpha / (np.sqrt(vk) + eps)
-    return params, losses
+wide_mlp_adam_reference = wide_mlp.adam_reference
