@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from experiments.harness.blocks import block_slices
 from experiments.harness.child import Recorder, measure
 
 NAME = "knn"
@@ -118,16 +119,26 @@ def _data(config: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _exact(q: np.ndarray, p: np.ndarray, metric: str, k: int) -> np.ndarray:
-    """Exact neighbours in float64 (rows of ``q`` against all of ``p``)."""
-    q, p = q.astype(np.float64), p.astype(np.float64)
+    """Exact neighbours in float64 (rows of ``q`` against all of ``p``), over blocks of ``p``."""
+    q = q.astype(np.float64)
     if metric == "cosine":
         q = q / np.linalg.norm(q, axis=1, keepdims=True)
-        p = p / np.linalg.norm(p, axis=1, keepdims=True)
-        cost = -(q @ p.T)
-    else:
-        diff = q[:, None, :] - p[None, :, :]
-        cost = (diff**2).sum(-1) if metric == "l2" else np.abs(diff).sum(-1)
-    return np.argsort(cost, axis=1, kind="stable")[:, :k]
+    best_cost = np.full((len(q), 0), np.inf)
+    best_index = np.zeros((len(q), 0), np.int64)
+    for cols in block_slices(len(p), 8 * len(q) * p.shape[1]):
+        block = p[cols].astype(np.float64)
+        if metric == "cosine":
+            cost = -(q @ (block / np.linalg.norm(block, axis=1, keepdims=True)).T)
+        else:
+            diff = q[:, None, :] - block[None, :, :]
+            cost = (diff**2).sum(-1) if metric == "l2" else np.abs(diff).sum(-1)
+        best_cost = np.concatenate([best_cost, cost], 1)
+        best_index = np.concatenate(
+            [best_index, np.broadcast_to(np.arange(cols.start, cols.stop), cost.shape)], 1)
+        keep = np.argsort(best_cost, axis=1, kind="stable")[:, :k]
+        best_cost = np.take_along_axis(best_cost, keep, 1)
+        best_index = np.take_along_axis(best_index, keep, 1)
+    return best_index
 
 
 def _keops(q: np.ndarray, p: np.ndarray, metric: str, k: int) -> Any:

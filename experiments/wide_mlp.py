@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from experiments.harness.blocks import block_slices
 from experiments.harness.child import Recorder, measure
 
 NAME = "wide_mlp"
@@ -84,13 +85,14 @@ def make_mlp(hidden: int, examples: int = 2000, dim: int = INPUT_DIM, seed: int 
 
 
 def adam_reference(x: np.ndarray, y: np.ndarray, w1: np.ndarray, b1: np.ndarray,
-                   w2: np.ndarray, steps: int = 3, lr: float = LEARNING_RATE,
-                   block: int = 50_000) -> tuple[list[np.ndarray], list[float]]:
+                   w2: np.ndarray, steps: int = 3,
+                   lr: float = LEARNING_RATE) -> tuple[list[np.ndarray], list[float]]:
     """The same Adam steps in float64 NumPy, in blocks of hidden units.
 
-    Every quantity but the network output decomposes over hidden units, so no
-    block needs more than examples x block numbers. Adam as tf_keras implements
-    it. Returns the final ``[W1, b1, W2]`` and the loss before each step.
+    Every quantity but the network output decomposes over hidden units, so a
+    block of units needs examples x block numbers (blocks of about 32 MiB).
+    Adam as tf_keras implements it. Returns the final ``[W1, b1, W2]`` and the
+    loss before each step.
     """
     x, y = np.float64(x), np.float64(y)
     params = [np.float64(w1), np.float64(b1), np.float64(w2)]
@@ -98,22 +100,23 @@ def adam_reference(x: np.ndarray, y: np.ndarray, w1: np.ndarray, b1: np.ndarray,
     v = [np.zeros_like(p) for p in params]
     beta1, beta2, eps = 0.9, 0.999, 1e-7
     hidden, n = params[1].shape[0], x.shape[0]
+    blocks = list(block_slices(hidden, 8 * n))
     losses = []
     for step in range(1, steps + 1):
         w1, b1, w2 = params
         out = np.zeros((n, 1))
-        for i in range(0, hidden, block):
-            out += np.maximum(x @ w1[:, i:i + block] + b1[i:i + block], 0) @ w2[i:i + block]
+        for b in blocks:
+            out += np.maximum(x @ w1[:, b] + b1[b], 0) @ w2[b]
         residual = out - y
         losses.append(float(np.mean(residual**2)))
         d_out = 2.0 * residual / n
         grads = [np.empty_like(p) for p in params]
-        for i in range(0, hidden, block):
-            pre = x @ w1[:, i:i + block] + b1[i:i + block]
-            grads[2][i:i + block] = np.maximum(pre, 0).T @ d_out
-            d_pre = (d_out @ w2[i:i + block].T) * (pre > 0)
-            grads[0][:, i:i + block] = x.T @ d_pre
-            grads[1][i:i + block] = d_pre.sum(0)
+        for b in blocks:
+            pre = x @ w1[:, b] + b1[b]
+            grads[2][b] = np.maximum(pre, 0).T @ d_out
+            d_pre = (d_out @ w2[b].T) * (pre > 0)
+            grads[0][:, b] = x.T @ d_pre
+            grads[1][b] = d_pre.sum(0)
         alpha = lr * np.sqrt(1 - beta2**step) / (1 - beta1**step)
         for p, g, mk, vk in zip(params, grads, m, v):
             mk += (g - mk) * (1 - beta1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
 import statistics
 import sys
@@ -76,10 +77,29 @@ def main(argv: list[str]) -> int:
         importlib.import_module("exla._autoload").install()
     config = json.loads(config_json)
     recorder = Recorder(Path(result_path))
+    warnings = _ExlaWarnings()
+    logging.getLogger("exla").addHandler(warnings)
     module = importlib.import_module(module_name)
     module.run(config, recorder)
-    recorder.update(status="ok")
+    if config.get("backend") == "exla" and warnings.fallbacks:
+        # exla gave up and ran the original program: what was measured is not exla.
+        recorder.update(status="fallback", note=warnings.fallbacks[0][:300])
+    else:
+        recorder.update(status="ok")
     return 0
+
+
+class _ExlaWarnings(logging.Handler):
+    """Collects exla's warnings that it fell back to the original program."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.fallbacks: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "running the original" in message or "running without exla" in message:
+            self.fallbacks.append(message)
 
 
 if __name__ == "__main__":

@@ -147,8 +147,9 @@ def run_configs(experiment: str, module: str, configs: Sequence[dict[str, Any]],
                 env_for: Any = None, fill_error: Any = None) -> list[dict[str, Any]]:
     """Runs every configuration (sorted by size) and appends the rows.
 
-    Once a (backend, limit) pair runs out of memory or time at some size, its
-    larger sizes are skipped (they would fail the same way, slowly).
+    Once a series (backend, limit and other parameters) runs out of memory or
+    time at some size, its larger sizes are skipped (they would fail the same
+    way, slowly).
     ``env_for(config)`` gives extra environment entries for a child (XLA_FLAGS);
     ``fill_error(row, earlier_rows)`` may compute the error from other backends' rows.
     """
@@ -166,7 +167,8 @@ def run_configs(experiment: str, module: str, configs: Sequence[dict[str, Any]],
     bar = tqdm(sorted(configs, key=lambda c: float(c.get(size_key, 0))), desc=experiment,
                unit="cfg", dynamic_ncols=True)
     for config in bar:
-        key = (config.get("backend"), config.get("limit"))
+        # The series: everything but the size (e.g. backend, limit, metric, d).
+        key = tuple(sorted((k, str(v)) for k, v in config.items() if k not in (size_key, "repeats")))
         bar.set_postfix_str(f"{config.get('backend')} {size_key}={config.get(size_key)} "
                             f"limit={config.get('limit') or '-'}")
         if key in failed and float(config.get(size_key, 0)) > failed[key]:

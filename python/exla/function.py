@@ -41,6 +41,7 @@ every new signature with the original function.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import os
 import threading
@@ -54,6 +55,33 @@ from exla._tracing import (call_unpatched, eager_context, exla_is_tracing, exla_
 __all__ = ["function", "ExlaFunction", "ExlaError"]
 
 _log = logging.getLogger("exla")
+
+
+
+def _bind_to_concrete(concrete: Any, bound: inspect.BoundArguments) -> inspect.BoundArguments:
+    """Arguments bound to the polymorphic function, re-bound to one concrete function.
+
+    The two types name parameters alike except for ``*args``: a concrete
+    function has one parameter per element (``args_0``, ``args_1``, ...), so a
+    function with ``*args`` cannot unpack the polymorphic binding directly.
+    """
+    values: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        parameter = bound.signature.parameters[name]
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            values.update((f"{name}_{i}", v) for i, v in enumerate(value))
+        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            values.update(value)
+        else:
+            values[name] = value
+    positional, keywords = [], {}
+    for name, parameter in concrete.function_type.parameters.items():
+        if parameter.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                              inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            positional.append(values[name])
+        else:
+            keywords[name] = values[name]
+    return concrete.function_type.bind(*positional, **keywords)
 
 
 class ExlaError(RuntimeError):
@@ -226,7 +254,7 @@ class ExlaFunction:
         """The tensors of ``args``/``kwargs`` in the order of the HLO parameters."""
         bound = self._tf_fn.function_type.bind_with_defaults(
             args, kwargs, self._tf_fn.function_spec.default_values)
-        return concrete.function_type.unpack_inputs(bound)
+        return concrete.function_type.unpack_inputs(_bind_to_concrete(concrete, bound))
 
     @not_converted
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

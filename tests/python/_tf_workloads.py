@@ -13,6 +13,8 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 import numpy as np  # noqa: E402
 
+from experiments import sgpr  # noqa: E402
+
 THRESHOLD = "100KB"
 
 
@@ -43,18 +45,8 @@ def sgpr_model(n: int = 1000, m: int = 30, seed: int = 1):
     return gpflow.models.SGPR((x, y), gpflow.kernels.SquaredExponential(), inducing_variable=z)
 
 
-def sgpr_loss_and_grads(model):
-    """A Python function returning the SGPR loss and its gradients (GradientTape inside)."""
-    import tensorflow as tf
-
-    variables = model.trainable_variables
-
-    def loss_and_grads():
-        with tf.GradientTape() as tape:
-            loss = model.training_loss()
-        return loss, tape.gradient(loss, variables)
-
-    return loss_and_grads
+# A Python function returning the SGPR loss and its gradients (GradientTape inside).
+sgpr_loss_and_grads = sgpr.loss_and_gradients
 
 
 def keras_model(seed: int = 0):

@@ -64,6 +64,22 @@ def test_nested_structured_outputs(exla):
     assert workloads.max_abs_difference(got["k"], want["k"] * 1.5) < 1e-9
 
 
+def test_variadic_and_keyword_only_arguments(exla):
+    # A concrete function names `*weights` elementwise (weights_0, weights_1, ...);
+    # exla must feed the HLO parameters in that order, keyword-only ones last.
+    def variadic(x, *weights, y, scale=2.0):
+        k = workloads.kernel_matvec(x, y, weights[0])
+        return scale * k + tf.reduce_sum(weights[1]) - tf.reduce_sum(weights[2])
+
+    f = exla.function(variadic, threshold=THRESHOLD, strict=True)
+    x, y, v = workloads.kmv_inputs()
+    extra = [tf.constant(np.arange(4.0, dtype=np.float64)), tf.constant([1.5], tf.float64)]
+    got = f(x, v, *extra, y=y, scale=3.0)
+    want = tf.function(variadic, jit_compile=True)(x, v, *extra, y=y, scale=3.0)
+    assert _changed(f), "exla did not rewrite the program"
+    assert workloads.max_abs_difference(got, want) < 1e-9
+
+
 def test_unchanged_program_runs_the_original(exla):
     f = exla.function(workloads.kernel_matvec)  # no threshold: nothing to split
     args = workloads.kmv_inputs(n=20, m=10)
