@@ -33,8 +33,17 @@ class RegionGrower {
   // threshold): a consumer that must produce a large value anyway, such as a
   // weight gradient, is still worth computing slice by slice from an even
   // larger operand.
-  RegionGrower(int64_t threshold, int64_t exit_limit, SplitRegion* region)
-      : threshold_(threshold), exit_limit_(std::max(threshold, exit_limit)), region_(region) {}
+  //
+  // Users larger than `follow_limit` (at most the threshold) join the region:
+  // stopping at the threshold would write every exit of up to the threshold
+  // into a whole buffer, and a following elementwise op would then need a
+  // second one, where the unsplit program needed a single buffer.
+  RegionGrower(int64_t threshold, int64_t exit_limit, SplitRegion* region,
+               int64_t follow_limit = -1)
+      : threshold_(threshold),
+        follow_limit_(follow_limit < 0 ? threshold : std::min(threshold, follow_limit)),
+        exit_limit_(std::max(threshold, exit_limit)),
+        region_(region) {}
 
   std::string Grow(HloInstruction* seed, int64_t dim) {
     region_->size = ExtentOfDim(seed->shape(), dim);
@@ -199,7 +208,7 @@ class RegionGrower {
         // Oversized users must be followed further; so must tuples (sort,
         // top-k), whose values leave through their get-tuple-elements.
         bool follow = ud != kReducedAway &&
-                      (LargestArrayBytes(user->shape()) > threshold_ || user->shape().IsTuple());
+                      (LargestArrayBytes(user->shape()) > follow_limit_ || user->shape().IsTuple());
         std::string error = AddMember(user, ud, follow, /*downstream=*/true, k, dim);
         if (!error.empty()) return error;
       }
@@ -281,6 +290,7 @@ class RegionGrower {
   }
 
   int64_t threshold_;
+  int64_t follow_limit_;
   int64_t exit_limit_;
   SplitRegion* region_;
   std::deque<std::pair<HloInstruction*, bool>> worklist_;
@@ -475,8 +485,8 @@ int64_t LargestArrayBytes(const Shape& shape) {
 }
 
 std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
-                             SplitRegion* region) {
-  RegionGrower grower(threshold, threshold, region);
+                             int64_t follow_limit, SplitRegion* region) {
+  RegionGrower grower(threshold, threshold, region, follow_limit);
   return grower.Grow(seed, dim);
 }
 

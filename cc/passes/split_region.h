@@ -49,10 +49,11 @@ struct SplitRegion {
 int64_t LargestArrayBytes(const Shape& shape);
 
 // Grows a region from `seed`, split along result dimension `dim`. Members
-// larger than `threshold` must have all their users in the region; exits must
-// be at most `threshold`. Returns an empty string on success, else why not.
+// larger than `follow_limit` (capped at `threshold`) must have all their users
+// in the region; exits must be at most `threshold`. Returns an empty string on
+// success, else why not.
 std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
-                             SplitRegion* region);
+                             int64_t follow_limit, SplitRegion* region);
 
 // Grows a region backwards from `sink`, an instruction much smaller than its
 // oversized operand `operand_index` (usually below `threshold`), split along

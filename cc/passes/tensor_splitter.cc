@@ -73,18 +73,24 @@ struct SplitResult {
 };
 
 // Strategy 1: one loop for `seed` and everything downstream of it up to
-// where the data is small again.
+// where the data is small again: preferably down to the split size, so that
+// no result of the loop is a new buffer nearly as large as the limit; where
+// that region cannot be built, down to the limit.
 SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
                         std::string* reason) {
   for (int64_t dim : DimensionsBySize(seed->shape())) {
-    SplitRegion region;
-    std::string error = BuildSplitRegion(seed, dim, limit, &region);
-    if (error.empty() && region.size < 2) error = "extent 1";
-    if (!error.empty()) {
-      if (reason->empty()) *reason = "dimension " + std::to_string(dim) + ": " + error;
-      continue;
+    for (int64_t follow_limit : {split_size, limit}) {
+      SplitRegion region;
+      std::string error = BuildSplitRegion(seed, dim, limit, follow_limit, &region);
+      if (error.empty() && region.size < 2) error = "extent 1";
+      if (!error.empty()) {
+        if (reason->empty() && follow_limit == limit) {
+          *reason = "dimension " + std::to_string(dim) + ": " + error;
+        }
+        continue;
+      }
+      return {true, RewriteRegionAsLoops(region, ChunkFor(region, split_size))};
     }
-    return {true, RewriteRegionAsLoops(region, ChunkFor(region, split_size))};
   }
   return {};
 }

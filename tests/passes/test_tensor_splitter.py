@@ -120,6 +120,25 @@ def test_kernel_matvec_20k(form):
     assert _relative_error(result, workloads.kernel_matvec_reference(x, v)) <= 1e-10
 
 
+def test_region_continues_below_the_threshold_down_to_the_split_size():
+    """A region must not end at a tensor just below the threshold.
+
+    n = 3,000: the n x n x 3 differences (216 MB) exceed the 100 MB threshold,
+    the n x n distances (72 MB) do not. Ending the loop there would write the
+    distances into a whole buffer and then need another for the kernel: twice
+    what the unsplit program plans. The loop must go on to the matvec.
+    """
+    x, v = workloads.kernel_matvec_inputs(3_000)
+    text = _hlo(workloads.kernel_matvec("broadcast"), x, v)
+    threshold, split_size = 100 * MB, 10 * MB
+    out, messages = _split(text, threshold, split_size)
+    _check_sizes(out, threshold, split_size, messages)
+    before, after = bridge.planned_memory(text).temp_bytes, bridge.planned_memory(out).temp_bytes
+    assert before > 70 * MB and after < 4 * split_size, (before, after)
+    (result,) = call_hlo(out, [x, v])
+    assert _relative_error(result, workloads.kernel_matvec_reference(x, v)) <= 1e-10
+
+
 @pytest.mark.slow
 def test_kernel_matvec_60k_beyond_memory():
     """The kernel matrix alone (28.8 GB) is more than this machine's memory."""
