@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Experiment-specific options."""
     parser.add_argument("--ms", type=int, nargs="+", help="numbers of inducing points")
     parser.add_argument("--n-train", type=int, default=20_000)
-    parser.add_argument("--iterations", type=int, default=2, help="L-BFGS iterations")
+    parser.add_argument("--iterations", type=int, default=1, help="L-BFGS iterations")
     parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
     parser.add_argument("--planned", action="store_true",
                         help="also XLA's planned memory (slow: compiles each program twice)")

@@ -34,6 +34,12 @@ def latest_rows(rows: list[dict[str, str]], size_key: str,
     return list(keep.values())
 
 
+def _order(value: Any) -> tuple:
+    """Sort key: numbers in numeric order, before text."""
+    number = _float(value)
+    return (0, number, "") if number is not None else (1, 0.0, str(value))
+
+
 def _float(value: Any) -> float | None:
     try:
         out = float(value)
@@ -79,7 +85,7 @@ def plot_vs_size(rows: list[dict[str, str]], size_key: str, metric: str, ylabel:
     panels: dict[str, list[dict[str, str]]] = {}
     for row in rows:
         panels.setdefault(group_of(row, groups), []).append(row)
-    names = sorted(panels, key=lambda g: [panels[g][0].get(k, "") for k in groups])
+    names = sorted(panels, key=lambda g: [_order(panels[g][0].get(k, "")) for k in groups])
     cols = min(3, len(names)) or 1
     nrows = (len(names) + cols - 1) // cols or 1
     fig, axes = plt.subplots(nrows, cols, figsize=(5.4 * cols, 3.9 * nrows), dpi=80,

@@ -38,9 +38,10 @@ def headlines(rows: list[dict[str, str]], size_key: str, groups: Sequence[str] =
     for row in rows:
         by_group.setdefault(group_of(row, groups), []).append(row)
     lines = []
-    for group in sorted(by_group, key=lambda g: [by_group[g][0].get(k, "") for k in groups]):
+    order = {g: [_sort_key(by_group[g][0].get(k, "")) for k in groups] for g in by_group}
+    for group in sorted(by_group, key=order.__getitem__):
         prefix = f"[{group}] " if group else ""
-        lines += [prefix + line for line in _group_headlines(by_group[group], size_key)]
+        lines += ["- " + prefix + line for line in _group_headlines(by_group[group], size_key)]
     return lines
 
 
@@ -71,14 +72,22 @@ def _group_headlines(rows: list[dict[str, str]], size_key: str) -> list[str]:
                 ratios.sort()
                 text = ", ".join(f"{s}: {r:.2f}x" for s, r in ratios)
                 lines.append(f"time of **{exla}** / **{other}** by {size_key}: {text}")
-    return ["- " + line for line in lines]
+    return lines
+
+
+def _sort_key(value: str) -> tuple:
+    """Numbers in numeric order, before text."""
+    try:
+        return (0, float(value), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
 
 
 def _table(rows: list[dict[str, str]], size_key: str, params: list[str],
            metrics: list[str]) -> list[str]:
     rows = sorted(latest_rows(rows, size_key, params),
-                  key=lambda r: ([r.get(p, "") for p in params[1:]], float(r[size_key]),
-                                 series_label(r)))
+                  key=lambda r: ([_sort_key(r.get(p, "")) for p in params[1:]],
+                                 float(r[size_key]), series_label(r)))
     head = ["backend"] + params + [c[1] for c in _COLUMNS] + metrics
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
