@@ -156,13 +156,6 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
 
 def plot(rows: list[dict[str, str]], results_dir: Path) -> list[Path]:
     """Peak memory vs n and time vs n (log-log), OOM marked."""
-    from experiments.harness.plots import plot_vs_size
+    from experiments.harness.plots import memory_and_time
 
-    return [
-        plot_vs_size(rows, SIZE, "peak_rss_mb", "peak RSS of the process (MiB)",
-                     results_dir / f"{NAME}_memory.png",
-                     "Kernel matvec, SE kernel, f64, d=3: peak memory"),
-        plot_vs_size(rows, SIZE, "time_s", "time per product (s)",
-                     results_dir / f"{NAME}_time.png",
-                     "Kernel matvec, SE kernel, f64, d=3: time"),
-    ]
+    return memory_and_time(rows, results_dir, NAME, SIZE, "Kernel matvec, SE kernel, f64, d=3", "time per product (s)")

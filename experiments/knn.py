@@ -201,14 +201,8 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
 
 def plot(rows: list[dict[str, str]], results_dir: Path) -> list[Path]:
     """Peak memory vs n and time vs n, one panel per data set, metric and d."""
-    from experiments.harness.plots import plot_vs_size
+    from experiments.harness.plots import memory_and_time
 
     uniform = [r for r in rows if r.get("dataset", "uniform") in ("uniform", "")]
-    return [
-        plot_vs_size(uniform, SIZE, "peak_rss_mb", "peak RSS of the process (MiB)",
-                     results_dir / f"{NAME}_memory.png", "kNN (k=10): peak memory",
-                     groups=GROUPS, params=PARAMS),
-        plot_vs_size(uniform, SIZE, "time_s", "time per query batch (s)",
-                     results_dir / f"{NAME}_time.png", "kNN (k=10): time",
-                     groups=GROUPS, params=PARAMS),
-    ]
+    return memory_and_time(uniform, results_dir, NAME, SIZE, "kNN (k=10)",
+                           "time per query batch (s)", groups=GROUPS, params=PARAMS)

@@ -178,13 +178,6 @@ def fill_error(row: dict[str, Any], previous: list[dict[str, Any]]) -> None:
 
 def plot(rows: list[dict[str, str]], results_dir: Path) -> list[Path]:
     """Peak memory vs M and time per loss-and-gradient evaluation vs M."""
-    from experiments.harness.plots import plot_vs_size
+    from experiments.harness.plots import memory_and_time
 
-    return [
-        plot_vs_size(rows, SIZE, "peak_rss_mb", "peak RSS of the process (MiB)",
-                     results_dir / f"{NAME}_memory.png",
-                     "GPflow SGPR loss+gradient, N=20,000: peak memory"),
-        plot_vs_size(rows, SIZE, "time_s", "time per loss+gradient (s)",
-                     results_dir / f"{NAME}_time.png",
-                     "GPflow SGPR loss+gradient, N=20,000: time"),
-    ]
+    return memory_and_time(rows, results_dir, NAME, SIZE, "GPflow SGPR loss+gradient, N=20,000", "time per loss+gradient (s)")

@@ -151,13 +151,6 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
 
 def plot(rows: list[dict[str, str]], results_dir: Path) -> list[Path]:
     """Peak memory vs sequence length and time vs sequence length."""
-    from experiments.harness.plots import plot_vs_size
+    from experiments.harness.plots import memory_and_time
 
-    return [
-        plot_vs_size(rows, SIZE, "peak_rss_mb", "peak RSS of the process (MiB)",
-                     results_dir / f"{NAME}_memory.png",
-                     "Transformer forward (2 layers, d=128, 4 heads, batch 4): peak memory"),
-        plot_vs_size(rows, SIZE, "time_s", "time per forward pass (s)",
-                     results_dir / f"{NAME}_time.png",
-                     "Transformer forward (2 layers, d=128, 4 heads, batch 4): time"),
-    ]
+    return memory_and_time(rows, results_dir, NAME, SIZE, "Transformer forward (2 layers, d=128, 4 heads, batch 4)", "time per forward pass (s)")

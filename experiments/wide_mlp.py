@@ -150,13 +150,6 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
 
 def plot(rows: list[dict[str, str]], results_dir: Path) -> list[Path]:
     """Peak memory vs width and time per Adam step vs width."""
-    from experiments.harness.plots import plot_vs_size
+    from experiments.harness.plots import memory_and_time
 
-    return [
-        plot_vs_size(rows, SIZE, "peak_rss_mb", "peak RSS of the process (MiB)",
-                     results_dir / f"{NAME}_memory.png",
-                     "Wide MLP, full-batch Adam step (2,000 examples): peak memory"),
-        plot_vs_size(rows, SIZE, "time_s", "time per Adam step (s)",
-                     results_dir / f"{NAME}_time.png",
-                     "Wide MLP, full-batch Adam step (2,000 examples): time"),
-    ]
+    return memory_and_time(rows, results_dir, NAME, SIZE, "Wide MLP, full-batch Adam step (2,000 examples)", "time per Adam step (s)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-__all__ = ["plot_vs_size", "latest_rows", "series_label", "group_of"]
+__all__ = ["plot_vs_size", "memory_and_time", "latest_rows", "series_label", "group_of"]
 
 # Columns that tell configurations apart (besides backend and limit); an
 # experiment's own parameters are added by the callers that know them.
@@ -107,3 +107,17 @@ def plot_vs_size(rows: list[dict[str, str]], size_key: str, metric: str, ylabel:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def memory_and_time(rows: list[dict[str, str]], results_dir: Path, name: str, size_key: str,
+                    title: str, time_label: str, groups: Sequence[str] = (),
+                    params: Sequence[str] = ()) -> list[Path]:
+    """An experiment's two figures: peak RSS and time against its size (``NAME_memory.png``,
+    ``NAME_time.png``), failures marked."""
+    return [
+        plot_vs_size(rows, size_key, "peak_rss_mb", "peak RSS of the process (MiB)",
+                     results_dir / f"{name}_memory.png", f"{title}: peak memory",
+                     groups=groups, params=params),
+        plot_vs_size(rows, size_key, "time_s", time_label, results_dir / f"{name}_time.png",
+                     f"{title}: time", groups=groups, params=params),
+    ]
