@@ -57,7 +57,6 @@ __all__ = ["function", "ExlaFunction", "ExlaError"]
 _log = logging.getLogger("exla")
 
 
-
 def _bind_to_concrete(concrete: Any, bound: inspect.BoundArguments) -> inspect.BoundArguments:
     """Arguments bound to the polymorphic function, re-bound to one concrete function.
 
