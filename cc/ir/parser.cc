@@ -116,10 +116,15 @@ class HloParser {
     return std::stoll(std::string(text_.substr(start, pos_ - start)));
   }
 
-  // Returns the text up to (not including) the matching closer of the
-  // bracket just consumed, honouring nesting and quoted strings.
-  std::string_view ScanBalanced(char closer) {
-    size_t start = pos_;
+  // How SkipToDepthZero stopped.
+  enum class ScanStop { kAtDepthZero, kTextEndedInBrackets, kLineBreakInBrackets };
+
+  // Advances over quoted strings and nested brackets until, at bracket depth
+  // 0, the next character is a closing bracket or one of `stops`, or the text
+  // ends. With `line_break_ends_brackets`, a line break inside brackets stops
+  // the scan as an error: XLA prints every attribute on one line, so there it
+  // means a bracket was never closed.
+  ScanStop SkipToDepthZero(std::string_view stops, bool line_break_ends_brackets) {
     int depth = 0;
     while (!AtEnd()) {
       char c = text_[pos_];
@@ -130,15 +135,29 @@ class HloParser {
       if (c == '(' || c == '{' || c == '[') {
         ++depth;
       } else if (c == ')' || c == '}' || c == ']') {
-        if (depth == 0) {
-          if (c != closer) Fail(std::string("unbalanced '") + c + "'");
-          std::string_view inner = text_.substr(start, pos_ - start);
-          ++pos_;
-          return inner;
-        }
+        if (depth == 0) return ScanStop::kAtDepthZero;
         --depth;
+      } else if (depth == 0 && stops.find(c) != std::string_view::npos) {
+        return ScanStop::kAtDepthZero;
+      } else if (depth > 0 && c == '\n' && line_break_ends_brackets) {
+        return ScanStop::kLineBreakInBrackets;
       }
       ++pos_;
+    }
+    return depth == 0 ? ScanStop::kAtDepthZero : ScanStop::kTextEndedInBrackets;
+  }
+
+  // Returns the text up to (not including) the matching closer of the
+  // bracket just consumed, honouring nesting and quoted strings.
+  std::string_view ScanBalanced(char closer) {
+    size_t start = pos_;
+    if (SkipToDepthZero("", /*line_break_ends_brackets=*/false) == ScanStop::kAtDepthZero &&
+        !AtEnd()) {
+      char c = text_[pos_];
+      if (c != closer) Fail(std::string("unbalanced '") + c + "'");
+      std::string_view inner = text_.substr(start, pos_ - start);
+      ++pos_;
+      return inner;
     }
     pos_ = start;
     Fail(std::string("missing '") + closer + "'");
@@ -160,31 +179,16 @@ class HloParser {
   // An attribute value: everything up to a ',' or line break at depth 0.
   std::string_view ScanAttributeValue() {
     size_t start = pos_;
-    int depth = 0;
-    while (!AtEnd()) {
-      char c = text_[pos_];
-      if (c == '"') {
-        SkipString();
-        continue;
-      }
-      if (c == '(' || c == '{' || c == '[') {
-        ++depth;
-      } else if (c == ')' || c == '}' || c == ']') {
-        if (depth == 0) break;
-        --depth;
-      } else if (c == '\n') {
-        // XLA prints every attribute on one line; a line break inside
-        // brackets means one was never closed.
-        if (depth == 0) break;
-        FailAt(start, "unterminated bracket in attribute value");
-      } else if (depth == 0 && c == ',') {
+    switch (SkipToDepthZero(",\n", /*line_break_ends_brackets=*/true)) {
+      case ScanStop::kAtDepthZero:
         break;
-      }
-      ++pos_;
-    }
-    if (depth != 0) {
-      pos_ = start;
-      Fail("unbalanced brackets in attribute value");
+      case ScanStop::kLineBreakInBrackets:
+        FailAt(start, "unterminated bracket in attribute value");
+        break;
+      case ScanStop::kTextEndedInBrackets:
+        pos_ = start;
+        Fail("unbalanced brackets in attribute value");
+        break;
     }
     size_t end = pos_;
     while (end > start && (text_[end - 1] == ' ' || text_[end - 1] == '\r')) --end;
