@@ -1,6 +1,6 @@
 """Child side of the harness: ``python -m experiments.harness.child MODULE CONFIG RESULT``.
 
-Joins the memory cgroup first, then calls ``MODULE.run(config, recorder)``.
+The parent has put it in its memory cgroup already; it calls ``MODULE.run(config, recorder)``.
 The :class:`Recorder` rewrites the result JSON after every update, so what was
 measured before an out-of-memory kill (e.g. XLA's planned memory) survives it.
 """
@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from experiments.harness.memcap import join_from_env
 
 __all__ = ["Recorder", "measure", "current_rss_mb"]
 
@@ -69,7 +68,6 @@ def measure(call: Callable[[], Any], recorder: Recorder, *, repeats: int = 3,
 
 
 def main(argv: list[str]) -> int:
-    join_from_env()
     module_name, config_json, result_path = argv
     if os.environ.get("EXLA_EXPERIMENT_PATH") == "flags":
         # Running from a checkout, the .pth line pip installs is not on the

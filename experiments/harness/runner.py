@@ -1,8 +1,10 @@
 """Parent side of the harness: one child process per configuration, under a memory cap.
 
 Every configuration runs in ``python -m experiments.harness.child``, inside its
-own memory cgroup. The parent waits with ``os.wait4`` (so it gets the child's
-peak RSS even when the kernel killed it), classifies the outcome (``ok``,
+own memory cgroup (exla's own :class:`exla._memory_cap.Cgroup`, joined before
+the child starts). The parent waits with ``os.wait4`` (so it gets the child's
+peak RSS even when the kernel killed it; the kernel carries the high-water mark
+across ``exec``, so this stays light itself: no TensorFlow here), classifies the outcome (``ok``,
 ``OOM``, ``TIMEOUT``, ``error``) and appends one CSV row per configuration to
 ``<results>/<experiment>.csv``, next to ``<experiment>.machine.json``.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -21,11 +24,12 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from experiments.harness.memcap import MemoryCap
 from experiments import exla_source_paths
 from experiments.harness.machine import machine_info
 
 __all__ = ["COMMON_COLUMNS", "run_configs", "RESULTS_DIR", "append_rows", "read_rows"]
+
+_log = logging.getLogger("exla")
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -99,12 +103,30 @@ _OOM_WORDS = ("ResourceExhausted", "bad_alloc", "Out of memory", "out of memory"
 def run_one(module: str, config: dict[str, Any], cap_bytes: int, timeout_s: float,
             extra_env: dict[str, str]) -> dict[str, Any]:
     """Runs one configuration in a capped child; returns the measured row."""
-    cap = MemoryCap(cap_bytes, f"{os.getpid()}_{time.monotonic_ns()}")
+    cgroup = _memory_cap().make_cgroup(cap_bytes)
+    if cgroup is None:
+        _log.warning("no memory cgroup available; the child runs WITHOUT a memory cap")
+    try:
+        return _run_child(module, config, cgroup, timeout_s, extra_env)
+    finally:
+        if cgroup is not None:
+            cgroup.remove()
+
+
+def _memory_cap():
+    # Imported late: the parent then needs exla's Python sources on the path,
+    # not the compiled extension (importing the package does not load it).
+    sys.path[:0] = [p for p in exla_source_paths() if p not in sys.path]
+    from exla import _memory_cap
+    return _memory_cap
+
+
+def _run_child(module: str, config: dict[str, Any], cgroup: Any, timeout_s: float,
+               extra_env: dict[str, str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="exla_exp_") as tmp:
         result_path = Path(tmp) / "result.json"
         log_path = Path(tmp) / "stderr.txt"
         env = dict(os.environ)
-        env.update(cap.child_env())
         env.update(extra_env)
         env["PYTHONPATH"] = os.pathsep.join(
             [str(REPO_ROOT)] + exla_source_paths() + [p for p in [env.get("PYTHONPATH")] if p])
@@ -113,7 +135,8 @@ def run_one(module: str, config: dict[str, Any], cap_bytes: int, timeout_s: floa
             proc = subprocess.Popen(
                 [sys.executable, "-m", "experiments.harness.child", module, json.dumps(config),
                  str(result_path)],
-                env=env, stdout=log, stderr=subprocess.STDOUT, cwd=str(REPO_ROOT))
+                env=env, stdout=log, stderr=subprocess.STDOUT, cwd=str(REPO_ROOT),
+                preexec_fn=cgroup.add_self if cgroup is not None else None)
             status, usage, timed_out = _wait(proc.pid, timeout_s)
             proc.returncode = os.waitstatus_to_exitcode(status)
         row: dict[str, Any] = dict(config)
@@ -124,12 +147,12 @@ def run_one(module: str, config: dict[str, Any], cap_bytes: int, timeout_s: floa
                 pass
         log_text = log_path.read_text(errors="replace")
     row["peak_rss_mb"] = usage.ru_maxrss / 1024.0
-    peak = cap.peak_bytes()
+    peak = cgroup.peak_bytes() if cgroup is not None else None
     row["cgroup_peak_mb"] = peak / 2**20 if peak is not None else ""
     killed = proc.returncode == -signal.SIGKILL
     if timed_out:
         row["status"] = "TIMEOUT"
-    elif killed and (cap.oom_killed() or cap.kind == "none"):
+    elif killed and (cgroup is None or cgroup.oom_killed()):
         row["status"] = "OOM"
     elif proc.returncode != 0:
         row["status"] = "OOM" if any(w in log_text for w in _OOM_WORDS) else "error"
@@ -137,8 +160,16 @@ def run_one(module: str, config: dict[str, Any], cap_bytes: int, timeout_s: floa
     elif row.get("status") is None:
         row["status"] = "error"
         row["note"] = "child wrote no result"
-    cap.close()
     return row
+
+
+def _cap_mechanism(cap_bytes: int) -> str:
+    """How children are capped here: "cgroup v1", "cgroup v2" or "none"."""
+    cgroup = _memory_cap().make_cgroup(cap_bytes)
+    if cgroup is None:
+        return "none"
+    cgroup.remove()
+    return cgroup.mechanism
 
 
 def run_configs(experiment: str, module: str, configs: Sequence[dict[str, Any]],
@@ -159,7 +190,7 @@ def run_configs(experiment: str, module: str, configs: Sequence[dict[str, Any]],
     csv_path = results_dir / f"{experiment}.csv"
     info = machine_info()
     info["cap_gb"] = cap_bytes / 2**30
-    info["memory_cap"] = MemoryCap(cap_bytes, f"{os.getpid()}_probe").kind
+    info["memory_cap"] = _cap_mechanism(cap_bytes)
     (results_dir / f"{experiment}.machine.json").write_text(json.dumps(info, indent=2) + "\n")
     run_id = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     failed: dict[tuple, Any] = {}
