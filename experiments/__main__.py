@@ -35,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--timeout", type=float, default=900.0, help="seconds per configuration")
         p.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
         p.add_argument("--report-only", action="store_true", help="only redo plots and RESULTS.md")
+        p.add_argument("--backends", nargs="+", default=module.BACKENDS, choices=module.BACKENDS,
+                       help="backends to run (default: all)")
         module.add_arguments(p)
     p = sub.add_parser("report", help="regenerate the plots and RESULTS.md from the CSVs")
     p.add_argument("--results-dir", type=Path, default=RESULTS_DIR)

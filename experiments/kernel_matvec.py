@@ -44,7 +44,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Experiment-specific options."""
     parser.add_argument("--sizes", type=int, nargs="+", help="values of n (default: 1e3..1e5)")
     parser.add_argument("--large", action="store_true", help="also n = 2e5 (slow)")
-    parser.add_argument("--backends", nargs="+", default=BACKENDS, choices=BACKENDS)
     parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
 
 

@@ -49,7 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="metric:dimension pairs (default: l2:3 l2:10 l2:100 l1:10 "
                              "cosine:10)")
     parser.add_argument("--no-digits", action="store_true", help="skip the digits data set")
-    parser.add_argument("--backends", nargs="+", default=BACKENDS, choices=BACKENDS)
     parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
 
 

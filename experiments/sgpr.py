@@ -56,7 +56,7 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
         ms, limits, n_train, iters = args.ms or DEFAULT_MS, args.limits, args.n_train, args.iterations
     out = []
     for m in ms:
-        for backend in BACKENDS:
+        for backend in args.backends:
             for limit in (limits if backend == "exla" else [""]):
                 out.append({"backend": backend, "m": m, "n_train": n_train, "iterations": iters,
                             "limit": limit, "split_size": SPLIT_SIZE.get(limit, ""),

@@ -52,7 +52,7 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
         limits, batch = args.limits, args.batch
     return [{"backend": backend, "seq": seq, "batch": batch, "layers": 2, "limit": limit,
              "split_size": SPLIT_SIZE.get(limit, ""), "repeats": args.repeats}
-            for seq in sizes for backend in BACKENDS
+            for seq in sizes for backend in args.backends
             for limit in (limits if backend == "exla" else [""])]
 
 

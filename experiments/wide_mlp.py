@@ -51,7 +51,7 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
         sizes, limits, examples = args.sizes or DEFAULT_SIZES, args.limits, args.examples
     return [{"backend": backend, "hidden": hidden, "examples": examples, "limit": limit,
              "split_size": SPLIT_SIZE.get(limit, ""), "repeats": args.repeats}
-            for hidden in sizes for backend in BACKENDS
+            for hidden in sizes for backend in args.backends
             for limit in (limits if backend == "exla" else [""])]
 
 
