@@ -48,12 +48,15 @@ def _float(value: Any) -> float | None:
     return out if out == out else None
 
 
-def _draw(ax: Any, rows: list[dict[str, str]], size_key: str, metric: str, colors: dict) -> None:
+def _draw(ax: Any, rows: list[dict[str, str]], size_key: str, metric: str,
+          colors: dict) -> float | None:
+    """Draws one panel; returns the height of the failure markers (None if none failed)."""
     series: dict[str, list[dict[str, str]]] = {}
     for row in rows:
         series.setdefault(series_label(row), []).append(row)
     ok_values = [_float(r.get(metric)) for r in rows if r.get("status") == "ok"]
     top = max([v for v in ok_values if v] or [1.0])
+    failed_at = None
     for i, (label, items) in enumerate(sorted(series.items())):
         items.sort(key=lambda r: float(r[size_key]))
         good = [(float(r[size_key]), _float(r.get(metric))) for r in items if r["status"] == "ok"]
@@ -61,12 +64,27 @@ def _draw(ax: Any, rows: list[dict[str, str]], size_key: str, metric: str, color
         color = colors.setdefault(label, f"C{len(colors)}")
         if good:
             ax.plot(*zip(*good), marker="o", color=color, label=label)
-        for r in items:
-            if r["status"] != "ok":
-                ax.plot(float(r[size_key]), top * 1.5, marker="x", markersize=10, color=color,
-                        linestyle="none", label=None if good else label)
-                ax.annotate(r["status"], (float(r[size_key]), top * 1.5), color=color,
-                            textcoords="offset points", xytext=(4, 4 + 9 * (i % 3)), fontsize=8)
+        failures = [r for r in items if r["status"] != "ok"]
+        for j, r in enumerate(failures):
+            failed_at = top * 1.5
+            # A series that never ran gets its legend entry from its first failure only.
+            ax.plot(float(r[size_key]), failed_at, marker="x", markersize=10, color=color,
+                    linestyle="none", label=label if not good and j == 0 else None)
+            ax.annotate(r["status"], (float(r[size_key]), failed_at), color=color,
+                        textcoords="offset points", xytext=(4, 4 + 9 * (i % 3)), fontsize=8)
+    return failed_at
+
+
+def _panel(ax: Any, rows: list[dict[str, str]], size_key: str, metric: str, colors: dict,
+           logy: bool) -> None:
+    """One panel on log-scaled sizes, with head-room above the failure markers so their
+    labels stay inside the axes, clear of the title."""
+    failed_at = _draw(ax, rows, size_key, metric, colors)
+    ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    if failed_at is not None:
+        ax.set_ylim(top=failed_at * 3 if logy else failed_at * 1.2)
 
 
 def plot_vs_size(rows: list[dict[str, str]], size_key: str, metric: str, ylabel: str,
@@ -92,10 +110,7 @@ def plot_vs_size(rows: list[dict[str, str]], size_key: str, metric: str, ylabel:
                              squeeze=False)
     colors: dict[str, str] = {}
     for ax, name in zip(axes.flat, names):
-        _draw(ax, panels[name], size_key, metric, colors)
-        ax.set_xscale("log")
-        if logy:
-            ax.set_yscale("log")
+        _panel(ax, panels[name], size_key, metric, colors, logy)
         ax.set_xlabel(size_key)
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title}\n{name}" if name else title, fontsize=9)
