@@ -55,8 +55,9 @@ def _draw(ax: Any, rows: list[dict[str, str]], size_key: str, metric: str,
     for row in rows:
         series.setdefault(series_label(row), []).append(row)
     ok_values = [_float(r.get(metric)) for r in rows if r.get("status") == "ok"]
-    top = max([v for v in ok_values if v] or [1.0])
-    failed_at = None
+    # Failures are marked just above the highest measured value.
+    marker_y = max([v for v in ok_values if v] or [1.0]) * 1.5
+    any_failed = False
     for i, (label, items) in enumerate(sorted(series.items())):
         items.sort(key=lambda r: float(r[size_key]))
         good = [(float(r[size_key]), _float(r.get(metric))) for r in items if r["status"] == "ok"]
@@ -65,14 +66,14 @@ def _draw(ax: Any, rows: list[dict[str, str]], size_key: str, metric: str,
         if good:
             ax.plot(*zip(*good), marker="o", color=color, label=label)
         failures = [r for r in items if r["status"] != "ok"]
+        any_failed = any_failed or bool(failures)
         for j, r in enumerate(failures):
-            failed_at = top * 1.5
             # A series that never ran gets its legend entry from its first failure only.
-            ax.plot(float(r[size_key]), failed_at, marker="x", markersize=10, color=color,
+            ax.plot(float(r[size_key]), marker_y, marker="x", markersize=10, color=color,
                     linestyle="none", label=label if not good and j == 0 else None)
-            ax.annotate(r["status"], (float(r[size_key]), failed_at), color=color,
+            ax.annotate(r["status"], (float(r[size_key]), marker_y), color=color,
                         textcoords="offset points", xytext=(4, 4 + 9 * (i % 3)), fontsize=8)
-    return failed_at
+    return marker_y if any_failed else None
 
 
 def _panel(ax: Any, rows: list[dict[str, str]], size_key: str, metric: str, colors: dict,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import matplotlib
 import pytest
 
 from experiments.harness import plots
 
-matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
