@@ -93,7 +93,7 @@ def _child(n: int) -> None:
 
 
 def bench_beyond_memory(n: int, cap: int = 8 * 10**9) -> dict:
-    from exla._memory_cap import run_capped
+    from exla.memory_cap import run_capped
 
     import exla
 

@@ -1,7 +1,7 @@
 """Parent side of the harness: one child process per configuration, under a memory cap.
 
 Every configuration runs in ``python -m experiments.harness.child``, inside its
-own memory cgroup (exla's own :class:`exla._memory_cap.Cgroup`, joined before
+own memory cgroup (exla's own :class:`exla.memory_cap.Cgroup`, joined before
 the child starts). The parent waits with ``os.wait4`` (so it gets the child's
 peak RSS even when the kernel killed it; the kernel carries the high-water mark
 across ``exec``, so this stays light itself: no TensorFlow here), classifies the outcome (``ok``,
@@ -117,8 +117,8 @@ def _memory_cap():
     # Imported late: the parent then needs exla's Python sources on the path,
     # not the compiled extension (importing the package does not load it).
     sys.path[:0] = [p for p in exla_source_paths() if p not in sys.path]
-    from exla import _memory_cap
-    return _memory_cap
+    from exla import memory_cap
+    return memory_cap
 
 
 def _run_child(module: str, config: dict[str, Any], cgroup: Any, timeout_s: float,

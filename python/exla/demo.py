@@ -17,7 +17,7 @@ import tempfile
 
 import numpy as np
 
-from exla._memory_cap import run_capped
+from exla.memory_cap import run_capped
 from exla.options import format_size, parse_size
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from exla._memory_cap import make_cgroup
+from exla.memory_cap import make_cgroup
 from experiments.harness import runner
 
 _MODULE = "tests.experiments._toy_experiment"

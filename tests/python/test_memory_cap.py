@@ -1,8 +1,8 @@
-"""exla._memory_cap: children under a hard memory cap."""
+"""exla.memory_cap: children under a hard memory cap."""
 
 import sys
 
-from exla._memory_cap import run_capped
+from exla.memory_cap import run_capped
 
 
 def test_child_within_cap_runs_normally():

@@ -8,8 +8,14 @@ are supported; this needs permission to create cgroups (root on most machines).
 Where that is not possible :func:`run_capped` gives the child an address-space
 limit (``RLIMIT_AS``) instead, which is coarser, and a warning says so.
 
-:class:`Cgroup` is public to the repository's experiment harness, which starts
-its children itself.
+:func:`run_capped` runs one command under a cap; :class:`Cgroup` (or
+:func:`make_cgroup`) is for callers that start their children themselves, such
+as the repository's experiment harness.
+
+>>> import sys
+>>> from exla.memory_cap import run_capped
+>>> run_capped([sys.executable, "-c", "print('ok')"], 2 * 2**30).stdout.strip()
+'ok'
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import subprocess
 import time
 import uuid
 from typing import Mapping, Sequence
+
+__all__ = ["CappedRun", "Cgroup", "make_cgroup", "run_capped"]
 
 _log = logging.getLogger("exla")
 
