@@ -20,6 +20,14 @@ std::string OptimizeHloText(const std::string& hlo_text, const Options& options,
   return PrintHloModule(*module);
 }
 
+std::vector<std::string> CleanupPasses() {
+  std::vector<std::string> names;
+  for (const std::string& name : AvailablePasses()) {
+    if (CreatePass(name)->IsCleanup()) names.push_back(name);
+  }
+  return names;
+}
+
 std::string RoundTripHloText(const std::string& hlo_text) {
   return PrintHloModule(*ParseHloModule(hlo_text));
 }

@@ -38,6 +38,40 @@ std::vector<std::string> DefaultPipeline();
 // Every pass name that Options::passes may contain.
 std::vector<std::string> AvailablePasses();
 
+// The clean-up passes (dead code, copies): the default pipeline skips them
+// until another pass changed the module, and callers treat a module that only
+// a clean-up changed as unchanged.
+std::vector<std::string> CleanupPasses();
+
+// One array of an entry signature (cc/api/signature.cc).
+struct SignatureArray {
+  std::string element_type;   // XLA's name: "f32", "pred", "token", ...
+  std::vector<int64_t> dims;  // empty for a scalar or a token
+  bool is_array = true;       // false for a token, or a tuple parameter
+  bool is_dynamic = false;    // a dimension is dynamic (`<=N` or `?`)
+};
+
+// One entry of the header's input_output_alias: output `output_index` is
+// written in place of parameter `parameter` (at `parameter_index` in it).
+struct SignatureAlias {
+  std::vector<int64_t> output_index;     // {} for a non-tuple result
+  int64_t parameter = 0;
+  std::vector<int64_t> parameter_index;  // {} for the whole parameter
+};
+
+// The calling convention of a module's entry computation.
+struct HloSignature {
+  std::vector<SignatureArray> parameters;  // one per parameter, by number
+  std::vector<SignatureArray> outputs;     // leaves of the result, in order
+  bool output_is_tuple = false;
+  std::vector<SignatureAlias> aliases;
+};
+
+// Parses `hlo_text` and reads its entry signature. Throws
+// std::invalid_argument on malformed text (with line:column), including a
+// malformed input_output_alias.
+HloSignature ReadHloSignature(const std::string& hlo_text);
+
 // Parses `hlo_text`, runs the pipeline and returns the printed module.
 // Throws std::invalid_argument (with line:column) on malformed text or an
 // unknown pass name. If `records` is non-null it receives one entry per pass.

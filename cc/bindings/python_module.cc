@@ -99,6 +99,36 @@ py::list TensorSizes(const std::string& text) {
   return result;
 }
 
+py::dict Array(const SignatureArray& array) {
+  py::dict result;
+  result["element_type"] = array.element_type;
+  result["dims"] = py::tuple(py::cast(array.dims));
+  result["is_array"] = array.is_array;
+  result["is_dynamic"] = array.is_dynamic;
+  return result;
+}
+
+py::dict Signature(const std::string& text) {
+  HloSignature signature;
+  {
+    py::gil_scoped_release release;
+    signature = ReadHloSignature(text);
+  }
+  py::list parameters, outputs, aliases;
+  for (const SignatureArray& array : signature.parameters) parameters.append(Array(array));
+  for (const SignatureArray& array : signature.outputs) outputs.append(Array(array));
+  for (const SignatureAlias& alias : signature.aliases) {
+    aliases.append(py::make_tuple(py::tuple(py::cast(alias.output_index)), alias.parameter,
+                                  py::tuple(py::cast(alias.parameter_index))));
+  }
+  py::dict result;
+  result["parameters"] = parameters;
+  result["outputs"] = outputs;
+  result["output_is_tuple"] = signature.output_is_tuple;
+  result["aliases"] = aliases;
+  return result;
+}
+
 }  // namespace
 }  // namespace exla
 
@@ -113,6 +143,12 @@ PYBIND11_MODULE(_exla, m) {
         "Runs exla's passes; returns (text, [(pass, changed, seconds, messages), ...]).");
   m.def("default_pipeline", &exla::DefaultPipeline);
   m.def("available_passes", &exla::AvailablePasses);
+  m.def("cleanup_passes", &exla::CleanupPasses,
+        "The clean-up passes: a module only they changed counts as unchanged.");
+  m.def("read_signature", &exla::Signature, py::arg("text"),
+        "The entry signature: {parameters, outputs, output_is_tuple, aliases}; each array is "
+        "{element_type, dims, is_array, is_dynamic}, each alias (output_index, parameter, "
+        "parameter_index).");
   m.def("module_summary", &exla::ModuleSummary, py::arg("text"),
         "Instruction counts and the largest tensors of an HLO module.");
   m.def("tensor_sizes", &exla::TensorSizes, py::arg("text"),

@@ -1,81 +1,90 @@
-"""The calling convention of an HLO module, read from its header line.
+"""The calling convention of an HLO module's entry computation.
 
-exla hands the rewritten program back to TensorFlow through ``XlaCallModule``,
-which needs the result shapes and types up front, and exla must know which
-results are new values of variables (``input_output_alias``). Both facts are in
-the first line of the HLO text that XLA prints::
+A runtime that is handed a rewritten module needs its result shapes and types
+up front (``XlaCallModule`` does), and exla must know which results are new
+values of variables (``input_output_alias`` in the module header). The C++
+parser reads both (:func:`exla._core.read_signature`); this module turns them
+into the types the Python side works with.
 
-    HloModule m, input_output_alias={ {2}: (1, {}, may-alias) },
-        entry_computation_layout={(f32[3]{0}, f32[3]{0})->(f32[1,3]{1,0}, f32[], f32[3]{0})}
-
-The shapes are read by :func:`exla.bridge.tensorflow_call.entry_layout`; this
-module adds the aliases.
-
->>> sig = read_signature(
-...     "HloModule m, input_output_alias={ {2}: (1, {}, may-alias) }, "
-...     "entry_computation_layout={(f32[3]{0}, f32[3]{0})->(f32[1,3]{1,0}, f32[], f32[3]{0})}\\n")
+>>> sig = read_signature('''HloModule m, input_output_alias={ {2}: (1, {}, may-alias) }
+... ENTRY e {
+...   a = f32[3]{0} parameter(0)
+...   b = f32[3]{0} parameter(1)
+...   r = f32[1,3]{1,0} reshape(a)
+...   c = f32[] constant(1)
+...   ROOT t = (f32[1,3]{1,0}, f32[], f32[3]{0}) tuple(r, c, b)
+... }''')
 >>> [(r.element_type, r.dims) for r in sig.results]
 [('f32', (1, 3)), ('f32', ()), ('f32', (3,))]
->>> len(sig.parameters), sig.aliases
-(2, ((2, 1),))
->>> len(read_signature("HloModule m, entry_computation_layout={(f32[], /*index=1*/s32[2]{0})->f32[]}").parameters)
-2
+>>> len(sig.parameters), sig.result_is_tuple, sig.aliases
+(2, True, ((2, 1),))
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
-from typing import Any
 
-__all__ = ["HloSignature", "read_signature", "read_aliases"]
+from exla import _core
 
-_ALIAS = re.compile(r"\{\s*(\d+)\s*\}\s*:\s*\(\s*(\d+)\s*,\s*\{\s*\}")
+__all__ = ["ArrayShape", "HloSignature", "read_signature"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ArrayShape:
+    """An array of an entry signature: XLA element type and dimensions."""
+
+    element_type: str  # XLA's name: "f32", "s32", "pred", ("token" for a token result)
+    dims: tuple[int, ...]
 
 
 @dataclasses.dataclass(frozen=True)
 class HloSignature:
-    """Entry parameters, entry results (``ArrayShape``) and ``(result index, parameter)`` aliases."""
+    """The entry computation's signature.
 
-    parameters: tuple[Any, ...]
-    results: tuple[Any, ...]
+    Attributes:
+      parameters: one shape per entry parameter, by parameter number.
+      results: the leaves of the result shape, in order (a tuple result is
+        flattened, as ``XlaCallModule`` returns one tensor per leaf).
+      result_is_tuple: whether the entry computation returns a tuple.
+      aliases: ``(result index, parameter number)`` for every result written in
+        place of a whole parameter (``input_output_alias``).
+    """
+
+    parameters: tuple[ArrayShape, ...]
+    results: tuple[ArrayShape, ...]
+    result_is_tuple: bool
     aliases: tuple[tuple[int, int], ...]
 
 
-def read_aliases(text: str) -> tuple[tuple[int, int], ...]:
-    """``(result tuple index, parameter number)`` pairs of ``input_output_alias``.
-
-    Only top-level results and whole parameters are read (what TensorFlow emits
-    for variables a function writes).
-
-    >>> read_aliases("HloModule m, input_output_alias={ {1}: (2, {}, may-alias), {2}: (0, {}, may-alias) }")
-    ((1, 2), (2, 0))
-    >>> read_aliases("HloModule m, entry_computation_layout={()->f32[]}")
-    ()
-    """
-    header = text.lstrip().split("\n", 1)[0]
-    start = header.find("input_output_alias={")
-    if start < 0:
-        return ()
-    depth, i = 0, start + len("input_output_alias=")
-    end = i
-    while end < len(header):
-        depth += header[end] == "{"
-        depth -= header[end] == "}"
-        end += 1
-        if depth == 0:
-            break
-    return tuple((int(r), int(p)) for r, p in _ALIAS.findall(header[i:end]))
+def _array(array: dict, what: str) -> ArrayShape:
+    if array["is_dynamic"]:
+        raise NotImplementedError(f"{what} has a dynamic dimension, which exla does not support")
+    return ArrayShape(str(array["element_type"]), tuple(int(d) for d in array["dims"]))
 
 
 def read_signature(text: str) -> HloSignature:
-    """Read the entry signature of an HLO module from its ``HloModule`` header line.
+    """The entry signature of the HLO module ``text``.
 
     Raises:
-      ValueError: the header has no ``entry_computation_layout``.
-      NotImplementedError: tuple-shaped parameters or dynamic dimensions.
+      ValueError: malformed HLO (with line and column).
+      NotImplementedError: a tuple-shaped or token parameter, a dynamic
+        dimension, or an alias into part of a tuple.
     """
-    from exla.bridge.tensorflow_call import entry_layout
-
-    layout = entry_layout(text)
-    return HloSignature(layout.parameters, layout.results, read_aliases(text))
+    raw = _core.read_signature(text)
+    parameters = []
+    for number, parameter in enumerate(raw["parameters"]):
+        if not parameter["is_array"]:
+            kind = "tuple-shaped" if parameter["element_type"] == "tuple" else "token"
+            raise NotImplementedError(f"{kind} entry parameters are not supported "
+                                      f"(parameter {number})")
+        parameters.append(_array(parameter, f"entry parameter {number}"))
+    results = tuple(_array(leaf, f"entry result {i}") for i, leaf in enumerate(raw["outputs"]))
+    is_tuple = bool(raw["output_is_tuple"])
+    aliases = []
+    for output_index, parameter, parameter_index in raw["aliases"]:
+        if parameter_index or len(output_index) != (1 if is_tuple else 0):
+            raise NotImplementedError(
+                f"input_output_alias {tuple(output_index)}: ({parameter}, {tuple(parameter_index)}) "
+                "aliases part of a tuple; exla supports results that replace whole parameters")
+        aliases.append((int(output_index[0]) if is_tuple else 0, int(parameter)))
+    return HloSignature(tuple(parameters), results, is_tuple, tuple(aliases))

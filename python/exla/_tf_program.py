@@ -7,12 +7,13 @@ signature of a ``tf.function(jit_compile=True)``):
    are the function's flat explicit inputs, then its captured inputs);
 2. exla's pipeline rewrites the HLO;
 3. if a pass really changed it, the HLO becomes a StableHLO portable artifact
-   that :func:`emit` runs through TensorFlow's ``XlaCallModule`` op, reading the
+   that :func:`emit` runs through TensorFlow's ``XlaCallModule`` op
+   (:func:`exla.bridge.tensorflow_call.xla_call_module`), reading the
    captured variables first and assigning the variables the program writes
    (``input_output_alias`` in the HLO header) afterwards.
 
-This module uses TensorFlow internals that are not part of its public API
-(``compiler_ir``, ``gen_xla_ops``); exla pins the TensorFlow version.
+This module uses a TensorFlow internal that is not part of its public API
+(``compiler_ir``); exla pins the TensorFlow version.
 
 >>> import tensorflow as tf
 >>> from exla.options import Options
@@ -26,7 +27,6 @@ This module uses TensorFlow internals that are not part of its public API
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import os
 import re
@@ -35,15 +35,11 @@ from typing import Any, Sequence
 
 from exla._hlo_signature import HloSignature, read_signature
 
-__all__ = ["Capture", "Program", "UnsupportedProgram", "build_program", "emit", "current_platform",
-           "extract_hlo", "pass_changed_module"]
+__all__ = ["Capture", "Program", "UnsupportedProgram", "build_program", "emit", "extract_hlo",
+           "pass_changed_module"]
 
 _log = logging.getLogger("exla")
 
-# XlaCallModule op version: 9 is what TensorFlow 2.21 produces itself (jax2tf)
-# and what exla's pipeline was verified with (DESIGN.md, step 5).
-_XLA_CALL_MODULE_VERSION = 9
-_CLEANUP_PASSES = frozenset({"dce", "remove-copies"})
 
 
 class UnsupportedProgram(Exception):
@@ -97,55 +93,6 @@ def _tf():
     import tensorflow as tf
 
     return tf
-
-
-@functools.lru_cache(maxsize=1)
-def _gpu_platform() -> str | None:
-    tf = _tf()
-    if not tf.config.list_logical_devices("GPU"):
-        return None
-    return "ROCM" if tf.test.is_built_with_rocm() else "CUDA"
-
-
-def _requested_device() -> str:
-    """The device scope in effect where the call is being made ('' if none)."""
-    tf = _tf()
-    from tensorflow.python.eager import context
-
-    if tf.executing_eagerly():
-        return context.context().device_name or ""
-    try:
-        # A graph's device scope is only visible on the ops created in it.
-        with tf.name_scope("exla_device_probe"):
-            return tf.no_op().device or ""
-    except Exception:  # pragma: no cover - defensive: the probe is best effort
-        return ""
-
-
-def _platform_for_device(device: str, gpu_platform: str | None) -> str:
-    """``XlaCallModule`` platform for a TensorFlow device string.
-
-    >>> _platform_for_device("/job:localhost/replica:0/task:0/device:CPU:0", "CUDA")
-    'CPU'
-    >>> _platform_for_device("", "CUDA"), _platform_for_device("", None), _platform_for_device("/GPU:0", "ROCM")
-    ('CUDA', 'CPU', 'ROCM')
-    """
-    upper = device.upper()
-    if "TPU" in upper:
-        return "TPU"
-    if "CPU" in upper or gpu_platform is None:
-        return "CPU"
-    return gpu_platform
-
-
-def current_platform() -> str:
-    """The platform TensorFlow will run an XLA cluster on from here.
-
-    TensorFlow places an XLA cluster on a GPU when one is visible and no
-    ``tf.device`` scope asks for the CPU, so exla follows the same rule; it
-    never assumes the CPU.
-    """
-    return _platform_for_device(_requested_device(), _gpu_platform())
 
 
 def extract_hlo(concrete: Any, flat_specs: Sequence[Any], platform: str) -> str:
@@ -220,12 +167,15 @@ def _dump_dir(root: str | None, name: str) -> str:
 
 
 def pass_changed_module(report: Any) -> bool:
-    """Whether a pass other than the clean-ups (dce, remove-copies) rewrote the module.
+    """Whether a pass other than the clean-ups (the C++ core's list) rewrote the module.
 
     A clean-up alone (e.g. remove-copies dropping the copies TensorFlow emits
     for variable updates) is no reason to replace the original program.
     """
-    return any(name not in _CLEANUP_PASSES for name in report.changed_passes)
+    from exla import _core
+
+    cleanups = set(_core.cleanup_passes())
+    return any(name not in cleanups for name in report.changed_passes)
 
 
 def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform: str,
@@ -237,7 +187,7 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
       name: the function's name, for messages and the dump directory.
       concrete: the function traced for ``flat_specs`` in the eager context.
       flat_specs: static ``tf.TensorSpec`` of the flat explicit inputs.
-      platform: from :func:`current_platform`.
+      platform: from :func:`exla.bridge.tensorflow_call.current_platform`.
       options: :class:`exla.options.Options` (threshold, split_size, passes).
       dump_root: write the module before/after every pass under this directory.
       convert_unchanged: make the artifact even when no pass changed the
@@ -286,23 +236,12 @@ def emit(program: Program, flat_inputs: Sequence[Any], *, apply_updates: bool = 
     ``XlaCallModule`` only runs compiled. Reads the captured variables, calls
     the program and, with ``apply_updates``, assigns the variables it writes.
     """
-    from tensorflow.compiler.tf2xla.ops import gen_xla_ops
+    from exla.bridge.tensorflow_call import xla_call_module
 
     if program.artifact is None:
         raise ValueError(f"{program.name}: the program was not converted; call the original")
     values = list(flat_inputs) + [c.value() for c in program.captures]
-    results = gen_xla_ops.xla_call_module(
-        args=values,
-        version=_XLA_CALL_MODULE_VERSION,
-        module=program.artifact,
-        Sout=[list(r.dims) for r in program.signature.results],
-        Tout=[r.tf_dtype for r in program.signature.results],
-        platforms=[program.platform],
-        dim_args_spec=[],
-        function_list=[],
-        has_token_input_output=False,
-        disabled_checks=[],
-    )
+    results = xla_call_module(program.artifact, values, program.signature, program.platform)
     if apply_updates:
         for index, variable in program.updates:
             variable.assign(results[index])

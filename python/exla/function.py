@@ -49,6 +49,7 @@ import weakref
 from typing import Any, Callable, Sequence
 
 from exla import _gradients, _tf_program
+from exla.errors import ExlaError
 from exla._tracing import (call_unpatched, eager_context, exla_is_tracing, exla_tracing,
                            is_tensor, mark_internal, not_converted, spec_of)
 
@@ -81,10 +82,6 @@ def _bind_to_concrete(concrete: Any, bound: inspect.BoundArguments) -> inspect.B
         else:
             keywords[name] = values[name]
     return concrete.function_type.bind(*positional, **keywords)
-
-
-class ExlaError(RuntimeError):
-    """exla failed on a function and strict mode is on."""
 
 
 def _tf():
@@ -233,7 +230,9 @@ class ExlaFunction:
             if isinstance(leaf, tf.Variable):
                 raise _tf_program.UnsupportedProgram("tf.Variable arguments are not supported")
         specs = tf.nest.map_structure(spec_of, (args, kwargs))
-        platform = _tf_program.current_platform()
+        from exla.bridge.tensorflow_call import current_platform
+
+        platform = current_platform()
         with eager_context(), exla_tracing():
             concrete = self._tf_fn.get_concrete_function(*specs[0], **specs[1])
         given = [leaf for leaf in tf.nest.flatten((args, kwargs)) if isinstance(leaf, tf.TensorSpec)]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
+from exla import _core
 from exla.options import parse_size
 from exla.report import PassRecord, Report
 
@@ -15,24 +16,22 @@ __all__ = ["optimize_hlo", "available_passes", "default_pipeline", "as_hlo_text"
 _log = logging.getLogger("exla")
 
 
-def _extension() -> Any:
-    try:
-        from exla import _exla
-    except ImportError as e:
-        raise ImportError(
-            "exla's C++ extension exla._exla is not built; run `pip install .` or "
-            f"`python setup.py build_ext --inplace` in the exla checkout ({e})") from e
-    return _exla
-
-
 def available_passes() -> list[str]:
-    """Every pass name that ``optimize_hlo(passes=...)`` accepts."""
-    return list(_extension().available_passes())
+    """Every pass name that ``optimize_hlo(passes=...)`` accepts.
+
+    >>> "tensor-splitter" in available_passes()
+    True
+    """
+    return _core.available_passes()
 
 
 def default_pipeline() -> list[str]:
-    """The passes ``optimize_hlo`` runs by default, in order."""
-    return list(_extension().default_pipeline())
+    """The passes ``optimize_hlo`` runs by default, in order.
+
+    >>> default_pipeline()[-1]
+    'dce'
+    """
+    return _core.default_pipeline()
 
 
 def _looks_like_text(data: bytes) -> bool:
@@ -124,6 +123,7 @@ def optimize_hlo(
       ValueError: malformed HLO (the message gives line and column), an unknown
         pass name, or a bad size.
       ImportError: the C++ extension is not built.
+      exla.ExlaError: an internal error of exla's C++ core.
 
     Example: a kernel matrix-vector product whose 1000x1000 kernel (4 MB)
     becomes a loop over row blocks under a 1 MB limit.
@@ -144,7 +144,6 @@ def optimize_hlo(
     >>> "tensor-splitter" in report.changed_passes, " while(" in text
     (True, True)
     """
-    extension = _extension()
     start = time.perf_counter()
     text = as_hlo_text(hlo)
     threshold_bytes = 0 if threshold is None else parse_size(threshold, flag="threshold")
@@ -155,14 +154,14 @@ def optimize_hlo(
         dump = os.fspath(dump_dir)
         os.makedirs(dump, exist_ok=True)
 
-    before = extension.module_summary(text)  # also rejects malformed text early
+    before = _core.module_summary(text)  # also rejects malformed text early
     if pass_list is not None and not pass_list:
         # Every pass disabled: the extension refuses an empty list, and the
         # honest result is the module as it was.
-        optimised, records = extension.round_trip(text), []
+        optimised, records = _core.round_trip(text), []
     else:
-        optimised, records = extension.optimize(text, pass_list, threshold_bytes, split_bytes, dump)
-    after = extension.module_summary(optimised)
+        optimised, records = _core.optimize(text, pass_list, threshold_bytes, split_bytes, dump)
+    after = _core.module_summary(optimised)
     seconds = time.perf_counter() - start
 
     report = Report(

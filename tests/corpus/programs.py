@@ -107,24 +107,18 @@ def _np(x):
     return np.asarray(x)
 
 
-_ALIAS_RE = re.compile(r"\{(\d+)\}:\s*\((\d+),\s*\{\}")
-
-
-def _output_aliases(hlo_text: str) -> list[tuple[int, int]]:
+def _output_aliases(hlo_text: str) -> tuple[tuple[int, int], ...]:
     """(output index, parameter number) pairs of the module header."""
-    header = hlo_text.split("\n", 1)[0]
-    m = re.search(r"input_output_alias=\{(.*?)\s\}", header)
-    if not m:
-        return []
-    return [(int(o), int(p)) for o, p in _ALIAS_RE.findall(m.group(1))]
+    from exla._hlo_signature import read_signature
+
+    return read_signature(hlo_text).aliases
 
 
 def entry_parameter_count(hlo_text: str) -> int:
     """Number of parameters of the ENTRY computation."""
-    entry = re.search(r"^ENTRY .*?^\}", hlo_text, re.M | re.S)
-    if entry is None:
-        raise ValueError("no ENTRY computation")
-    return len(re.findall(r"\sparameter\(\d+\)", entry.group(0)))
+    from exla._hlo_signature import read_signature
+
+    return len(read_signature(hlo_text).parameters)
 
 
 def _check_parameters(name, text, inputs):

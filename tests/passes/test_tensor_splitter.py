@@ -12,7 +12,6 @@ The figures are printed (run pytest with -s to see them).
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 import pytest
@@ -23,6 +22,7 @@ from tests._extension import load_extension
 
 _exla = load_extension()
 
+from exla._hlo_signature import read_signature
 from exla.bridge import xla as bridge
 from exla.bridge.tensorflow_call import call_hlo
 
@@ -102,9 +102,7 @@ def _relative_error(actual, expected) -> float:
 
 def _aliased_outputs(text: str) -> dict[int, int]:
     """Output index -> entry parameter it updates (input_output_alias)."""
-    header = text.split("\n", 1)[0]
-    return {int(out): int(param)
-            for out, param in re.findall(r"\{(\d+)\}: \((\d+), \{\}", header)}
+    return dict(read_signature(text).aliases)
 
 
 @pytest.mark.parametrize("form", ["broadcast", "expanded"])

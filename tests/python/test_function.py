@@ -411,19 +411,6 @@ def test_disabled_passes_are_honoured(exla, monkeypatch):
     assert not any("tensor-splitter" in passes for passes in _changed(f))
 
 
-def test_platform_follows_the_device():
-    from exla._tf_program import _platform_for_device, current_platform
-
-    assert _platform_for_device("/job:localhost/replica:0/task:0/device:GPU:0", "CUDA") == "CUDA"
-    assert _platform_for_device("", "ROCM") == "ROCM"
-    assert _platform_for_device("/device:CPU:0", "CUDA") == "CPU"
-    assert _platform_for_device("", None) == "CPU"
-    expected = "CUDA" if tf.config.list_logical_devices("GPU") else "CPU"
-    assert current_platform() in (expected, "ROCM")
-    with tf.device("/CPU:0"):
-        assert current_platform() == "CPU"
-
-
 def test_bad_options_fail_at_decoration(exla):
     with pytest.raises(ValueError, match="invalid size"):
         exla.function(workloads.kernel_matvec, threshold="1XB")

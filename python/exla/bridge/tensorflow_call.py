@@ -1,4 +1,9 @@
-"""Runs an HLO module with TensorFlow's own XLA.
+"""Runs an HLO module with TensorFlow's own XLA: the one owner of ``XlaCallModule``.
+
+Both ways exla runs a program in TensorFlow go through here: :func:`call_hlo`
+(a module and its arguments, for tools, tests and experiments) and
+:func:`xla_call_module` (the op inside the graph ``exla.function`` traces), with
+one rule for the platform, :func:`current_platform`.
 
 The module is converted to a StableHLO portable artifact (:mod:`exla.bridge.xla`)
 and executed by TensorFlow's ``XlaCallModule`` op inside a
@@ -11,15 +16,21 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import hashlib
 import logging
-import re
 import threading
 from typing import Any, Sequence
 
-__all__ = ["call_hlo", "EntryLayout", "entry_layout", "ArrayShape"]
+from exla._hlo_signature import ArrayShape, HloSignature, read_signature
+
+__all__ = ["call_hlo", "current_platform", "tf_dtype", "xla_call_module", "XLA_CALL_MODULE_VERSION"]
 
 _log = logging.getLogger("exla")
+
+# XlaCallModule op version: 9 is the version TensorFlow 2.21's own jax2tf
+# writes, and the one exla's tests run every rewritten program with.
+XLA_CALL_MODULE_VERSION = 9
 
 # XLA primitive type -> TensorFlow dtype name.
 _DTYPES = {
@@ -43,147 +54,110 @@ _DTYPES = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
-class ArrayShape:
-    """An array shape of an HLO module: XLA element type and dimensions."""
-
-    element_type: str  # XLA's name: "f32", "s32", "pred", ...
-    dims: tuple[int, ...]
-
-    @property
-    def tf_dtype(self) -> Any:
-        import tensorflow as tf
-
-        if self.element_type not in _DTYPES:
-            raise NotImplementedError(
-                f"element type {self.element_type!r} has no TensorFlow equivalent")
-        return tf.as_dtype(_DTYPES[self.element_type])
-
-
-@dataclasses.dataclass(frozen=True)
-class EntryLayout:
-    """The entry computation's signature, from the module's header line.
-
-    Attributes:
-      parameters: one shape per entry parameter.
-      results: the leaves of the result shape, in order (a tuple result is
-        flattened, as ``XlaCallModule`` returns one tensor per leaf).
-      result_is_tuple: whether the entry computation returns a tuple.
-    """
-
-    parameters: tuple[ArrayShape, ...]
-    results: tuple[ArrayShape, ...]
-    result_is_tuple: bool
-
-
-class _ShapeReader:
-    """Reads XLA's shape syntax: ``f32[2,3]{1,0}``, ``(s32[], f32[4]{0})``, ``token[]``."""
-
-    _ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.pos = 0
-
-    def _skip_space(self) -> None:
-        # Whitespace and comments: XLA writes "/*index=5*/" into long tuples.
-        while self.pos < len(self.text):
-            if self.text[self.pos].isspace():
-                self.pos += 1
-            elif self.text.startswith("/*", self.pos):
-                end = self.text.find("*/", self.pos + 2)
-                if end < 0:
-                    raise ValueError(f"unterminated comment in {self.text!r}")
-                self.pos = end + 2
-            else:
-                return
-
-    def _skip_braces(self) -> None:
-        # Layouts, e.g. "{1,0}" or "{1,0:T(8,128)S(1)}": nothing the call needs.
-        self._skip_space()
-        if self.pos < len(self.text) and self.text[self.pos] == "{":
-            depth = 0
-            while self.pos < len(self.text):
-                char = self.text[self.pos]
-                depth += char == "{"
-                depth -= char == "}"
-                self.pos += 1
-                if depth == 0:
-                    return
-            raise ValueError(f"unbalanced braces in shape {self.text!r}")
-
-    def expect(self, literal: str) -> None:
-        self._skip_space()
-        if not self.text.startswith(literal, self.pos):
-            raise ValueError(f"expected {literal!r} at {self.text[self.pos:self.pos + 30]!r}")
-        self.pos += len(literal)
-
-    def peek(self) -> str:
-        self._skip_space()
-        return self.text[self.pos] if self.pos < len(self.text) else ""
-
-    def shape(self) -> list:
-        """A shape: an ArrayShape, or a list of shapes for a tuple."""
-        if self.peek() == "(":
-            self.pos += 1
-            elements: list = []
-            if self.peek() == ")":
-                self.pos += 1
-                return elements
-            while True:
-                elements.append(self.shape())
-                if self.peek() == ",":
-                    self.pos += 1
-                    continue
-                self.expect(")")
-                return elements
-        self._skip_space()
-        match = self._ARRAY.match(self.text, self.pos)
-        if match is None:
-            raise ValueError(f"cannot read a shape at {self.text[self.pos:self.pos + 30]!r}")
-        self.pos = match.end()
-        self._skip_braces()
-        dims = []
-        for dim in filter(None, (d.strip() for d in match.group(2).split(","))):
-            if not dim.isdigit():
-                raise NotImplementedError(f"dynamic dimension {dim!r} is not supported")
-            dims.append(int(dim))
-        return ArrayShape(match.group(1), tuple(dims))  # type: ignore[return-value]
-
-
-def _leaves(shape) -> list[ArrayShape]:
-    if isinstance(shape, ArrayShape):
-        return [shape]
-    return [leaf for element in shape for leaf in _leaves(element)]
-
-
-def entry_layout(text: str) -> EntryLayout:
-    """Reads ``entry_computation_layout={(params)->result}`` from the header line.
+def tf_dtype(shape: ArrayShape) -> Any:
+    """The TensorFlow dtype of an array of an HLO signature.
 
     Raises:
-      ValueError: the header has no entry computation layout.
+      NotImplementedError: an element type TensorFlow has no dtype for.
     """
-    header = text.lstrip().split("\n", 1)[0]
-    start = header.find("entry_computation_layout={")
-    if start < 0:
-        raise ValueError("the HloModule header line has no entry_computation_layout")
-    reader = _ShapeReader(header[start + len("entry_computation_layout={"):])
-    parameters = reader.shape()
-    reader.expect("->")
-    result = reader.shape()
-    reader.expect("}")
-    if not isinstance(parameters, list):
-        raise ValueError("the entry computation layout has no parameter list")
-    for parameter in parameters:
-        if not isinstance(parameter, ArrayShape):
-            raise NotImplementedError("tuple-shaped entry parameters are not supported")
-    return EntryLayout(tuple(parameters), tuple(_leaves(result)), isinstance(result, list))
+    import tensorflow as tf
+
+    if shape.element_type not in _DTYPES:
+        raise NotImplementedError(
+            f"element type {shape.element_type!r} has no TensorFlow equivalent")
+    return tf.as_dtype(_DTYPES[shape.element_type])
+
+
+# -- where the program runs ---------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def _gpu_platform() -> str | None:
+    import tensorflow as tf
+
+    if not tf.config.list_logical_devices("GPU"):
+        return None
+    return "ROCM" if tf.test.is_built_with_rocm() else "CUDA"
+
+
+def _requested_device() -> str:
+    """The device scope in effect where the call is being made ('' if none)."""
+    import tensorflow as tf
+    from tensorflow.python.eager import context
+
+    if tf.executing_eagerly():
+        return context.context().device_name or ""
+    try:
+        # A graph's device scope is only visible on the ops created in it.
+        with tf.name_scope("exla_device_probe"):
+            return tf.no_op().device or ""
+    except Exception:  # pragma: no cover - defensive: the probe is best effort
+        return ""
+
+
+def _platform_for_device(device: str, gpu_platform: str | None) -> str:
+    """``XlaCallModule`` platform for a TensorFlow device string.
+
+    >>> _platform_for_device("/job:localhost/replica:0/task:0/device:CPU:0", "CUDA")
+    'CPU'
+    >>> _platform_for_device("", "CUDA"), _platform_for_device("", None), _platform_for_device("/GPU:0", "ROCM")
+    ('CUDA', 'CPU', 'ROCM')
+    """
+    upper = device.upper()
+    if "TPU" in upper:
+        return "TPU"
+    if "CPU" in upper or gpu_platform is None:
+        return "CPU"
+    return gpu_platform
+
+
+def current_platform() -> str:
+    """The ``XlaCallModule`` platform TensorFlow will run an XLA cluster on from here.
+
+    TensorFlow places an XLA cluster on a GPU when one is visible and no
+    ``tf.device`` scope asks for the CPU, so exla follows the same rule, in
+    eager code and while tracing a graph alike; it never assumes the CPU.
+    """
+    return _platform_for_device(_requested_device(), _gpu_platform())
+
+
+# -- the call -------------------------------------------------------------------
+
+def xla_call_module(artifact: bytes, args: Sequence[Any], signature: HloSignature,
+                    platform: str) -> list:
+    """Adds an ``XlaCallModule`` op running ``artifact`` to the graph being traced.
+
+    The one place exla calls the op. It only runs compiled, so it must be
+    called while tracing a ``tf.function(jit_compile=True)``.
+
+    Args:
+      artifact: StableHLO portable artifact (:mod:`exla.bridge.xla`).
+      args: one tensor per entry parameter.
+      signature: the module's entry signature (result shapes and dtypes).
+      platform: from :func:`current_platform`.
+
+    Returns:
+      One tensor per leaf of the entry computation's result.
+    """
+    from tensorflow.compiler.tf2xla.ops import gen_xla_ops
+
+    return list(gen_xla_ops.xla_call_module(
+        args=list(args),
+        version=XLA_CALL_MODULE_VERSION,
+        module=artifact,
+        Sout=[list(r.dims) for r in signature.results],
+        Tout=[tf_dtype(r) for r in signature.results],
+        platforms=[platform],
+        dim_args_spec=[],
+        function_list=[],
+        has_token_input_output=False,
+        disabled_checks=[],
+    ))
 
 
 @dataclasses.dataclass
 class _Compiled:
     function: Any  # the tf.function
-    layout: EntryLayout
+    signature: HloSignature
 
 
 _CACHE_SIZE = 64
@@ -191,47 +165,22 @@ _cache: "collections.OrderedDict[tuple[str, str], _Compiled]" = collections.Orde
 _cache_lock = threading.Lock()
 
 
-def _platform_of_current_device() -> str:
-    """The XlaCallModule platform name of the device TensorFlow places ops on now."""
-    import tensorflow as tf
-
-    # An eager op lands where a jit-compiled function would: on the GPU when
-    # there is one, or wherever an enclosing tf.device() scope says.
-    device = tf.DeviceSpec.from_string(tf.zeros(()).device).device_type or "CPU"
-    if device == "GPU":
-        return "ROCM" if tf.test.is_built_with_rocm() else "CUDA"
-    return device  # "CPU" or "TPU"
-
-
 def _make_function(text: str, platform: str) -> _Compiled:
     import tensorflow as tf
-    from tensorflow.compiler.tf2xla.ops import gen_xla_ops
 
     from exla.bridge import xla as bridge
     from exla.options import strip_xla_flags
 
     # TensorFlow aborts on exla's flags in XLA_FLAGS when it first compiles.
     strip_xla_flags()
-    if "entry_computation_layout={" not in text.lstrip().split("\n", 1)[0]:
-        # Hand-written text may omit the layout; XLA's printer always writes it.
-        text = bridge.proto_to_text(bridge.text_to_proto(text))
-    layout = entry_layout(text)
+    signature = read_signature(text)
     artifact = bridge.text_to_portable_artifact(text)
-    out_dtypes = [r.tf_dtype for r in layout.results]
-    out_shapes = [tf.TensorShape(r.dims) for r in layout.results]
 
     @tf.function(jit_compile=True, autograph=False)
     def run(*args):
-        return gen_xla_ops.xla_call_module(
-            args=list(args),
-            version=9,  # the serialization version TensorFlow 2.21 reads (DESIGN.md)
-            module=artifact,
-            Sout=out_shapes,
-            Tout=out_dtypes,
-            platforms=[platform],
-        )
+        return xla_call_module(artifact, args, signature, platform)
 
-    return _Compiled(run, layout)
+    return _Compiled(run, signature)
 
 
 def _compiled(text: str, platform: str) -> _Compiled:
@@ -248,12 +197,12 @@ def _compiled(text: str, platform: str) -> _Compiled:
     return compiled
 
 
-def _check_arguments(args: list, layout: EntryLayout) -> None:
-    if len(args) != len(layout.parameters):
+def _check_arguments(args: list, signature: HloSignature) -> None:
+    if len(args) != len(signature.parameters):
         raise ValueError(
-            f"the module takes {len(layout.parameters)} arguments, got {len(args)}")
-    for i, (arg, parameter) in enumerate(zip(args, layout.parameters)):
-        if arg.dtype != parameter.tf_dtype or tuple(arg.shape) != parameter.dims:
+            f"the module takes {len(signature.parameters)} arguments, got {len(args)}")
+    for i, (arg, parameter) in enumerate(zip(args, signature.parameters)):
+        if arg.dtype != tf_dtype(parameter) or tuple(arg.shape) != parameter.dims:
             raise ValueError(
                 f"argument {i} is {arg.dtype.name}{list(arg.shape)} but the module's parameter "
                 f"{i} is {parameter.element_type}{list(parameter.dims)}")
@@ -268,7 +217,7 @@ def call_hlo(text: str, args: Sequence[Any], platform: str | None = None) -> lis
         ``tf.convert_to_tensor`` takes), with the parameters' dtypes and shapes.
       platform: ``XlaCallModule``'s platform name, ``"CPU"``, ``"CUDA"``,
         ``"ROCM"`` or ``"TPU"``. Defaults to the device TensorFlow places ops
-        on in the current context.
+        an XLA cluster on from here (:func:`current_platform`).
 
     Returns:
       One ``tf.Tensor`` per leaf of the entry computation's result, in order;
@@ -284,17 +233,17 @@ def call_hlo(text: str, args: Sequence[Any], platform: str | None = None) -> lis
     import tensorflow as tf
 
     if platform is None:
-        platform = _platform_of_current_device()
+        platform = current_platform()
     compiled = _compiled(text, platform)
     tensors = []
-    for arg, parameter in zip(args, compiled.layout.parameters):
+    for arg, parameter in zip(args, compiled.signature.parameters):
         # Python numbers and lists take the parameter's dtype; arrays and
         # tensors keep theirs, so that a wrong precision is an error, not a
         # silent conversion.
         if isinstance(arg, (int, float, bool, complex, list, tuple)) and not isinstance(arg, np.generic):
-            arg = tf.convert_to_tensor(arg, dtype=parameter.tf_dtype)
+            arg = tf.convert_to_tensor(arg, dtype=tf_dtype(parameter))
         tensors.append(tf.convert_to_tensor(arg))
     tensors.extend(tf.convert_to_tensor(a) for a in args[len(tensors):])
-    _check_arguments(tensors, compiled.layout)
+    _check_arguments(tensors, compiled.signature)
     results = compiled.function(*tensors)
     return list(results)

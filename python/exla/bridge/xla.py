@@ -226,9 +226,9 @@ def _without_copies(text: str) -> str:
     """
     if "copy(" not in text:
         return text
-    from exla import _exla
+    from exla import _core
 
-    return _exla.optimize(text, ["remove-copies"], 0, 0, "")[0]
+    return _core.optimize(text, ["remove-copies"], 0, 0, "")[0]
 
 
 def text_to_stablehlo(text: str) -> bytes:

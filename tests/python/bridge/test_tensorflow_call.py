@@ -9,7 +9,7 @@ tf = pytest.importorskip("tensorflow")
 
 from exla.bridge import tensorflow_call as tfc  # noqa: E402
 from exla.bridge import xla as bridge  # noqa: E402
-from exla.bridge.tensorflow_call import ArrayShape, call_hlo, entry_layout  # noqa: E402
+from exla.bridge.tensorflow_call import call_hlo  # noqa: E402
 
 
 def _hlo(f, *args) -> str:
@@ -103,26 +103,27 @@ def test_compiled_function_is_cached():
     assert call_hlo(text, [[1.0, 2.0]])[0].numpy().tolist() == [2.0, 4.0]
 
 
-def test_platform_follows_tensorflow_device():
-    assert tfc._platform_of_current_device() in ("CPU", "CUDA", "ROCM", "TPU")
+def test_platform_follows_the_device():
+    assert tfc._platform_for_device("/job:localhost/replica:0/task:0/device:GPU:0", "CUDA") == "CUDA"
+    assert tfc._platform_for_device("", "ROCM") == "ROCM"
+    assert tfc._platform_for_device("/device:CPU:0", "CUDA") == "CPU"
+    assert tfc._platform_for_device("", None) == "CPU"
+    expected = "CUDA" if tf.config.list_logical_devices("GPU") else "CPU"
+    assert tfc.current_platform() in (expected, "ROCM")
     with tf.device("/CPU:0"):
-        assert tfc._platform_of_current_device() == "CPU"
+        assert tfc.current_platform() == "CPU"
+
+        @tf.function
+        def traced():
+            return tf.constant(tfc.current_platform())
+
+        assert traced().numpy() == b"CPU"
 
 
-def test_entry_layout_parser():
-    header = ("HloModule m, is_scheduled=true, entry_computation_layout={(f32[2,3]{0,1:T(2,128)}, "
-              "pred[], s8[4]{0})->(bf16[7,1]{1,0}, (c64[2]{0}, u32[]), /*index=2*/f64[])}, "
-              "allow_spmd_sharding_propagation_to_output={true}\n")
-    layout = entry_layout(header)
-    assert layout.parameters == (ArrayShape("f32", (2, 3)), ArrayShape("pred", ()), ArrayShape("s8", (4,)))
-    assert layout.results == (ArrayShape("bf16", (7, 1)), ArrayShape("c64", (2,)),
-                              ArrayShape("u32", ()), ArrayShape("f64", ()))
-    assert layout.result_is_tuple
-    single = entry_layout("HloModule m, entry_computation_layout={()->s32[]}\n")
-    assert single.parameters == () and single.results == (ArrayShape("s32", ()),)
-    assert not single.result_is_tuple
-    with pytest.raises(ValueError, match="entry_computation_layout"):
-        entry_layout("HloModule m\n")
+def test_unsupported_element_type_is_a_clear_error():
+    text = "HloModule m\n\nENTRY e {\n  p = f8e4m3b11fnuz[2] parameter(0)\n  ROOT n = f8e4m3b11fnuz[2] negate(p)\n}\n"
+    with pytest.raises((NotImplementedError, ValueError)):
+        call_hlo(text, [np.zeros(2, np.float32)])
 
 
 def test_copies_run():

@@ -1,0 +1,115 @@
+"""The one caller of exla's C++ extension, ``exla._exla``.
+
+Every call into the C++ core goes through this module, so that its failures
+reach Python in exactly two forms:
+
+* ``ValueError``: the input is bad (malformed HLO with its line and column, an
+  unknown pass name). The C++ core signals these with ``std::invalid_argument``,
+  which pybind11 turns into ``ValueError``.
+* :class:`exla.ExlaError`: anything else, i.e. an internal error of exla. The
+  message says which function failed and what the C++ core said, never a
+  C++ exception name alone, and never the module text pybind11 puts into the
+  message of an argument-conversion ``TypeError``.
+
+>>> from exla import _core
+>>> "dce" in _core.available_passes() and set(_core.cleanup_passes()) <= set(_core.available_passes())
+True
+>>> _core.round_trip("HloModule m\\n\\nENTRY e {\\n  x = f32[2] parameter(0)\\n  ROOT y = f32[2 negate(x)\\n}")
+Traceback (most recent call last):
+ValueError: line 5, column 18: expected ']' to close the dimensions ...
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from exla.errors import ExlaError
+
+__all__ = ["extension", "optimize", "round_trip", "module_summary", "tensor_sizes",
+           "read_signature", "available_passes", "default_pipeline", "cleanup_passes"]
+
+# An error message longer than this is cut: a C++ message that quotes a whole
+# module would otherwise flood a log line.
+_MAX_MESSAGE = 2000
+
+
+def extension() -> Any:
+    """The compiled module ``exla._exla``.
+
+    Raises:
+      ImportError: the extension is not built (with the command that builds it).
+    """
+    try:
+        from exla import _exla
+    except ImportError as e:
+        raise ImportError(
+            "exla's C++ extension exla._exla is not built; run `pip install .` or "
+            f"`python setup.py build_ext --inplace` in the exla checkout ({e})") from e
+    return _exla
+
+
+def _short(message: str) -> str:
+    # pybind11's argument errors end with "Invoked with: <every argument>".
+    message = message.split("\n\nInvoked with:")[0].split("Invoked with:")[0].strip()
+    if len(message) > _MAX_MESSAGE:
+        message = message[:_MAX_MESSAGE] + " ..."
+    return message
+
+
+def _call(name: str, *args: Any) -> Any:
+    function: Callable[..., Any] = getattr(extension(), name)
+    try:
+        return function(*args)
+    except ValueError as e:
+        raise ValueError(_short(str(e))) from None
+    except Exception as e:  # noqa: BLE001 - every other failure is exla's own
+        detail = _short(str(e)) or type(e).__name__
+        raise ExlaError(f"internal error in exla's C++ core ({name}): {detail}") from None
+
+
+def optimize(text: str, passes: Sequence[str] | None, threshold: int, split_size: int,
+             dump_dir: str) -> tuple[str, list]:
+    """Runs the passes: ``(text, [(pass, changed, seconds, messages), ...])``."""
+    return _call("optimize", text, None if passes is None else list(passes), threshold,
+                 split_size, dump_dir)
+
+
+def round_trip(text: str) -> str:
+    """Parses and prints the module again."""
+    return _call("round_trip", text)
+
+
+def module_summary(text: str) -> dict:
+    """Instruction counts and the largest tensors of the module."""
+    return _call("module_summary", text)
+
+
+def tensor_sizes(text: str) -> list:
+    """``[(computation, instruction, opcode, bytes)]`` for every array-shaped instruction."""
+    return _call("tensor_sizes", text)
+
+
+def read_signature(text: str) -> dict:
+    """The entry signature as the C++ parser reads it (see :mod:`exla._hlo_signature`)."""
+    return _call("read_signature", text)
+
+
+@functools.lru_cache(maxsize=None)
+def _names(which: str) -> tuple[str, ...]:
+    return tuple(_call(which))
+
+
+def available_passes() -> list[str]:
+    """Every pass name the C++ core knows."""
+    return list(_names("available_passes"))
+
+
+def default_pipeline() -> list[str]:
+    """The passes run by default, in order."""
+    return list(_names("default_pipeline"))
+
+
+def cleanup_passes() -> list[str]:
+    """The clean-up passes: a module that only they changed counts as unchanged."""
+    return list(_names("cleanup_passes"))
