@@ -59,7 +59,7 @@ setup(
     python_requires=">=3.10",
     install_requires=[
         # The pipeline uses private jaxlib APIs and TensorFlow's XlaCallModule
-        # op; both move between releases, so these are pinned (DESIGN.md).
+        # op; both change between releases, so exla pins the versions it was tested with.
         "tensorflow==2.21.0",
         "jax==0.7.1",
         "jaxlib==0.7.1",
