@@ -103,8 +103,28 @@ TEST(AlgebraicRewriter, ReversedDifferenceAndNegateUnderSquare) {
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK-NOT: f32[16,16,32]
-    CHECK: dot({{x, y|y, x}}), lhs_contracting_dims={1}, rhs_contracting_dims={1}
-    CHECK: ROOT {{.*}} maximum(
+    CHECK:     [[DOT:[a-z0-9.]+]] = f32[16,16]{1,0} dot(y, x), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+    CHECK:     ROOT {{.*}} maximum(
+  )"));
+}
+
+TEST(AlgebraicRewriter, DotTransposedIntoResultOrder) {
+  // With y - x the dot is y.x^T, indexed [j, i]; the result is [i, j], so
+  // the dot is transposed (a broadcast cannot reorder dimensions).
+  const PassRun run = RunPass(kPass, Module(R"(
+  x = f32[16,32]{1,0} parameter(0)
+  y = f32[16,32]{1,0} parameter(1)
+  bx = f32[16,16,32]{2,1,0} broadcast(x), dimensions={0,2}
+  by = f32[16,16,32]{2,1,0} broadcast(y), dimensions={1,2}
+  d = f32[16,16,32]{2,1,0} subtract(by, bx)
+  sq = f32[16,16,32]{2,1,0} multiply(d, d)
+  zero = f32[] constant(0)
+  ROOT r = f32[16,16]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
+)"));
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK: [[DOT:[a-z0-9.]+]] = f32[16,16]{1,0} dot(y, x)
+    CHECK: [[T:[a-z0-9.]+]] = f32[16,16]{1,0} transpose([[DOT]]), dimensions={1,0}
+    CHECK: multiply({{[a-z0-9.]+}}, [[T]])
   )"));
 }
 
@@ -378,13 +398,17 @@ TEST(AlgebraicRewriter, SumOfProductsOneSidedDimensionSummedFirst) {
 }
 
 TEST(AlgebraicRewriter, ElementwiseProductWithoutBroadcastLeftAlone) {
-  ExpectUnchanged(kPass, Module(R"(
+  // Not a candidate at all (no big tensor to avoid), so not even a
+  // "left alone" message.
+  const std::string module = Module(R"(
   a = f32[16,32]{1,0} parameter(0)
   c = f32[16,32]{1,0} parameter(1)
   p = f32[16,32]{1,0} multiply(a, c)
   zero = f32[] constant(0)
   ROOT r = f32[16]{0} reduce(p, zero), dimensions={1}, to_apply=sum
-)"));
+)");
+  ExpectUnchanged(kPass, module);
+  EXPECT_TRUE(RunPass(kPass, module).messages.empty());
 }
 
 TEST(AlgebraicRewriter, NonZeroInitIsNotASum) {
