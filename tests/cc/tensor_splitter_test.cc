@@ -112,6 +112,18 @@ TEST(TensorSplitter, DefaultSplitSizeIsQuarterOfThreshold) {
   )"));
 }
 
+TEST(TensorSplitter, AtLeastTwoPieces) {
+  // A split size that would hold 58 of the 64 rows still gives two halves:
+  // one piece of nearly everything would rebuild the whole tensor.
+  const PassRun run = RunPass(kPass, kKernelMatvec, SizeOptions(60000, 60000));
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     dynamic_slice_sizes={32,4}
+    CHECK:     .split_cond {
+    CHECK:     s32[] constant(2)
+    CHECK-NOT: split_body.1
+  )"));
+}
+
 // A reduction over 256 points y_j: the split (longest) dimension is reduced
 // away. With `all_dims` every dimension is, so no dimension survives for the
 // splitter to fall back on.
