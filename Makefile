@@ -58,12 +58,16 @@ $(CCTEST_DIR)/%_test: $(CCTEST_DIR)/obj/tests/cc/%_test.o $(CCTEST_SUPPORT_OBJS)
 -include $(shell find $(CCTEST_DIR)/obj -name '*.d' 2>/dev/null)
 
 # Runs every binary (a failing one does not stop the others), then fails if
-# any failed.
+# any failed. With CCTEST_FILTER, binaries without a matching test are
+# skipped, and a filter that matches nothing anywhere is an error.
+CCTEST_FILTER_ARG = $(if $(CCTEST_FILTER),--filter='$(CCTEST_FILTER)')
 cctest: $(CCTEST_BINS)
-	@failed=""; for t in $(CCTEST_BINS); do \
-	  echo "== $$t"; \
-	  $$t $(if $(CCTEST_FILTER),--filter='$(CCTEST_FILTER)') || failed="$$failed $$t"; \
+	@failed=""; ran=0; for t in $(CCTEST_BINS); do \
+	  if [ -z "$$($$t --list $(CCTEST_FILTER_ARG))" ]; then continue; fi; \
+	  ran=1; echo "== $$t"; \
+	  $$t $(CCTEST_FILTER_ARG) || failed="$$failed $$t"; \
 	done; \
+	if [ $$ran = 0 ]; then echo "no C++ test matches CCTEST_FILTER=$(CCTEST_FILTER)"; exit 1; fi; \
 	if [ -n "$$failed" ]; then echo "C++ tests failed:$$failed"; exit 1; fi
 
 clean:
