@@ -46,8 +46,9 @@ AssertionResult PassLeavesUnchanged(const std::string& pass_name, const std::str
                                     const exla::Options& options = exla::Options());
 
 // "Must not change" as its own assertion: a failure is reported at the
-// caller's file:line with a line diff of what the pass changed. Returns
-// whether the check passed.
+// caller's file:line (GCC's and Clang's __builtin_FILE/__builtin_LINE as
+// default arguments, C++17 having no std::source_location) with a line diff
+// of what the pass changed. Returns whether the check passed.
 bool ExpectUnchanged(const std::string& pass_name, const std::string& hlo_text,
                      const exla::Options& options = exla::Options(),
                      const char* file = __builtin_FILE(), int line = __builtin_LINE());
