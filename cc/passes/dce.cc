@@ -39,7 +39,7 @@ bool IsRemovable(const HloInstruction* instruction,
   if (instruction == computation->root()) return false;
   if (instruction->user_count() > 0) return false;
   // Parameters define the computation's signature.
-  if (instruction->Is("parameter")) return false;
+  if (instruction->Is(HloOpcode::kParameter)) return false;
   // Ordering constraints are part of the program.
   if (!instruction->control_successors().empty()) return false;
   if (instruction->HasSideEffectNoRecurse()) return false;

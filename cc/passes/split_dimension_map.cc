@@ -52,19 +52,28 @@ std::vector<int64_t> FreeDimensions(int rank, const std::vector<int64_t>& batch,
 
 // A scalar constant, possibly behind converts, as its literal text.
 std::string ScalarConstantText(const HloInstruction* instruction) {
-  while (instruction->Is("convert") || instruction->Is("copy")) instruction = instruction->operand(0);
-  if (!instruction->Is("constant") || instruction->shape().rank() != 0) return "";
+  while (instruction->Is(HloOpcode::kConvert) || instruction->Is(HloOpcode::kCopy)) instruction = instruction->operand(0);
+  if (!instruction->Is(HloOpcode::kConstant) || instruction->shape().rank() != 0) return "";
   return instruction->payload();
 }
 
 // Every slice of the loop starts again from the reduce's init value. For
 // idempotent ops (max, min, and, or) repeating it is harmless; for add and
 // multiply it must be the identity.
-bool InitValueCanRepeat(const std::string& opcode, const std::string& literal) {
-  if (opcode == "maximum" || opcode == "minimum" || opcode == "and" || opcode == "or") return true;
-  if (opcode == "add") return literal == "0" || literal == "-0" || literal == "false";
-  if (opcode == "multiply") return literal == "1" || literal == "true";
-  return false;
+bool InitValueCanRepeat(HloOpcode opcode, const std::string& literal) {
+  switch (opcode) {
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+      return true;
+    case HloOpcode::kAdd:
+      return literal == "0" || literal == "-0" || literal == "false";
+    case HloOpcode::kMultiply:
+      return literal == "1" || literal == "true";
+    default:
+      return false;
+  }
 }
 
 bool IsTriangularSolveRightHandSide(const HloInstruction& solve, int64_t dim) {
@@ -82,38 +91,49 @@ bool IsTriangularSolveRightHandSide(const HloInstruction& solve, int64_t dim) {
 std::string UnsplittableReason(const HloInstruction& instruction) {
   if (instruction.HasSideEffectNoRecurse()) return "it has side effects";
   if (instruction.shape().IsDynamic()) return "its shape is dynamic";
-  static const char* kUnderstood[] = {
-      "broadcast", "transpose", "reshape", "reduce", "dot", "slice", "concatenate", "iota",
-      "sort", "get-tuple-element", "triangular-solve", "set-dimension-size", "constant",
-      "parameter", "copy", "bitcast", "pad", "topk",
-  };
   if (instruction.IsElementwise()) return "";
-  for (const char* op : kUnderstood) {
-    if (instruction.Is(op)) return "";
+  switch (instruction.opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kReshape:
+    case HloOpcode::kReduce:
+    case HloOpcode::kDot:
+    case HloOpcode::kSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kIota:
+    case HloOpcode::kSort:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kTriangularSolve:
+    case HloOpcode::kSetDimensionSize:
+    case HloOpcode::kConstant:
+    case HloOpcode::kParameter:
+    case HloOpcode::kCopy:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kPad:
+    case HloOpcode::kTopK:
+      return "";
+    default:
+      return "the splitter does not handle '" + std::string(instruction.opcode_name()) + "'";
   }
-  return "the splitter does not handle '" + instruction.opcode() + "'";
 }
 
 int64_t OperandDimension(const HloInstruction& instruction, int64_t dim, int operand_index) {
   const HloInstruction& operand = *instruction.operand(operand_index);
-  const std::string& op = instruction.opcode();
-  if (instruction.IsElementwise() || op == "copy") {
+  const HloOpcode op = instruction.opcode();
+  if (instruction.IsElementwise() || op == HloOpcode::kCopy) {
     // Scalars (allowed in some elementwise ops such as clamp) are used whole.
     if (operand.shape().rank() == 0) return kNoDimension;
     return dim;
   }
-  if (op == "broadcast") {
+  if (op == HloOpcode::kBroadcast) {
     int64_t i = IndexOf(instruction.dimensions(), dim);
     return i < 0 ? kNoDimension : i;
   }
-  if (op == "transpose") return instruction.dimensions()[dim];
-  if (op == "reshape" || op == "bitcast") {
-    if (op == "bitcast" && !instruction.shape().Compatible(operand.shape())) {
-      return MatchReshapeDimension(instruction.shape(), operand.shape(), dim);
-    }
+  if (op == HloOpcode::kTranspose) return instruction.dimensions()[dim];
+  if (op == HloOpcode::kReshape || op == HloOpcode::kBitcast) {
     return MatchReshapeDimension(instruction.shape(), operand.shape(), dim);
   }
-  if (op == "reduce") {
+  if (op == HloOpcode::kReduce) {
     // Operand dimensions that survive, in order, are the result dimensions.
     if (instruction.operand_count() != 2 || operand_index == 1) {
       return operand_index == 1 ? kNoDimension : kNotSplittable;
@@ -126,7 +146,7 @@ int64_t OperandDimension(const HloInstruction& instruction, int64_t dim, int ope
     }
     return kNotSplittable;
   }
-  if (op == "dot") {
+  if (op == HloOpcode::kDot) {
     DotDimensions d = instruction.dot_dimensions();
     const Shape& lhs = instruction.operand(0)->shape();
     const Shape& rhs = instruction.operand(1)->shape();
@@ -141,36 +161,26 @@ int64_t OperandDimension(const HloInstruction& instruction, int64_t dim, int ope
     dim -= static_cast<int64_t>(lhs_free.size());
     return operand_index == 1 ? rhs_free[dim] : kNoDimension;
   }
-  if (op == "slice") return SliceKeepsDimensionWhole(instruction, dim) ? dim : kNotSplittable;
-  if (op == "pad") {
+  if (op == HloOpcode::kSlice) return SliceKeepsDimensionWhole(instruction, dim) ? dim : kNotSplittable;
+  if (op == HloOpcode::kPad) {
     // Only when nothing is padded along the split dimension.
-    std::string config = instruction.RawAttribute("padding").value_or("");
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (start <= config.size()) {
-      size_t x = config.find('x', start);
-      parts.push_back(config.substr(start, x == std::string::npos ? std::string::npos : x - start));
-      if (x == std::string::npos) break;
-      start = x + 1;
-    }
     if (operand_index == 1) return kNoDimension;
-    if (dim < static_cast<int64_t>(parts.size()) && (parts[dim] == "0_0" || parts[dim] == "0_0_0")) {
-      return dim;
-    }
+    PaddingConfig padding = instruction.padding_config();
+    if (dim < static_cast<int64_t>(padding.size()) && padding[dim].IsZero()) return dim;
     return kNotSplittable;
   }
-  if (op == "concatenate") {
+  if (op == HloOpcode::kConcatenate) {
     return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
   }
-  if (op == "sort") return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
+  if (op == HloOpcode::kSort) return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
   // top-k works along the last dimension; rows are independent.
-  if (op == "topk") return dim == operand.shape().rank() - 1 ? kNotSplittable : dim;
-  if (op == "get-tuple-element") return dim;
-  if (op == "set-dimension-size") {
+  if (op == HloOpcode::kTopK) return dim == operand.shape().rank() - 1 ? kNotSplittable : dim;
+  if (op == HloOpcode::kGetTupleElement) return dim;
+  if (op == HloOpcode::kSetDimensionSize) {
     if (operand_index == 1) return kNoDimension;
     return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
   }
-  if (op == "triangular-solve") {
+  if (op == HloOpcode::kTriangularSolve) {
     if (!IsTriangularSolveRightHandSide(instruction, dim)) return kNotSplittable;
     int rank = instruction.shape().rank();
     if (operand_index == 1) return dim;
@@ -180,8 +190,8 @@ int64_t OperandDimension(const HloInstruction& instruction, int64_t dim, int ope
 }
 
 int64_t ResultDimension(const HloInstruction& instruction, int operand_index, int64_t dim) {
-  const std::string& op = instruction.opcode();
-  if (op == "reduce") {
+  const HloOpcode op = instruction.opcode();
+  if (op == HloOpcode::kReduce) {
     if (instruction.operand_count() != 2 || operand_index != 0) return kNotSplittable;
     std::vector<int64_t> reduced = instruction.dimensions();
     if (Contains(reduced, dim)) return kReducedAway;
@@ -189,7 +199,7 @@ int64_t ResultDimension(const HloInstruction& instruction, int operand_index, in
     for (int64_t i = 0; i < dim; ++i) result += Contains(reduced, i) ? 0 : 1;
     return result;
   }
-  if (op == "dot") {
+  if (op == HloOpcode::kDot) {
     DotDimensions d = instruction.dot_dimensions();
     const bool lhs = operand_index == 0;
     const std::vector<int64_t>& batch = lhs ? d.lhs_batch : d.rhs_batch;
@@ -207,7 +217,7 @@ int64_t ResultDimension(const HloInstruction& instruction, int operand_index, in
     return offset + IndexOf(free, dim);
   }
   // Everything else: invert OperandDimension over the result dimensions.
-  const bool tuple_of_rows = instruction.Is("sort") || instruction.Is("topk");
+  const bool tuple_of_rows = instruction.Is(HloOpcode::kSort) || instruction.Is(HloOpcode::kTopK);
   if (!instruction.shape().IsArray() && !tuple_of_rows) return kNotSplittable;
   const Shape& shape = tuple_of_rows ? instruction.operand(0)->shape() : instruction.shape();
   for (int64_t r = 0; r < shape.rank(); ++r) {
@@ -216,21 +226,25 @@ int64_t ResultDimension(const HloInstruction& instruction, int operand_index, in
   return kNotSplittable;
 }
 
-std::string AccumulationOpcode(const HloInstruction& instruction) {
-  if (instruction.Is("dot")) return "add";
-  if (!instruction.Is("reduce") || instruction.operand_count() != 2) return "";
+std::optional<HloOpcode> AccumulationOpcode(const HloInstruction& instruction) {
+  if (instruction.Is(HloOpcode::kDot)) return HloOpcode::kAdd;
+  if (!instruction.Is(HloOpcode::kReduce) || instruction.operand_count() != 2) return std::nullopt;
   const HloComputation* reducer = instruction.CalledComputation("to_apply");
-  if (reducer == nullptr) return "";
+  if (reducer == nullptr) return std::nullopt;
   const HloInstruction* root = reducer->root();
   // The reducer must be `op(p0, p1)` for an associative, commutative op.
-  static const char* kAssociative[] = {"add", "multiply", "maximum", "minimum", "and", "or"};
   bool associative = false;
-  for (const char* op : kAssociative) associative |= root->Is(op);
-  if (!associative || root->operand_count() != 2 || !root->operand(0)->Is("parameter") ||
-      !root->operand(1)->Is("parameter")) {
-    return "";
+  for (HloOpcode op : {HloOpcode::kAdd, HloOpcode::kMultiply, HloOpcode::kMaximum,
+                       HloOpcode::kMinimum, HloOpcode::kAnd, HloOpcode::kOr}) {
+    associative |= root->Is(op);
   }
-  if (!InitValueCanRepeat(root->opcode(), ScalarConstantText(instruction.operand(1)))) return "";
+  if (!associative || root->operand_count() != 2 || !root->operand(0)->Is(HloOpcode::kParameter) ||
+      !root->operand(1)->Is(HloOpcode::kParameter)) {
+    return std::nullopt;
+  }
+  if (!InitValueCanRepeat(root->opcode(), ScalarConstantText(instruction.operand(1)))) {
+    return std::nullopt;
+  }
   return root->opcode();
 }
 

@@ -11,6 +11,7 @@
 #define EXLA_PASSES_SPLIT_DIMENSION_MAP_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ir/instruction.h"
@@ -34,9 +35,9 @@ int64_t OperandDimension(const HloInstruction& instruction, int64_t dim, int ope
 int64_t ResultDimension(const HloInstruction& instruction, int operand_index, int64_t dim);
 
 // For a reduce/dot that reduces the split dimension: the elementwise opcode
-// that combines partial results ("add", "maximum", ...), or "" if partial
+// that combines partial results (kAdd, kMaximum, ...), or nullopt if partial
 // results cannot be combined (non-associative reducer, non-identity init).
-std::string AccumulationOpcode(const HloInstruction& instruction);
+std::optional<HloOpcode> AccumulationOpcode(const HloInstruction& instruction);
 
 // Why `instruction` cannot be split (for log lines); empty if it can.
 std::string UnsplittableReason(const HloInstruction& instruction);

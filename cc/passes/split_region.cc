@@ -20,11 +20,11 @@ int64_t ExtentOfDim(const Shape& shape, int64_t dim) {
 // slicing their materialised value: anything oversized (that is what we are
 // removing) and broadcasts/iotas, which are free to recompute.
 bool ShouldRecompute(const HloInstruction* producer, int64_t threshold) {
-  if (producer->Is("parameter") || producer->Is("constant")) return false;
+  if (producer->Is(HloOpcode::kParameter) || producer->Is(HloOpcode::kConstant)) return false;
   if (!UnsplittableReason(*producer).empty()) return false;
-  if (producer->shape().IsTuple() && !producer->Is("sort") && !producer->Is("topk")) return false;
-  return LargestArrayBytes(producer->shape()) > threshold || producer->Is("broadcast") ||
-         producer->Is("iota");
+  if (producer->shape().IsTuple() && !producer->Is(HloOpcode::kSort) && !producer->Is(HloOpcode::kTopK)) return false;
+  return LargestArrayBytes(producer->shape()) > threshold || producer->Is(HloOpcode::kBroadcast) ||
+         producer->Is(HloOpcode::kIota);
 }
 
 class RegionGrower {
@@ -62,7 +62,7 @@ class RegionGrower {
     region_->size = ExtentOfDim(operand->shape(), dim);
     int64_t result_dim = ResultDimension(*sink, operand_index, dim);
     if (result_dim == kNotSplittable) {
-      return sink->name() + " (" + sink->opcode() + ") cannot consume slices along dimension " +
+      return sink->name() + " (" + std::string(sink->opcode_name()) + ") cannot consume slices along dimension " +
              std::to_string(dim);
     }
     std::string error = AddMember(sink, result_dim, /*follow_users=*/false, /*downstream=*/true,
@@ -100,18 +100,19 @@ class RegionGrower {
     }
     std::string reason = UnsplittableReason(*instruction);
     if (!reason.empty()) return instruction->name() + ": " + reason;
-    if (instruction->Is("parameter") || instruction->Is("constant")) {
-      return instruction->name() + " is a " + instruction->opcode();
+    if (instruction->Is(HloOpcode::kParameter) || instruction->Is(HloOpcode::kConstant)) {
+      return instruction->name() + " is a " + std::string(instruction->opcode_name());
     }
     RegionMember member;
     member.result_dim = dim;
     member.downstream = downstream;
     if (dim == kReducedAway) {
-      member.accumulate_opcode = AccumulationOpcode(*instruction);
-      if (member.accumulate_opcode.empty()) {
+      std::optional<HloOpcode> accumulate = AccumulationOpcode(*instruction);
+      if (!accumulate.has_value()) {
         return instruction->name() + " reduces the split dimension with a reducer that "
                "cannot be accumulated slice by slice";
       }
+      member.accumulate_opcode = *accumulate;
       if (LargestArrayBytes(instruction->shape()) > exit_limit_) {
         return instruction->name() + " reduces the split dimension but is itself too large";
       }
@@ -123,7 +124,7 @@ class RegionGrower {
       for (int k = 0; k < instruction->operand_count(); ++k) {
         int64_t od = OperandDimension(*instruction, dim, k);
         if (od == kNotSplittable) {
-          return instruction->name() + " (" + instruction->opcode() +
+          return instruction->name() + " (" + std::string(instruction->opcode_name()) +
                  ") cannot be computed from slices along dimension " + std::to_string(dim);
         }
         member.operand_dims.push_back(od);
@@ -151,7 +152,7 @@ class RegionGrower {
                                                     int entering_operand, int64_t entering_dim) {
     std::vector<int64_t> dims(instruction.operand_count(), kNoDimension);
     dims[entering_operand] = entering_dim;
-    if (instruction.Is("dot")) {
+    if (instruction.Is(HloOpcode::kDot)) {
       DotDimensions d = instruction.dot_dimensions();
       const auto& mine = entering_operand == 0 ? d.lhs_contracting : d.rhs_contracting;
       const auto& other = entering_operand == 0 ? d.rhs_contracting : d.lhs_contracting;
@@ -202,7 +203,7 @@ class RegionGrower {
         int64_t ud = ResultDimension(*user, k, dim);
         if (ud == kNotSplittable) {
           std::string reason = UnsplittableReason(*user);
-          return user->name() + " (" + user->opcode() + ") cannot consume slices along dimension " +
+          return user->name() + " (" + std::string(user->opcode_name()) + ") cannot consume slices along dimension " +
                  std::to_string(dim) + (reason.empty() ? "" : ": " + reason);
         }
         // Oversized users must be followed further; so must tuples (sort,
@@ -217,7 +218,7 @@ class RegionGrower {
   }
 
   void AddInput(HloInstruction* instruction, int64_t dim) {
-    if (dim < 0 && instruction->Is("constant") && instruction->shape().IsArray() &&
+    if (dim < 0 && instruction->Is(HloOpcode::kConstant) && instruction->shape().IsArray() &&
         instruction->shape().rank() == 0) {
       auto& constants = region_->constants;
       if (std::find(constants.begin(), constants.end(), instruction) == constants.end()) {
@@ -310,17 +311,10 @@ Shape SliceShape(const Shape& shape, int64_t dim, int64_t chunk) {
   return sliced;
 }
 
-std::string SliceAttributeWithChunk(const HloInstruction& slice, int64_t dim, int64_t chunk) {
+std::vector<SliceBounds> SliceBoundsWithChunk(const HloInstruction& slice, int64_t dim, int64_t chunk) {
   std::vector<SliceBounds> bounds = slice.slice();
   bounds[dim].limit = chunk;
-  std::string text = "{";
-  for (size_t i = 0; i < bounds.size(); ++i) {
-    if (i > 0) text += ", ";
-    text += "[" + std::to_string(bounds[i].start) + ":" + std::to_string(bounds[i].limit);
-    if (bounds[i].stride != 1) text += ":" + std::to_string(bounds[i].stride);
-    text += "]";
-  }
-  return text + "}";
+  return bounds;
 }
 
 class LoopBuilder {
@@ -340,7 +334,7 @@ class LoopBuilder {
       const RegionMember& member = region_.members.at(exit);
       const Shape& shape = exit->shape();
       HloInstruction* init;
-      if (member.result_dim == kReducedAway && exit->Is("reduce")) {
+      if (member.result_dim == kReducedAway && exit->Is(HloOpcode::kReduce)) {
         init = exit->operand(1);  // checked to be safe to repeat
       } else {
         init = b.ConstantScalar(shape.element_type(), 0);
@@ -357,7 +351,7 @@ class LoopBuilder {
     HloComputation* condition = MakeCondition(state->shape(), trips);
     HloBuilder b(computation_);
     // The remainder loop restarts its index at 0.
-    if (state->Is("while")) {
+    if (state->Is(HloOpcode::kWhile)) {
       std::vector<HloInstruction*> elements = {b.ConstantIndex(0)};
       for (size_t i = 1; i < state->shape().tuple_shapes().size(); ++i) {
         elements.push_back(b.GetTupleElement(state, static_cast<int64_t>(i)));
@@ -380,7 +374,7 @@ class LoopBuilder {
     HloBuilder b(condition);
     HloInstruction* state = b.Parameter(0, state_shape, "state");
     HloInstruction* index = b.GetTupleElement(state, 0);
-    condition->set_root(b.Compare(index, b.ConstantIndex(trips), "LT"));
+    condition->set_root(b.Compare(index, b.ConstantIndex(trips), ComparisonDirection::kLt));
     return condition;
   }
 
@@ -390,8 +384,8 @@ class LoopBuilder {
     HloBuilder b(body);
     HloInstruction* state = b.Parameter(0, state_shape, "state");
     HloInstruction* index = b.GetTupleElement(state, 0);
-    HloInstruction* offset = b.Binary("multiply", index, b.ConstantIndex(chunk));
-    if (base != 0) offset = b.Binary("add", offset, b.ConstantIndex(base));
+    HloInstruction* offset = b.Binary(HloOpcode::kMultiply, index, b.ConstantIndex(chunk));
+    if (base != 0) offset = b.Binary(HloOpcode::kAdd, offset, b.ConstantIndex(base));
     HloInstruction* zero = b.ConstantIndex(0);
 
     const size_t n_exits = region_.exits.size();
@@ -413,7 +407,7 @@ class LoopBuilder {
     }
 
     for (HloInstruction* constant : region_.constants) {
-      HloInstruction* copy = body->Add("constant", constant->shape(), {}, constant->name());
+      HloInstruction* copy = body->Add(HloOpcode::kConstant, constant->shape(), {}, constant->name());
       copy->set_payload(constant->payload());
       input_values[{constant, kNoDimension}] = copy;
     }
@@ -435,19 +429,19 @@ class LoopBuilder {
       HloInstruction* clone = body->Add(original->opcode(), shape, operands, original->name());
       clone->set_payload(original->payload());
       *clone->mutable_attributes() = original->attributes();
-      if (original->Is("slice")) {
-        clone->SetAttribute("slice", SliceAttributeWithChunk(*original, member.result_dim, chunk));
+      if (original->Is(HloOpcode::kSlice)) {
+        clone->SetSlice(SliceBoundsWithChunk(*original, member.result_dim, chunk));
       }
-      if (original->Is("iota") && original->IntAttribute("iota_dimension") == member.result_dim) {
+      if (original->Is(HloOpcode::kIota) && original->IntAttribute("iota_dimension") == member.result_dim) {
         // A slice of an iota along its own dimension starts at the offset.
         HloInstruction* start = offset;
         if (shape.element_type() != PrimitiveType::kS32) start = b.Convert(offset, shape.element_type());
-        clone = b.Binary("add", clone, b.Broadcast(start, shape.dims(), {}));
+        clone = b.Binary(HloOpcode::kAdd, clone, b.Broadcast(start, shape.dims(), {}));
       }
       clones[original] = clone;
     }
 
-    std::vector<HloInstruction*> next_state = {b.Binary("add", index, b.ConstantIndex(1))};
+    std::vector<HloInstruction*> next_state = {b.Binary(HloOpcode::kAdd, index, b.ConstantIndex(1))};
     for (size_t e = 0; e < n_exits; ++e) {
       HloInstruction* exit = region_.exits[e];
       const RegionMember& member = region_.members.at(exit);

@@ -20,7 +20,7 @@ struct RegionMember {
   int64_t result_dim = 0;
   // The split dimension of each operand, or kNoDimension (used whole).
   std::vector<int64_t> operand_dims;
-  std::string accumulate_opcode;  // for kReducedAway members
+  HloOpcode accumulate_opcode = HloOpcode::kAdd;  // for kReducedAway members
   // Reached from the seed through users (as opposed to a producer that is
   // merely recomputed inside the loop). Only such members can be results of
   // the loop: a recomputed producer keeps serving its other users outside.

@@ -17,13 +17,13 @@ constexpr int kMaxRewritesPerComputation = 1000;
 // Inputs and literals are already in memory; splitting starts at the first
 // instruction that *creates* an oversized value.
 bool IsSplitCandidate(const HloInstruction& instruction, int64_t threshold) {
-  if (instruction.Is("parameter") || instruction.Is("constant")) return false;
+  if (instruction.Is(HloOpcode::kParameter) || instruction.Is(HloOpcode::kConstant)) return false;
   // Loop state read from a parameter is an input as well, and a
   // dynamic-update-slice writes into a buffer that exists already.
-  if (instruction.Is("get-tuple-element") && instruction.operand(0)->Is("parameter")) return false;
-  if (instruction.Is("dynamic-update-slice")) return false;
-  if (instruction.shape().IsTuple() && !instruction.Is("sort") &&
-      !instruction.Is("topk")) return false;
+  if (instruction.Is(HloOpcode::kGetTupleElement) && instruction.operand(0)->Is(HloOpcode::kParameter)) return false;
+  if (instruction.Is(HloOpcode::kDynamicUpdateSlice)) return false;
+  if (instruction.shape().IsTuple() && !instruction.Is(HloOpcode::kSort) &&
+      !instruction.Is(HloOpcode::kTopK)) return false;
   return LargestArrayBytes(instruction.shape()) > threshold;
 }
 
@@ -34,7 +34,7 @@ std::vector<HloComputation*> ControlFlowComputations(HloModule* module) {
   for (const auto& computation : module->computations()) {
     for (const auto& instruction : computation->instructions()) {
       for (const HloAttribute& attribute : instruction->attributes()) {
-        if (attribute.key == "to_apply" && !instruction->Is("call")) {
+        if (attribute.key == "to_apply" && !instruction->Is(HloOpcode::kCall)) {
           for (HloComputation* callee : attribute.computations) scalar_callees.insert(callee);
         }
       }
