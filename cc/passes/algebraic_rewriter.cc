@@ -485,10 +485,10 @@ class Rewriter {
 
 }  // namespace
 
-bool AlgebraicRewriter::Run(HloModule* module, const Options& options) {
+bool AlgebraicRewriter::Run(HloModule* module) {
   bool changed = false;
   std::vector<std::string> log;
-  Rewriter rewriter(options.tensor_size_threshold, &log);
+  Rewriter rewriter(tensor_size_threshold_, &log);
   for (const auto& computation : module->computations()) {
     std::vector<HloInstruction*> reduces;
     std::unordered_set<HloInstruction*> alive;

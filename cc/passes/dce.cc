@@ -111,7 +111,7 @@ void RemoveDeadChain(HloInstruction* instruction, std::unordered_set<HloInstruct
   }
 }
 
-bool DeadCodeElimination::Run(HloModule* module, const Options&) {
+bool DeadCodeElimination::Run(HloModule* module) {
   bool changed = false;
   std::unordered_map<const HloComputation*, bool> memo;
   for (const auto& computation : module->computations()) {

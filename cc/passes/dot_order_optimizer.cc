@@ -391,7 +391,7 @@ std::string Describe(const Cost& cost) {
 
 }  // namespace
 
-bool DotOrderOptimizer::Run(HloModule* module, const Options&) {
+bool DotOrderOptimizer::Run(HloModule* module) {
   bool changed = false;
   for (const auto& computation : module->computations()) {
     std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();

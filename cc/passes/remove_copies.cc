@@ -4,7 +4,7 @@
 
 namespace exla {
 
-bool RemoveCopies::Run(HloModule* module, const Options&) {
+bool RemoveCopies::Run(HloModule* module) {
   bool changed = false;
   for (const auto& computation : module->computations()) {
     std::vector<HloInstruction*> copies;

@@ -133,13 +133,13 @@ bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit) {
 
 }  // namespace
 
-bool TensorSplitter::Run(HloModule* module, const Options& options) {
-  const int64_t threshold = options.tensor_size_threshold;
+bool TensorSplitter::Run(HloModule* module) {
+  const int64_t threshold = threshold_;
   if (threshold <= 0) return false;
   // Without an explicit split size, slices of a quarter of the threshold
   // leave room for the few slices a loop body keeps alive at once.
-  const int64_t split_size = options.tensor_split_size > 0
-                                 ? std::min(options.tensor_split_size, threshold)
+  const int64_t split_size = split_size_ > 0
+                                 ? std::min(split_size_, threshold)
                                  : std::max<int64_t>(1, threshold / 4);
   bool changed = false;
   // (computation, limit) pairs; loop bodies we create are held to split_size.
