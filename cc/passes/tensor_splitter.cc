@@ -81,11 +81,11 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
   for (int64_t dim : DimensionsBySize(seed->shape())) {
     for (int64_t follow_limit : {split_size, limit}) {
       SplitRegion region;
-      std::string error = BuildSplitRegion(seed, dim, limit, follow_limit, &region);
-      if (error.empty() && region.size < 2) error = "extent 1";
-      if (!error.empty()) {
+      WhyNot error = BuildSplitRegion(seed, dim, limit, follow_limit, &region);
+      if (error.ok() && region.size < 2) error = WhyNot::Because("extent 1");
+      if (!error.ok()) {
         if (reason->empty() && follow_limit == limit) {
-          *reason = "dimension " + std::to_string(dim) + ": " + error;
+          *reason = "dimension " + std::to_string(dim) + ": " + error.reason();
         }
         continue;
       }
@@ -105,7 +105,7 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size)
     if (!IsSplitCandidate(*operand, limit)) continue;
     for (int64_t dim : DimensionsBySize(operand->shape())) {
       SplitRegion region;
-      if (!BuildSinkRegion(sink, k, dim, limit, &region).empty() || region.size < 2) continue;
+      if (!BuildSinkRegion(sink, k, dim, limit, &region).ok() || region.size < 2) continue;
       return {true, RewriteRegionAsLoops(region, ChunkFor(region, split_size))};
     }
   }
