@@ -10,6 +10,7 @@
 
 #include "ir/builder.h"
 #include "passes/dce.h"
+#include "passes/pattern_matcher.h"
 
 namespace exla {
 namespace {
@@ -22,29 +23,6 @@ int64_t IndexOf(const Dims& v, int64_t x) {
   return static_cast<int64_t>(std::find(v.begin(), v.end(), x) - v.begin());
 }
 
-// Floating-point types ordered so that a convert to a higher rung represents
-// every value exactly (f16/bf16 -> f32 -> f64).
-int FloatRung(PrimitiveType type) {
-  switch (type) {
-    case PrimitiveType::kF16:
-    case PrimitiveType::kBF16:
-      return 1;
-    case PrimitiveType::kF32:
-      return 2;
-    case PrimitiveType::kF64:
-      return 3;
-    default:
-      return 0;
-  }
-}
-
-bool IsValuePreservingConvert(const HloInstruction* h) {
-  if (!h->Is(HloOpcode::kConvert)) return false;
-  PrimitiveType from = h->operand(0)->shape().element_type();
-  PrimitiveType to = h->shape().element_type();
-  return from == to || (FloatRung(from) > 0 && FloatRung(to) > FloatRung(from));
-}
-
 bool IsIdentityPermutation(const Dims& permutation) {
   for (size_t i = 0; i < permutation.size(); ++i) {
     if (permutation[i] != static_cast<int64_t>(i)) return false;
@@ -54,18 +32,13 @@ bool IsIdentityPermutation(const Dims& permutation) {
 
 // TensorFlow wraps nearly every op in no-op reshapes, identity transposes and
 // same-type converts; JAX and mixed precision add widening converts. None of
-// them changes a value, so the matchers look through them. Every skipped
-// instruction is appended to `skipped` (it dies with the rewritten chain).
+// them changes a value, so the matchers look through them (m::NoOps). Every
+// skipped instruction is appended to `skipped` (it dies with the rewritten
+// chain).
 HloInstruction* SkipNoOps(HloInstruction* h, std::vector<HloInstruction*>* skipped) {
-  while (true) {
-    bool same_dims = h->operand_count() == 1 && h->operand(0)->shape().IsArray() &&
-                     h->operand(0)->shape().dims() == h->shape().dims();
-    bool no_op = IsValuePreservingConvert(h) || (h->Is(HloOpcode::kReshape) && same_dims) ||
-                 (h->Is(HloOpcode::kTranspose) && IsIdentityPermutation(h->dimensions()));
-    if (!no_op) return h;
-    skipped->push_back(h);
-    h = h->operand(0);
-  }
+  HloInstruction* value = nullptr;
+  Match(h, m::NoOps(m::Op(&value), skipped));
+  return value;
 }
 
 // The value of a constant that is the same everywhere: a scalar constant,
@@ -86,9 +59,17 @@ std::optional<double> SplatConstantValue(const HloInstruction* h) {
 // `(x, y) -> add(x, y)`: the reducer of a sum.
 bool IsAddComputation(const HloComputation* computation) {
   const HloInstruction* root = computation->root();
-  return root != nullptr && root->Is(HloOpcode::kAdd) && computation->instruction_count() == 3 &&
-         root->operand(0)->Is(HloOpcode::kParameter) && root->operand(1)->Is(HloOpcode::kParameter) &&
-         root->operand(0) != root->operand(1);
+  HloInstruction *x = nullptr, *y = nullptr;
+  return root != nullptr && computation->instruction_count() == 3 &&
+         Match(root, m::Add(m::Parameter().Bind(&x), m::Parameter().Bind(&y))) && x != y;
+}
+
+// A constant equal to `value` everywhere (see SplatConstantValue).
+m::InstructionPattern<> SplatConstant(double value) {
+  return m::Op().WithPredicate([value](const HloInstruction* h) {
+    std::optional<double> splat = SplatConstantValue(h);
+    return splat.has_value() && *splat == value;
+  });
 }
 
 // reduce(x, 0) with an add reducer over a floating-point array.
@@ -113,7 +94,8 @@ struct BroadcastSide {
 
 BroadcastSide MatchBroadcastSide(HloInstruction* h, std::vector<HloInstruction*>* chain) {
   h = SkipNoOps(h, chain);
-  if (h->Is(HloOpcode::kBroadcast)) return {h->operand(0), h->dimensions()};
+  HloInstruction* small = nullptr;
+  if (Match(h, m::Broadcast(m::Op(&small)))) return {small, h->dimensions()};
   Dims identity(h->shape().rank());
   std::iota(identity.begin(), identity.end(), 0);
   return {h, identity};
@@ -128,10 +110,9 @@ struct Scale {
 };
 
 std::optional<Scale> MatchBroadcastFactor(HloInstruction* h, bool divide) {
-  std::vector<HloInstruction*> ignored;
-  h = SkipNoOps(h, &ignored);
-  if (!h->Is(HloOpcode::kBroadcast)) return std::nullopt;
-  return Scale{h->operand(0), h->dimensions(), divide};
+  HloInstruction *broadcast = nullptr, *factor = nullptr;
+  if (!Match(h, m::NoOps(m::Broadcast(m::Op(&factor)).Bind(&broadcast)))) return std::nullopt;
+  return Scale{factor, broadcast->dimensions(), divide};
 }
 
 // Peels multiplications/divisions by broadcasts off `h`: ((d * s1) / s2) -> d
@@ -141,9 +122,11 @@ HloInstruction* PeelScales(HloInstruction* h, bool sign_free, std::vector<HloIns
                            std::vector<Scale>* scales) {
   while (true) {
     h = SkipNoOps(h, chain);
-    if (sign_free && (h->Is(HloOpcode::kNegate) || h->Is(HloOpcode::kAbs))) {
+    HloInstruction* unsigned_value = nullptr;
+    if (sign_free &&
+        Match(h, m::AnyOf(m::Negate(m::Op(&unsigned_value)), m::Abs(m::Op(&unsigned_value))))) {
       chain->push_back(h);
-      h = h->operand(0);
+      h = unsigned_value;
       continue;
     }
     std::optional<Scale> scale;
@@ -188,11 +171,9 @@ bool IsProvablyNonNegative(const HloInstruction* h, int depth = 0) {
 
 // Is `h` the square of something? multiply(d, d) or power(d, 2).
 HloInstruction* MatchSquareOperand(HloInstruction* h) {
-  if (h->Is(HloOpcode::kMultiply) && h->operand(0) == h->operand(1)) return h->operand(0);
-  if (h->Is(HloOpcode::kPower)) {
-    std::optional<double> exponent = SplatConstantValue(h->operand(1));
-    if (exponent.has_value() && *exponent == 2.0) return h->operand(0);
-  }
+  HloInstruction *d = nullptr, *same = nullptr;
+  if (Match(h, m::Multiply(m::Op(&d), m::Op(&same))) && d == same) return d;
+  if (Match(h, m::Power(m::Op(&d), SplatConstant(2.0)))) return d;
   return nullptr;
 }
 
