@@ -11,6 +11,7 @@
 
 #include "ir/builder.h"
 #include "passes/dce.h"
+#include "passes/pattern_matcher.h"
 
 namespace exla {
 namespace {
@@ -95,7 +96,7 @@ std::optional<MatrixView> MapView(const MatrixView& view, const Dims& map) {
 // A dot the chain can pass through: one contracting dimension per side and
 // at most one free dimension per side, all of the chain's element type.
 bool IsChainDot(const HloInstruction* h, PrimitiveType type) {
-  if (!h->Is(HloOpcode::kDot) || h->operand_count() != 2 || h->shape().element_type() != type) return false;
+  if (!Match(h, m::Dot(m::Op(), m::Op()).WithElementType(type))) return false;
   DotDimensions dd = h->dot_dimensions();
   if (dd.lhs_contracting.size() != 1 || dd.rhs_contracting.size() != 1) return false;
   for (int side = 0; side < 2; ++side) {
@@ -191,10 +192,10 @@ class ChainFlattener {
       pending.push_back({nullptr, HloOpcode::kNegate});
     } else if (h->Is(HloOpcode::kMultiply) || h->Is(HloOpcode::kDivide)) {
       for (int side = h->Is(HloOpcode::kDivide) ? 1 : 0; side < 2 && !mapped; ++side) {
-        const HloInstruction* factor = h->operand(side);
-        if (factor->Is(HloOpcode::kBroadcast) && factor->operand(0)->shape().rank() == 0 &&
-            factor->shape().element_type() == type_) {
-          pending.push_back({factor->operand(0), h->Is(HloOpcode::kDivide) ? HloOpcode::kDivide : HloOpcode::kMultiply});
+        // A scalar broadcast into the chain's type commutes with the dots.
+        HloInstruction* scalar = nullptr;
+        if (Match(h->operand(side), m::Broadcast(m::Op(&scalar).IsScalar()).WithElementType(type_))) {
+          pending.push_back({scalar, h->Is(HloOpcode::kDivide) ? HloOpcode::kDivide : HloOpcode::kMultiply});
           operand = h->operand(1 - side);
           mapped = view;
         }
