@@ -13,17 +13,17 @@ std::string OptimizeHloText(const std::string& hlo_text, const Options& options,
   HloPassPipeline pipeline("exla");
   const std::vector<std::string> names =
       options.passes.empty() ? DefaultPipeline() : options.passes;
-  for (const std::string& name : names) pipeline.AddPass(CreatePass(name));
+  for (const std::string& name : names) pipeline.AddPass(CreatePass(name, options));
   pipeline.set_skip_cleanups_until_change(options.passes.empty());
   std::unique_ptr<HloModule> module = ParseHloModule(hlo_text);
-  pipeline.Run(module.get(), options, records);
+  pipeline.Run(module.get(), options.dump_dir, records);
   return PrintHloModule(*module);
 }
 
 std::vector<std::string> CleanupPasses() {
   std::vector<std::string> names;
   for (const std::string& name : AvailablePasses()) {
-    if (CreatePass(name)->IsCleanup()) names.push_back(name);
+    if (CreatePass(name, Options{})->IsCleanup()) names.push_back(name);
   }
   return names;
 }

@@ -92,7 +92,8 @@ py::list TensorSizes(const std::string& text) {
   for (const auto& computation : module->computations()) {
     for (const auto& instruction : computation->instructions()) {
       if (!instruction->shape().IsArray()) continue;
-      result.append(py::make_tuple(computation->name(), instruction->name(), instruction->opcode(),
+      result.append(py::make_tuple(computation->name(), instruction->name(),
+                                   std::string(instruction->opcode_name()),
                                    instruction->shape().ByteSize()));
     }
   }

@@ -1,7 +1,8 @@
 // Syntax of the attributes passes decode (dimensions, slice, dot dimension
 // numbers, indices). The parser keeps every attribute verbatim, but these are
-// checked when parsed so that a malformed one is reported at its position
-// rather than misread later; XLA checks the rest when the module goes back.
+// checked when parsed, before attributes.h decodes them, so that a malformed
+// one is reported at its position rather than misread; XLA checks the rest
+// when the module goes back.
 #ifndef EXLA_IR_ATTRIBUTE_SYNTAX_H_
 #define EXLA_IR_ATTRIBUTE_SYNTAX_H_
 

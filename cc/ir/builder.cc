@@ -23,20 +23,20 @@ std::string FormatScalar(PrimitiveType type, double value) {
 
 }  // namespace
 
-HloInstruction* HloBuilder::Add(const std::string& opcode, Shape shape,
+HloInstruction* HloBuilder::Add(HloOpcode opcode, Shape shape,
                                 std::vector<HloInstruction*> operands) {
   return computation_->Add(opcode, std::move(shape), std::move(operands));
 }
 
 HloInstruction* HloBuilder::Parameter(int64_t number, const Shape& shape,
                                       const std::string& name) {
-  HloInstruction* p = computation_->Add("parameter", shape, {}, name);
+  HloInstruction* p = computation_->Add(HloOpcode::kParameter, shape, {}, name);
   p->set_payload(std::to_string(number));
   return p;
 }
 
 HloInstruction* HloBuilder::ConstantScalar(PrimitiveType type, double value) {
-  HloInstruction* c = Add("constant", Shape::Array(type, {}), {});
+  HloInstruction* c = Add(HloOpcode::kConstant, Shape::Array(type, {}), {});
   c->set_payload(FormatScalar(type, value));
   return c;
 }
@@ -45,37 +45,37 @@ HloInstruction* HloBuilder::ConstantIndex(int64_t value) {
   return ConstantScalar(PrimitiveType::kS32, static_cast<double>(value));
 }
 
-HloInstruction* HloBuilder::Unary(const std::string& opcode, HloInstruction* operand) {
-  Check(operand->shape().IsArray(), opcode + " needs an array operand");
+HloInstruction* HloBuilder::Unary(HloOpcode opcode, HloInstruction* operand) {
+  Check(operand->shape().IsArray(), std::string(HloOpcodeString(opcode)) + " needs an array operand");
   return Add(opcode, operand->shape(), {operand});
 }
 
-HloInstruction* HloBuilder::Binary(const std::string& opcode, HloInstruction* lhs,
+HloInstruction* HloBuilder::Binary(HloOpcode opcode, HloInstruction* lhs,
                                    HloInstruction* rhs) {
   Check(lhs->shape().Compatible(rhs->shape()),
-        opcode + " operands differ: " + lhs->shape().ToString() + " vs " + rhs->shape().ToString());
+        std::string(HloOpcodeString(opcode)) + " operands differ: " + lhs->shape().ToString() + " vs " + rhs->shape().ToString());
   Shape shape = Shape::Array(lhs->shape().element_type(), lhs->shape().dims());
   return Add(opcode, shape, {lhs, rhs});
 }
 
 HloInstruction* HloBuilder::Compare(HloInstruction* lhs, HloInstruction* rhs,
-                                    const std::string& direction) {
+                                    ComparisonDirection direction) {
   Check(lhs->shape().Compatible(rhs->shape()), "compare operands differ");
-  HloInstruction* c = Add("compare", Shape::Array(PrimitiveType::kPred, lhs->shape().dims()),
+  HloInstruction* c = Add(HloOpcode::kCompare, Shape::Array(PrimitiveType::kPred, lhs->shape().dims()),
                           {lhs, rhs});
-  c->SetAttribute("direction", direction);
+  c->SetComparisonDirection(direction);
   return c;
 }
 
 HloInstruction* HloBuilder::Select(HloInstruction* predicate, HloInstruction* on_true,
                                    HloInstruction* on_false) {
   Check(on_true->shape().Compatible(on_false->shape()), "select branches differ");
-  return Add("select", Shape::Array(on_true->shape().element_type(), on_true->shape().dims()),
+  return Add(HloOpcode::kSelect, Shape::Array(on_true->shape().element_type(), on_true->shape().dims()),
              {predicate, on_true, on_false});
 }
 
 HloInstruction* HloBuilder::Convert(HloInstruction* operand, PrimitiveType type) {
-  return Add("convert", Shape::Array(type, operand->shape().dims()), {operand});
+  return Add(HloOpcode::kConvert, Shape::Array(type, operand->shape().dims()), {operand});
 }
 
 HloInstruction* HloBuilder::Broadcast(HloInstruction* operand,
@@ -89,7 +89,7 @@ HloInstruction* HloBuilder::Broadcast(HloInstruction* operand,
           "broadcast dimension mismatch");
   }
   HloInstruction* b =
-      Add("broadcast", Shape::Array(operand->shape().element_type(), output_dims), {operand});
+      Add(HloOpcode::kBroadcast, Shape::Array(operand->shape().element_type(), output_dims), {operand});
   b->SetIntListAttribute("dimensions", dimensions);
   return b;
 }
@@ -97,7 +97,7 @@ HloInstruction* HloBuilder::Broadcast(HloInstruction* operand,
 HloInstruction* HloBuilder::Reshape(HloInstruction* operand, const std::vector<int64_t>& dims) {
   Shape shape = Shape::Array(operand->shape().element_type(), dims);
   Check(shape.ElementCount() == operand->shape().ElementCount(), "reshape changes element count");
-  return Add("reshape", shape, {operand});
+  return Add(HloOpcode::kReshape, shape, {operand});
 }
 
 HloInstruction* HloBuilder::Transpose(HloInstruction* operand,
@@ -106,7 +106,7 @@ HloInstruction* HloBuilder::Transpose(HloInstruction* operand,
   std::vector<int64_t> dims;
   for (int64_t p : permutation) dims.push_back(operand->shape().dim(static_cast<int>(p)));
   HloInstruction* t =
-      Add("transpose", Shape::Array(operand->shape().element_type(), dims), {operand});
+      Add(HloOpcode::kTranspose, Shape::Array(operand->shape().element_type(), dims), {operand});
   t->SetIntListAttribute("dimensions", permutation);
   return t;
 }
@@ -117,17 +117,15 @@ HloInstruction* HloBuilder::Slice(HloInstruction* operand, const std::vector<int
   Check(static_cast<int>(starts.size()) == in.rank() && limits.size() == starts.size(),
         "slice needs bounds for every dimension");
   std::vector<int64_t> dims;
-  std::string text = "{";
+  std::vector<SliceBounds> bounds;
   for (size_t i = 0; i < starts.size(); ++i) {
     Check(0 <= starts[i] && starts[i] <= limits[i] && limits[i] <= in.dim(static_cast<int>(i)),
           "slice bounds out of range");
     dims.push_back(limits[i] - starts[i]);
-    if (i > 0) text += ", ";
-    text += "[" + std::to_string(starts[i]) + ":" + std::to_string(limits[i]) + "]";
+    bounds.push_back({starts[i], limits[i], 1});
   }
-  text += "}";
-  HloInstruction* s = Add("slice", Shape::Array(in.element_type(), dims), {operand});
-  s->SetAttribute("slice", text);
+  HloInstruction* s = Add(HloOpcode::kSlice, Shape::Array(in.element_type(), dims), {operand});
+  s->SetSlice(bounds);
   return s;
 }
 
@@ -140,7 +138,7 @@ HloInstruction* HloBuilder::DynamicSlice(HloInstruction* operand,
   std::vector<HloInstruction*> operands = {operand};
   operands.insert(operands.end(), starts.begin(), starts.end());
   HloInstruction* s =
-      Add("dynamic-slice", Shape::Array(operand->shape().element_type(), sizes), operands);
+      Add(HloOpcode::kDynamicSlice, Shape::Array(operand->shape().element_type(), sizes), operands);
   s->SetIntListAttribute("dynamic_slice_sizes", sizes);
   return s;
 }
@@ -151,7 +149,7 @@ HloInstruction* HloBuilder::DynamicUpdateSlice(HloInstruction* operand, HloInstr
         "dynamic-update-slice needs a start per dimension");
   std::vector<HloInstruction*> operands = {operand, update};
   operands.insert(operands.end(), starts.begin(), starts.end());
-  return Add("dynamic-update-slice",
+  return Add(HloOpcode::kDynamicUpdateSlice,
              Shape::Array(operand->shape().element_type(), operand->shape().dims()), operands);
 }
 
@@ -163,14 +161,14 @@ HloInstruction* HloBuilder::Concatenate(const std::vector<HloInstruction*>& oper
     dims[dimension] += operands[i]->shape().dim(static_cast<int>(dimension));
   }
   HloInstruction* c =
-      Add("concatenate", Shape::Array(operands[0]->shape().element_type(), dims), operands);
+      Add(HloOpcode::kConcatenate, Shape::Array(operands[0]->shape().element_type(), dims), operands);
   c->SetIntListAttribute("dimensions", {dimension});
   return c;
 }
 
 HloInstruction* HloBuilder::Iota(const Shape& shape, int64_t dimension) {
-  HloInstruction* i = Add("iota", Shape::Array(shape.element_type(), shape.dims()), {});
-  i->SetAttribute("iota_dimension", std::to_string(dimension));
+  HloInstruction* i = Add(HloOpcode::kIota, Shape::Array(shape.element_type(), shape.dims()), {});
+  i->SetIntAttribute("iota_dimension", dimension);
   return i;
 }
 
@@ -205,7 +203,7 @@ Shape InferDotShape(const Shape& lhs, const Shape& rhs, const DotDimensions& dim
 HloInstruction* HloBuilder::Dot(HloInstruction* lhs, HloInstruction* rhs,
                                 const DotDimensions& dims, PrimitiveType result_type) {
   HloInstruction* d =
-      Add("dot", InferDotShape(lhs->shape(), rhs->shape(), dims, result_type), {lhs, rhs});
+      Add(HloOpcode::kDot, InferDotShape(lhs->shape(), rhs->shape(), dims, result_type), {lhs, rhs});
   d->SetDotDimensions(dims);
   return d;
 }
@@ -220,7 +218,7 @@ HloInstruction* HloBuilder::Reduce(HloInstruction* operand, HloInstruction* init
     if (!reduced) out.push_back(operand->shape().dim(i));
   }
   HloInstruction* r =
-      Add("reduce", Shape::Array(operand->shape().element_type(), out), {operand, init});
+      Add(HloOpcode::kReduce, Shape::Array(operand->shape().element_type(), out), {operand, init});
   r->SetIntListAttribute("dimensions", dimensions);
   r->SetCalledComputation("to_apply", reducer);
   return r;
@@ -229,29 +227,29 @@ HloInstruction* HloBuilder::Reduce(HloInstruction* operand, HloInstruction* init
 HloInstruction* HloBuilder::Tuple(const std::vector<HloInstruction*>& elements) {
   std::vector<Shape> shapes;
   for (HloInstruction* e : elements) shapes.push_back(e->shape());
-  return Add("tuple", Shape::Tuple(std::move(shapes)), elements);
+  return Add(HloOpcode::kTuple, Shape::Tuple(std::move(shapes)), elements);
 }
 
 HloInstruction* HloBuilder::GetTupleElement(HloInstruction* tuple, int64_t index) {
   Check(tuple->shape().IsTuple() && index < static_cast<int64_t>(tuple->shape().tuple_shapes().size()),
         "get-tuple-element index out of range");
-  HloInstruction* g = Add("get-tuple-element", tuple->shape().tuple_shape(static_cast<int>(index)),
+  HloInstruction* g = Add(HloOpcode::kGetTupleElement, tuple->shape().tuple_shape(static_cast<int>(index)),
                           {tuple});
-  g->SetAttribute("index", std::to_string(index));
+  g->SetIntAttribute("index", index);
   return g;
 }
 
 HloInstruction* HloBuilder::While(HloInstruction* init, HloComputation* condition,
                                   HloComputation* body) {
-  HloInstruction* w = Add("while", init->shape(), {init});
+  HloInstruction* w = Add(HloOpcode::kWhile, init->shape(), {init});
   w->SetCalledComputation("condition", condition);
   w->SetCalledComputation("body", body);
   return w;
 }
 
-HloComputation* AddScalarReducer(HloModule* module, const std::string& opcode,
+HloComputation* AddScalarReducer(HloModule* module, HloOpcode opcode,
                                  PrimitiveType type, const HloComputation* before) {
-  auto computation = std::make_unique<HloComputation>(module->UniqueName(opcode + "_reducer"));
+  auto computation = std::make_unique<HloComputation>(module->UniqueName(std::string(HloOpcodeString(opcode)) + "_reducer"));
   HloComputation* raw = module->AddComputationBefore(std::move(computation), before);
   HloBuilder b(raw);
   Shape scalar = Shape::Array(type, {});

@@ -25,9 +25,9 @@ class HloBuilder {
   HloInstruction* ConstantScalar(PrimitiveType type, double value);
   HloInstruction* ConstantIndex(int64_t value);  // s32 scalar
 
-  HloInstruction* Unary(const std::string& opcode, HloInstruction* operand);
-  HloInstruction* Binary(const std::string& opcode, HloInstruction* lhs, HloInstruction* rhs);
-  HloInstruction* Compare(HloInstruction* lhs, HloInstruction* rhs, const std::string& direction);
+  HloInstruction* Unary(HloOpcode opcode, HloInstruction* operand);
+  HloInstruction* Binary(HloOpcode opcode, HloInstruction* lhs, HloInstruction* rhs);
+  HloInstruction* Compare(HloInstruction* lhs, HloInstruction* rhs, ComparisonDirection direction);
   HloInstruction* Select(HloInstruction* predicate, HloInstruction* on_true,
                          HloInstruction* on_false);
   HloInstruction* Convert(HloInstruction* operand, PrimitiveType type);
@@ -59,7 +59,7 @@ class HloBuilder {
   HloInstruction* While(HloInstruction* init, HloComputation* condition, HloComputation* body);
 
  private:
-  HloInstruction* Add(const std::string& opcode, Shape shape,
+  HloInstruction* Add(HloOpcode opcode, Shape shape,
                       std::vector<HloInstruction*> operands);
   HloComputation* computation_;
 };
@@ -69,8 +69,8 @@ Shape InferDotShape(const Shape& lhs, const Shape& rhs, const DotDimensions& dim
                     PrimitiveType result_type);
 
 // A new computation `(x, y) -> opcode(x, y)` on scalars of `type`, inserted
-// before `before` in print order. `opcode` is "add", "maximum", ...
-HloComputation* AddScalarReducer(HloModule* module, const std::string& opcode,
+// before `before` in print order. `opcode` is kAdd, kMaximum, ...
+HloComputation* AddScalarReducer(HloModule* module, HloOpcode opcode,
                                  PrimitiveType type, const HloComputation* before);
 
 }  // namespace exla

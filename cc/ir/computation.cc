@@ -11,7 +11,7 @@ namespace exla {
 std::vector<HloInstruction*> HloComputation::parameters() const {
   std::vector<HloInstruction*> params;
   for (const auto& instruction : instructions_) {
-    if (instruction->Is("parameter")) params.push_back(instruction.get());
+    if (instruction->Is(HloOpcode::kParameter)) params.push_back(instruction.get());
   }
   std::sort(params.begin(), params.end(), [](HloInstruction* a, HloInstruction* b) {
     return a->parameter_number() < b->parameter_number();
@@ -21,7 +21,7 @@ std::vector<HloInstruction*> HloComputation::parameters() const {
 
 HloInstruction* HloComputation::parameter(int64_t number) const {
   for (const auto& instruction : instructions_) {
-    if (instruction->Is("parameter") && instruction->parameter_number() == number) {
+    if (instruction->Is(HloOpcode::kParameter) && instruction->parameter_number() == number) {
       return instruction.get();
     }
   }
@@ -43,11 +43,10 @@ void HloComputation::AddParsedInstruction(std::unique_ptr<HloInstruction> instru
   instructions_.push_back(std::move(instruction));
 }
 
-HloInstruction* HloComputation::Add(std::string opcode, Shape shape,
+HloInstruction* HloComputation::Add(HloOpcode opcode, Shape shape,
                                     std::vector<HloInstruction*> operands, std::string name_hint) {
-  if (name_hint.empty()) name_hint = opcode;
-  auto instruction =
-      std::make_unique<HloInstruction>(std::move(name_hint), std::move(opcode), std::move(shape));
+  if (name_hint.empty()) name_hint = std::string(HloOpcodeString(opcode));
+  auto instruction = std::make_unique<HloInstruction>(std::move(name_hint), opcode, std::move(shape));
   for (HloInstruction* operand : operands) instruction->AppendOperand(operand);
   return AddInstruction(std::move(instruction));
 }

@@ -41,8 +41,8 @@ class HloComputation {
 
   // Adds an instruction; its name is made unique within the module.
   HloInstruction* AddInstruction(std::unique_ptr<HloInstruction> instruction);
-  // Builder shortcut: `Add("add", shape, {a, b})`.
-  HloInstruction* Add(std::string opcode, Shape shape, std::vector<HloInstruction*> operands,
+  // Builder shortcut: `Add(HloOpcode::kAdd, shape, {a, b})`.
+  HloInstruction* Add(HloOpcode opcode, Shape shape, std::vector<HloInstruction*> operands,
                       std::string name_hint = "");
   // Removes an instruction that has no users and is not the root.
   void RemoveInstruction(HloInstruction* instruction);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "ir/attribute_syntax.h"
 #include "ir/computation.h"
 
 namespace exla {
@@ -18,41 +19,24 @@ void AddUnique(std::vector<HloInstruction*>* list, HloInstruction* item) {
   if (std::find(list->begin(), list->end(), item) == list->end()) list->push_back(item);
 }
 
-// Parses every integer in `text` in order ("{1,0}" -> 1, 0).
-std::vector<int64_t> ParseIntegers(std::string_view text) {
-  std::vector<int64_t> values;
-  size_t i = 0;
-  while (i < text.size()) {
-    char c = text[i];
-    bool negative = c == '-' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]));
-    if (std::isdigit(static_cast<unsigned char>(c)) || negative) {
-      size_t start = i;
-      ++i;
-      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-      values.push_back(std::strtoll(std::string(text.substr(start, i - start)).c_str(), nullptr, 10));
-    } else {
-      ++i;
-    }
-  }
-  return values;
-}
-
-std::string FormatIntList(const std::vector<int64_t>& values) {
-  std::string out = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ",";
-    out += std::to_string(values[i]);
-  }
-  out += "}";
-  return out;
-}
-
 }  // namespace
 
 bool IsComputationAttribute(std::string_view key) {
   return key == "to_apply" || key == "condition" || key == "body" || key == "calls" ||
          key == "branch_computations" || key == "true_computation" ||
          key == "false_computation" || key == "select" || key == "scatter";
+}
+
+HloInstruction::HloInstruction(std::string name, std::string_view opcode_name, Shape shape)
+    : name_(std::move(name)),
+      opcode_(StringToHloOpcode(opcode_name).value_or(HloOpcode::kOther)),
+      shape_(std::move(shape)) {
+  if (opcode_ == HloOpcode::kOther) other_opcode_name_ = std::string(opcode_name);
+}
+
+std::string_view HloInstruction::opcode_name() const {
+  if (opcode_ == HloOpcode::kOther) return other_opcode_name_;
+  return HloOpcodeString(opcode_);
 }
 
 void HloInstruction::AppendOperand(HloInstruction* operand) {
@@ -113,9 +97,15 @@ std::optional<std::string> HloInstruction::RawAttribute(std::string_view key) co
 }
 
 void HloInstruction::SetAttribute(std::string_view key, std::string value) {
+  if (std::optional<AttributeSyntaxError> error = CheckTypedAttribute(std::string(key), value)) {
+    throw std::logic_error("malformed attribute " + std::string(key) + "=" + value + ": " +
+                           error->message);
+  }
+  TypedAttributeValue typed = DecodeTypedAttribute(key, value);
   for (HloAttribute& attribute : attributes_) {
     if (attribute.key == key) {
       attribute.value = std::move(value);
+      attribute.typed = std::move(typed);
       attribute.computations.clear();
       return;
     }
@@ -130,6 +120,7 @@ void HloInstruction::SetAttribute(std::string_view key, std::string value) {
   HloAttribute attribute;
   attribute.key = std::string(key);
   attribute.value = std::move(value);
+  attribute.typed = std::move(typed);
   attributes_.insert(position, std::move(attribute));
 }
 
@@ -142,41 +133,34 @@ void HloInstruction::RemoveAttribute(std::string_view key) {
 std::vector<int64_t> HloInstruction::IntListAttribute(std::string_view key) const {
   const HloAttribute* attribute = FindAttribute(key);
   if (attribute == nullptr) return {};
-  return ParseIntegers(attribute->value);
+  if (const auto* values = std::get_if<std::vector<int64_t>>(&attribute->typed)) return *values;
+  return {};
 }
 
 std::optional<int64_t> HloInstruction::IntAttribute(std::string_view key) const {
   const HloAttribute* attribute = FindAttribute(key);
   if (attribute == nullptr) return std::nullopt;
-  std::vector<int64_t> values = ParseIntegers(attribute->value);
-  if (values.size() != 1) return std::nullopt;
-  return values[0];
+  if (const auto* value = std::get_if<int64_t>(&attribute->typed)) return *value;
+  return std::nullopt;
 }
 
 void HloInstruction::SetIntListAttribute(std::string_view key, const std::vector<int64_t>& values) {
   SetAttribute(key, FormatIntList(values));
 }
 
+void HloInstruction::SetIntAttribute(std::string_view key, int64_t value) {
+  SetAttribute(key, std::to_string(value));
+}
+
 std::vector<SliceBounds> HloInstruction::slice() const {
-  std::vector<SliceBounds> bounds;
   const HloAttribute* attribute = FindAttribute("slice");
-  if (attribute == nullptr) return bounds;
-  const std::string& text = attribute->value;
-  size_t pos = 0;
-  while ((pos = text.find('[', pos)) != std::string::npos) {
-    size_t end = text.find(']', pos);
-    if (end == std::string::npos) break;
-    std::vector<int64_t> values = ParseIntegers(std::string_view(text).substr(pos, end - pos));
-    SliceBounds b;
-    if (values.size() >= 2) {
-      b.start = values[0];
-      b.limit = values[1];
-      b.stride = values.size() >= 3 ? values[2] : 1;
-    }
-    bounds.push_back(b);
-    pos = end;
-  }
-  return bounds;
+  if (attribute == nullptr) return {};
+  if (const auto* bounds = std::get_if<std::vector<SliceBounds>>(&attribute->typed)) return *bounds;
+  return {};
+}
+
+void HloInstruction::SetSlice(const std::vector<SliceBounds>& bounds) {
+  SetAttribute("slice", FormatSlice(bounds));
 }
 
 DotDimensions HloInstruction::dot_dimensions() const {
@@ -203,8 +187,22 @@ void HloInstruction::SetDotDimensions(const DotDimensions& dims) {
   set_or_remove("rhs_contracting_dims", dims.rhs_contracting);
 }
 
-std::string HloInstruction::comparison_direction() const {
-  return RawAttribute("direction").value_or("");
+PaddingConfig HloInstruction::padding_config() const {
+  const HloAttribute* attribute = FindAttribute("padding");
+  if (attribute == nullptr) return {};
+  if (const auto* config = std::get_if<PaddingConfig>(&attribute->typed)) return *config;
+  return {};
+}
+
+std::optional<ComparisonDirection> HloInstruction::comparison_direction() const {
+  const HloAttribute* attribute = FindAttribute("direction");
+  if (attribute == nullptr) return std::nullopt;
+  if (const auto* direction = std::get_if<ComparisonDirection>(&attribute->typed)) return *direction;
+  return std::nullopt;
+}
+
+void HloInstruction::SetComparisonDirection(ComparisonDirection direction) {
+  SetAttribute("direction", std::string(ComparisonDirectionString(direction)));
 }
 
 std::vector<HloComputation*> HloInstruction::called_computations() const {
@@ -260,47 +258,103 @@ void HloInstruction::DropAllControlDependencies() {
 }
 
 bool HloInstruction::HasSideEffectNoRecurse() const {
-  static const char* kSideEffecting[] = {
-      "send", "send-done", "recv", "recv-done", "infeed", "outfeed", "trace",
-      "rng", "rng-get-and-update-state", "all-reduce", "all-reduce-start",
-      "all-reduce-done", "all-gather", "all-gather-start", "all-gather-done",
-      "all-to-all", "collective-permute", "collective-permute-start",
-      "collective-permute-done", "collective-broadcast", "reduce-scatter",
-      "async-start", "async-update", "async-done", "copy-start", "copy-done",
-      "after-all", "add-dependency", "optimization-barrier",
-  };
-  for (const char* op : kSideEffecting) {
-    if (opcode_ == op) return true;
+  switch (opcode_) {
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kRng:
+    case HloOpcode::kRngGetAndUpdateState:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+      return true;
+    case HloOpcode::kCustomCall: {
+      std::optional<std::string> flag = RawAttribute("custom_call_has_side_effect");
+      return flag.has_value() && *flag == "true";
+    }
+    default:
+      return false;
   }
-  if (opcode_ == "custom-call") {
-    std::optional<std::string> flag = RawAttribute("custom_call_has_side_effect");
-    return flag.has_value() && *flag == "true";
-  }
-  return false;
 }
 
 bool HloInstruction::IsElementwise() const {
-  static const char* kElementwise[] = {
-      "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex",
-      "convert", "cosine", "divide", "erf", "exponential", "exponential-minus-one",
-      "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "maximum",
-      "minimum", "multiply", "negate", "not", "or", "popcnt", "power", "real",
-      "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt", "select",
-      "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign", "sine",
-      "sqrt", "subtract", "tan", "tanh", "xor", "bitcast-convert", "stochastic-convert",
-      "reduce-precision", "clz",
-  };
-  for (const char* op : kElementwise) {
-    if (opcode_ == op) {
+  switch (opcode_) {
+    case HloOpcode::kAbs:
+    case HloOpcode::kAdd:
+    case HloOpcode::kAnd:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kCeil:
+    case HloOpcode::kClamp:
+    case HloOpcode::kClz:
+    case HloOpcode::kCompare:
+    case HloOpcode::kComplex:
+    case HloOpcode::kConvert:
+    case HloOpcode::kCos:
+    case HloOpcode::kDivide:
+    case HloOpcode::kErf:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kFloor:
+    case HloOpcode::kImag:
+    case HloOpcode::kIsFinite:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kNegate:
+    case HloOpcode::kNot:
+    case HloOpcode::kOr:
+    case HloOpcode::kPopulationCount:
+    case HloOpcode::kPower:
+    case HloOpcode::kReal:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kRoundNearestAfz:
+    case HloOpcode::kRoundNearestEven:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSelect:
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightArithmetic:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kSign:
+    case HloOpcode::kSin:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+    case HloOpcode::kXor:
+    case HloOpcode::kStochasticConvert:
+    case HloOpcode::kReducePrecision:
+      return true;
+    case HloOpcode::kBitcastConvert:
       // bitcast-convert between widths changes the rank; only same-width
       // conversions are elementwise.
-      if (opcode_ == "bitcast-convert") {
-        return operand_count() == 1 && operand(0)->shape().rank() == shape_.rank();
-      }
-      return true;
-    }
+      return operand_count() == 1 && operand(0)->shape().rank() == shape_.rank();
+    default:
+      return false;
   }
-  return false;
 }
 
 }  // namespace exla

@@ -1,8 +1,7 @@
 // One HLO instruction: `name = shape opcode(operands), attr=value, ...`.
 //
-// The opcode is kept as XLA's text ("add", "custom-call", ...) so that
-// opcodes exla has never heard of still round-trip; passes test opcodes by
-// name. Attributes are stored in print order as raw text, exactly as XLA
+// The opcode is an HloOpcode; an opcode exla has never heard of is kOther
+// and keeps its printed name, so that it still round-trips. Attributes are stored in print order as raw text, exactly as XLA
 // printed them, and decoded on demand by typed accessors (dimensions, slice
 // bounds, dot dimension numbers, ...). Two kinds of attributes refer to other
 // IR objects and are therefore stored as pointers, so that renaming or
@@ -19,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/attributes.h"
+#include "ir/opcode.h"
 #include "ir/shape.h"
 
 namespace exla {
@@ -28,35 +29,32 @@ class HloComputation;
 struct HloAttribute {
   std::string key;
   std::string value;  // raw text; unused when `computations` is non-empty
+  // The decoded value of an attribute passes interpret (attributes.h).
+  TypedAttributeValue typed;
   // Resolved computation references. `braced` records whether XLA printed
   // them as a list (`branch_computations={a, b}`) or as a single name.
   std::vector<HloComputation*> computations;
   bool braced = false;
 };
 
-// One `[start:limit:stride]` entry of a slice attribute.
-struct SliceBounds {
-  int64_t start = 0;
-  int64_t limit = 0;
-  int64_t stride = 1;
-};
-
-struct DotDimensions {
-  std::vector<int64_t> lhs_batch, rhs_batch, lhs_contracting, rhs_contracting;
-};
-
 class HloInstruction {
  public:
-  HloInstruction(std::string name, std::string opcode, Shape shape)
-      : name_(std::move(name)), opcode_(std::move(opcode)), shape_(std::move(shape)) {}
+  HloInstruction(std::string name, HloOpcode opcode, Shape shape)
+      : name_(std::move(name)), opcode_(opcode), shape_(std::move(shape)) {}
+  // An instruction whose opcode is only known by its printed name (the
+  // parser's constructor): a name outside HloOpcode becomes kOther.
+  HloInstruction(std::string name, std::string_view opcode_name, Shape shape);
 
   HloInstruction(const HloInstruction&) = delete;
   HloInstruction& operator=(const HloInstruction&) = delete;
 
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
-  const std::string& opcode() const { return opcode_; }
-  bool Is(std::string_view opcode) const { return opcode_ == opcode; }
+  HloOpcode opcode() const { return opcode_; }
+  bool Is(HloOpcode opcode) const { return opcode_ == opcode; }
+  // The printed opcode name; for kOther the name the instruction was parsed
+  // with.
+  std::string_view opcode_name() const;
   const Shape& shape() const { return shape_; }
   Shape* mutable_shape() { return &shape_; }
   HloComputation* parent() const { return parent_; }
@@ -91,19 +89,25 @@ class HloInstruction {
   bool HasAttribute(std::string_view key) const { return FindAttribute(key) != nullptr; }
   // Raw text of an attribute, or nullopt.
   std::optional<std::string> RawAttribute(std::string_view key) const;
-  // Adds or replaces a plain (non-computation) attribute.
+  // Adds or replaces a plain (non-computation) attribute; a typed one is
+  // decoded (its text must be well formed: passes build it).
   void SetAttribute(std::string_view key, std::string value);
   void RemoveAttribute(std::string_view key);
 
-  // Typed views of the attributes passes interpret.
+  // Typed views of the attributes passes interpret, decoded at parse time.
+  // An absent attribute reads as empty / nullopt.
   std::vector<int64_t> IntListAttribute(std::string_view key) const;  // {1,2}
   std::optional<int64_t> IntAttribute(std::string_view key) const;   // index=3
   void SetIntListAttribute(std::string_view key, const std::vector<int64_t>& values);
+  void SetIntAttribute(std::string_view key, int64_t value);
   std::vector<int64_t> dimensions() const { return IntListAttribute("dimensions"); }
   std::vector<SliceBounds> slice() const;
+  void SetSlice(const std::vector<SliceBounds>& bounds);
   DotDimensions dot_dimensions() const;
   void SetDotDimensions(const DotDimensions& dims);
-  std::string comparison_direction() const;
+  PaddingConfig padding_config() const;
+  std::optional<ComparisonDirection> comparison_direction() const;
+  void SetComparisonDirection(ComparisonDirection direction);
 
   // Computations this instruction calls (to_apply, body, ...), in attribute
   // order. `CalledComputation(key)` returns the one named by `key`.
@@ -130,7 +134,8 @@ class HloInstruction {
   friend class HloParser;
 
   std::string name_;
-  std::string opcode_;
+  HloOpcode opcode_;
+  std::string other_opcode_name_;  // only for HloOpcode::kOther
   Shape shape_;
   std::string payload_;
   std::vector<HloInstruction*> operands_;

@@ -343,6 +343,7 @@ void HloParser::ParseAttributes(HloInstruction* instruction) {
     attribute.key = key;
     attribute.value = std::string(ScanAttributeValue());
     ValidateTypedAttribute(key, attribute.value, value_start);
+    attribute.typed = DecodeTypedAttribute(key, attribute.value);
     if (IsComputationAttribute(key) || key == "control-predecessors") {
       // `name`, `%name` or `{a, %b}`.
       std::string_view value = attribute.value;
@@ -390,11 +391,12 @@ void HloParser::ParseInstruction(HloComputation* computation,
   if (Peek() != '(') Fail("expected '(' after the opcode '" + opcode + "'");
   ++pos_;
 
-  auto instruction = std::make_unique<HloInstruction>(name, opcode, std::move(shape));
+  // An opcode outside HloOpcode becomes kOther and keeps its name.
+  auto instruction = std::make_unique<HloInstruction>(name, std::string_view(opcode), std::move(shape));
   HloInstruction* raw = instruction.get();
-  if (opcode == "constant" || opcode == "parameter") {
+  if (raw->Is(HloOpcode::kConstant) || raw->Is(HloOpcode::kParameter)) {
     instruction->payload_ = std::string(ScanBalanced(')'));
-    if (opcode == "parameter") {
+    if (raw->Is(HloOpcode::kParameter)) {
       for (char c : instruction->payload_) {
         if (!std::isdigit(static_cast<unsigned char>(c)) && c != ' ') {
           Fail("parameter number must be a non-negative integer");

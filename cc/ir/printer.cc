@@ -44,9 +44,9 @@ void AppendInstruction(std::string* out, const HloInstruction& instruction, bool
   out->append(" = ");
   instruction.shape().AppendTo(out);
   out->push_back(' ');
-  out->append(instruction.opcode());
+  out->append(instruction.opcode_name());
   out->push_back('(');
-  if (instruction.Is("constant") || instruction.Is("parameter")) {
+  if (instruction.Is(HloOpcode::kConstant) || instruction.Is(HloOpcode::kParameter)) {
     out->append(instruction.payload());
   } else {
     for (int i = 0; i < instruction.operand_count(); ++i) {

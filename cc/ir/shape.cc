@@ -68,6 +68,20 @@ int PrimitiveTypeBitWidth(PrimitiveType type) {
   return 0;
 }
 
+int FloatRung(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kF16:
+    case PrimitiveType::kBF16:
+      return 1;
+    case PrimitiveType::kF32:
+      return 2;
+    case PrimitiveType::kF64:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
 bool IsFloatingPointType(PrimitiveType type) {
   switch (type) {
     case PrimitiveType::kF16: case PrimitiveType::kBF16:

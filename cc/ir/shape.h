@@ -31,6 +31,9 @@ enum class PrimitiveType {
 
 // "f32" -> kF32; kInvalid for anything else.
 PrimitiveType PrimitiveTypeFromName(std::string_view name);
+// Floating-point types ordered so that a convert to a higher rung represents
+// every value exactly (f16/bf16 -> f32 -> f64); 0 for every other type.
+int FloatRung(PrimitiveType type);
 std::string_view PrimitiveTypeName(PrimitiveType type);
 // Storage size of one element in bits (1 byte for pred, 4 bits for s4).
 int PrimitiveTypeBitWidth(PrimitiveType type);

@@ -10,6 +10,7 @@
 
 #include "ir/builder.h"
 #include "passes/dce.h"
+#include "passes/pattern_matcher.h"
 
 namespace exla {
 namespace {
@@ -22,29 +23,6 @@ int64_t IndexOf(const Dims& v, int64_t x) {
   return static_cast<int64_t>(std::find(v.begin(), v.end(), x) - v.begin());
 }
 
-// Floating-point types ordered so that a convert to a higher rung represents
-// every value exactly (f16/bf16 -> f32 -> f64).
-int FloatRung(PrimitiveType type) {
-  switch (type) {
-    case PrimitiveType::kF16:
-    case PrimitiveType::kBF16:
-      return 1;
-    case PrimitiveType::kF32:
-      return 2;
-    case PrimitiveType::kF64:
-      return 3;
-    default:
-      return 0;
-  }
-}
-
-bool IsValuePreservingConvert(const HloInstruction* h) {
-  if (!h->Is("convert")) return false;
-  PrimitiveType from = h->operand(0)->shape().element_type();
-  PrimitiveType to = h->shape().element_type();
-  return from == to || (FloatRung(from) > 0 && FloatRung(to) > FloatRung(from));
-}
-
 bool IsIdentityPermutation(const Dims& permutation) {
   for (size_t i = 0; i < permutation.size(); ++i) {
     if (permutation[i] != static_cast<int64_t>(i)) return false;
@@ -54,28 +32,23 @@ bool IsIdentityPermutation(const Dims& permutation) {
 
 // TensorFlow wraps nearly every op in no-op reshapes, identity transposes and
 // same-type converts; JAX and mixed precision add widening converts. None of
-// them changes a value, so the matchers look through them. Every skipped
-// instruction is appended to `skipped` (it dies with the rewritten chain).
+// them changes a value, so the matchers look through them (m::NoOps). Every
+// skipped instruction is appended to `skipped` (it dies with the rewritten
+// chain).
 HloInstruction* SkipNoOps(HloInstruction* h, std::vector<HloInstruction*>* skipped) {
-  while (true) {
-    bool same_dims = h->operand_count() == 1 && h->operand(0)->shape().IsArray() &&
-                     h->operand(0)->shape().dims() == h->shape().dims();
-    bool no_op = IsValuePreservingConvert(h) || (h->Is("reshape") && same_dims) ||
-                 (h->Is("transpose") && IsIdentityPermutation(h->dimensions()));
-    if (!no_op) return h;
-    skipped->push_back(h);
-    h = h->operand(0);
-  }
+  HloInstruction* value = nullptr;
+  Match(h, m::NoOps(m::Op(&value), skipped));
+  return value;
 }
 
 // The value of a constant that is the same everywhere: a scalar constant,
 // possibly converted, reshaped or broadcast.
 std::optional<double> SplatConstantValue(const HloInstruction* h) {
-  while (h->Is("convert") || h->Is("reshape") ||
-         (h->Is("broadcast") && h->operand(0)->shape().rank() == 0)) {
+  while (h->Is(HloOpcode::kConvert) || h->Is(HloOpcode::kReshape) ||
+         (h->Is(HloOpcode::kBroadcast) && h->operand(0)->shape().rank() == 0)) {
     h = h->operand(0);
   }
-  if (!h->Is("constant") || !h->shape().IsArray() || h->shape().rank() != 0) return std::nullopt;
+  if (!h->Is(HloOpcode::kConstant) || !h->shape().IsArray() || h->shape().rank() != 0) return std::nullopt;
   const std::string& text = h->payload();
   char* end = nullptr;
   double value = std::strtod(text.c_str(), &end);
@@ -86,14 +59,22 @@ std::optional<double> SplatConstantValue(const HloInstruction* h) {
 // `(x, y) -> add(x, y)`: the reducer of a sum.
 bool IsAddComputation(const HloComputation* computation) {
   const HloInstruction* root = computation->root();
-  return root != nullptr && root->Is("add") && computation->instruction_count() == 3 &&
-         root->operand(0)->Is("parameter") && root->operand(1)->Is("parameter") &&
-         root->operand(0) != root->operand(1);
+  HloInstruction *x = nullptr, *y = nullptr;
+  return root != nullptr && computation->instruction_count() == 3 &&
+         Match(root, m::Add(m::Parameter().Bind(&x), m::Parameter().Bind(&y))) && x != y;
+}
+
+// A constant equal to `value` everywhere (see SplatConstantValue).
+m::InstructionPattern<> SplatConstant(double value) {
+  return m::Op().WithPredicate([value](const HloInstruction* h) {
+    std::optional<double> splat = SplatConstantValue(h);
+    return splat.has_value() && *splat == value;
+  });
 }
 
 // reduce(x, 0) with an add reducer over a floating-point array.
 bool IsFloatSumReduction(const HloInstruction* h) {
-  if (!h->Is("reduce") || h->operand_count() != 2 || !h->shape().IsArray()) return false;
+  if (!h->Is(HloOpcode::kReduce) || h->operand_count() != 2 || !h->shape().IsArray()) return false;
   if (h->shape().IsDynamic() || h->operand(0)->shape().IsDynamic()) return false;
   if (FloatRung(h->shape().element_type()) == 0) return false;
   const HloComputation* reducer = h->CalledComputation("to_apply");
@@ -113,7 +94,8 @@ struct BroadcastSide {
 
 BroadcastSide MatchBroadcastSide(HloInstruction* h, std::vector<HloInstruction*>* chain) {
   h = SkipNoOps(h, chain);
-  if (h->Is("broadcast")) return {h->operand(0), h->dimensions()};
+  HloInstruction* small = nullptr;
+  if (Match(h, m::Broadcast(m::Op(&small)))) return {small, h->dimensions()};
   Dims identity(h->shape().rank());
   std::iota(identity.begin(), identity.end(), 0);
   return {h, identity};
@@ -128,10 +110,9 @@ struct Scale {
 };
 
 std::optional<Scale> MatchBroadcastFactor(HloInstruction* h, bool divide) {
-  std::vector<HloInstruction*> ignored;
-  h = SkipNoOps(h, &ignored);
-  if (!h->Is("broadcast")) return std::nullopt;
-  return Scale{h->operand(0), h->dimensions(), divide};
+  HloInstruction *broadcast = nullptr, *factor = nullptr;
+  if (!Match(h, m::NoOps(m::Broadcast(m::Op(&factor)).Bind(&broadcast)))) return std::nullopt;
+  return Scale{factor, broadcast->dimensions(), divide};
 }
 
 // Peels multiplications/divisions by broadcasts off `h`: ((d * s1) / s2) -> d
@@ -141,20 +122,22 @@ HloInstruction* PeelScales(HloInstruction* h, bool sign_free, std::vector<HloIns
                            std::vector<Scale>* scales) {
   while (true) {
     h = SkipNoOps(h, chain);
-    if (sign_free && (h->Is("negate") || h->Is("abs"))) {
+    HloInstruction* unsigned_value = nullptr;
+    if (sign_free &&
+        Match(h, m::AnyOf(m::Negate(m::Op(&unsigned_value)), m::Abs(m::Op(&unsigned_value))))) {
       chain->push_back(h);
-      h = h->operand(0);
+      h = unsigned_value;
       continue;
     }
     std::optional<Scale> scale;
     int kept = -1;
-    if (h->Is("multiply") && h->operand(0) != h->operand(1)) {
+    if (h->Is(HloOpcode::kMultiply) && h->operand(0) != h->operand(1)) {
       if ((scale = MatchBroadcastFactor(h->operand(1), false))) {
         kept = 0;
       } else if ((scale = MatchBroadcastFactor(h->operand(0), false))) {
         kept = 1;
       }
-    } else if (h->Is("divide") && (scale = MatchBroadcastFactor(h->operand(1), true))) {
+    } else if (h->Is(HloOpcode::kDivide) && (scale = MatchBroadcastFactor(h->operand(1), true))) {
       kept = 0;
     }
     if (kept < 0) return h;
@@ -169,16 +152,16 @@ HloInstruction* PeelScales(HloInstruction* h, bool sign_free, std::vector<HloIns
 // sums of those (e.g. lengthscale**2).
 bool IsProvablyNonNegative(const HloInstruction* h, int depth = 0) {
   if (depth > 8) return false;
-  if (h->Is("convert") || h->Is("reshape") || h->Is("broadcast") || h->Is("transpose")) {
+  if (h->Is(HloOpcode::kConvert) || h->Is(HloOpcode::kReshape) || h->Is(HloOpcode::kBroadcast) || h->Is(HloOpcode::kTranspose)) {
     return IsProvablyNonNegative(h->operand(0), depth + 1);
   }
-  if (h->Is("exponential") || h->Is("abs") || h->Is("sqrt")) return true;
-  if (h->Is("multiply") && h->operand(0) == h->operand(1)) return true;
-  if (h->Is("power")) {
+  if (h->Is(HloOpcode::kExp) || h->Is(HloOpcode::kAbs) || h->Is(HloOpcode::kSqrt)) return true;
+  if (h->Is(HloOpcode::kMultiply) && h->operand(0) == h->operand(1)) return true;
+  if (h->Is(HloOpcode::kPower)) {
     std::optional<double> exponent = SplatConstantValue(h->operand(1));
     return exponent.has_value() && *exponent == 2.0;
   }
-  if (h->Is("multiply") || h->Is("divide") || h->Is("add") || h->Is("maximum")) {
+  if (h->Is(HloOpcode::kMultiply) || h->Is(HloOpcode::kDivide) || h->Is(HloOpcode::kAdd) || h->Is(HloOpcode::kMaximum)) {
     return IsProvablyNonNegative(h->operand(0), depth + 1) &&
            IsProvablyNonNegative(h->operand(1), depth + 1);
   }
@@ -188,11 +171,9 @@ bool IsProvablyNonNegative(const HloInstruction* h, int depth = 0) {
 
 // Is `h` the square of something? multiply(d, d) or power(d, 2).
 HloInstruction* MatchSquareOperand(HloInstruction* h) {
-  if (h->Is("multiply") && h->operand(0) == h->operand(1)) return h->operand(0);
-  if (h->Is("power")) {
-    std::optional<double> exponent = SplatConstantValue(h->operand(1));
-    if (exponent.has_value() && *exponent == 2.0) return h->operand(0);
-  }
+  HloInstruction *d = nullptr, *same = nullptr;
+  if (Match(h, m::Multiply(m::Op(&d), m::Op(&same))) && d == same) return d;
+  if (Match(h, m::Power(m::Op(&d), SplatConstant(2.0)))) return d;
   return nullptr;
 }
 
@@ -268,7 +249,7 @@ class Emitter {
     Dims positions;
     for (int64_t d : scale.dims) positions.push_back(IndexOf(side.dims, d));
     HloInstruction* factor = BroadcastInto(ToType(scale.factor), small->shape().dims(), positions);
-    return b_.Binary(scale.divide ? "divide" : "multiply", small, factor);
+    return b_.Binary(scale.divide ? HloOpcode::kDivide : HloOpcode::kMultiply, small, factor);
   }
 
   // Sums `h` (with big dimensions `big_dims`) over the ones in `reduced`;
@@ -351,7 +332,7 @@ class Rewriter {
     if (difference == nullptr) return nullptr;
     chain.push_back(square);
     difference = PeelScales(difference, true, &chain, &scales);
-    if (!difference->Is("subtract")) return nullptr;
+    if (!difference->Is(HloOpcode::kSubtract)) return nullptr;
     chain.push_back(difference);
     BroadcastSide x = MatchBroadcastSide(difference->operand(0), &chain);
     BroadcastSide y = MatchBroadcastSide(difference->operand(1), &chain);
@@ -381,8 +362,8 @@ class Rewriter {
       ys = e.ApplyScale(ys, y, s);
     }
     HloBuilder& b = e.builder();
-    HloInstruction* xx = b.Binary("multiply", xs, xs);
-    HloInstruction* yy = b.Binary("multiply", ys, ys);
+    HloInstruction* xx = b.Binary(HloOpcode::kMultiply, xs, xs);
+    HloInstruction* yy = b.Binary(HloOpcode::kMultiply, ys, ys);
     HloInstruction* xw = xs;
     bool non_negative = true;
     for (const Scale& w : weights) {
@@ -396,24 +377,24 @@ class Rewriter {
     xx = e.SumOver(xx, reduced, &x_dims);
     yy = e.SumOver(yy, reduced, &y_dims);
     HloInstruction* xy = e.DotOfSides(xw, x.dims, ys, y.dims, reduced, &cross_dims);
-    HloInstruction* norms = b.Binary("add", e.PlaceInResult(xx, x_dims, reduced, result_dims),
+    HloInstruction* norms = b.Binary(HloOpcode::kAdd, e.PlaceInResult(xx, x_dims, reduced, result_dims),
                                      e.PlaceInResult(yy, y_dims, reduced, result_dims));
-    HloInstruction* twice = b.Binary("multiply", e.Splat(2.0, result_dims),
+    HloInstruction* twice = b.Binary(HloOpcode::kMultiply, e.Splat(2.0, result_dims),
                                      e.PlaceInResult(xy, cross_dims, reduced, result_dims));
-    HloInstruction* distance = b.Binary("subtract", norms, twice);
+    HloInstruction* distance = b.Binary(HloOpcode::kSubtract, norms, twice);
     // The original is a sum of non-negative terms; cancellation in the
     // expanded form can round a zero distance to a tiny negative number
     // (then sqrt would give NaN), so clamp. With weights of unknown sign the
     // original can be negative itself.
     if (!non_negative) return distance;
-    return b.Binary("maximum", distance, e.Splat(0.0, result_dims));
+    return b.Binary(HloOpcode::kMaximum, distance, e.Splat(0.0, result_dims));
   }
 
   // sum_r a * b over broadcasts a, b -> dot.
   HloInstruction* TryProductSum(HloInstruction* reduce) {
     std::vector<HloInstruction*> chain;
     HloInstruction* product = SkipNoOps(reduce->operand(0), &chain);
-    if (!product->Is("multiply")) return nullptr;
+    if (!product->Is(HloOpcode::kMultiply)) return nullptr;
     chain.push_back(product);
     BroadcastSide a = MatchBroadcastSide(product->operand(0), &chain);
     BroadcastSide c = MatchBroadcastSide(product->operand(1), &chain);
@@ -485,10 +466,10 @@ class Rewriter {
 
 }  // namespace
 
-bool AlgebraicRewriter::Run(HloModule* module, const Options& options) {
+bool AlgebraicRewriter::Run(HloModule* module) {
   bool changed = false;
   std::vector<std::string> log;
-  Rewriter rewriter(options.tensor_size_threshold, &log);
+  Rewriter rewriter(tensor_size_threshold_, &log);
   for (const auto& computation : module->computations()) {
     std::vector<HloInstruction*> reduces;
     std::unordered_set<HloInstruction*> alive;

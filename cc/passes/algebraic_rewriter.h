@@ -50,14 +50,24 @@
 #ifndef EXLA_PASSES_ALGEBRAIC_REWRITER_H_
 #define EXLA_PASSES_ALGEBRAIC_REWRITER_H_
 
+#include <cstdint>
+
 #include "passes/pass.h"
 
 namespace exla {
 
 class AlgebraicRewriter : public HloPass {
  public:
+  // Rewrites only reductions whose largest intermediate is above
+  // `tensor_size_threshold` bytes (0: every one); smaller ones are left as
+  // the program wrote them.
+  explicit AlgebraicRewriter(int64_t tensor_size_threshold)
+      : tensor_size_threshold_(tensor_size_threshold) {}
   std::string_view name() const override { return "algebraic-rewriter"; }
-  bool Run(HloModule* module, const Options& options) override;
+  bool Run(HloModule* module) override;
+
+ private:
+  int64_t tensor_size_threshold_;
 };
 
 }  // namespace exla

@@ -39,7 +39,7 @@ bool IsRemovable(const HloInstruction* instruction,
   if (instruction == computation->root()) return false;
   if (instruction->user_count() > 0) return false;
   // Parameters define the computation's signature.
-  if (instruction->Is("parameter")) return false;
+  if (instruction->Is(HloOpcode::kParameter)) return false;
   // Ordering constraints are part of the program.
   if (!instruction->control_successors().empty()) return false;
   if (instruction->HasSideEffectNoRecurse()) return false;
@@ -111,7 +111,7 @@ void RemoveDeadChain(HloInstruction* instruction, std::unordered_set<HloInstruct
   }
 }
 
-bool DeadCodeElimination::Run(HloModule* module, const Options&) {
+bool DeadCodeElimination::Run(HloModule* module) {
   bool changed = false;
   std::unordered_map<const HloComputation*, bool> memo;
   for (const auto& computation : module->computations()) {

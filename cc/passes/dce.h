@@ -12,7 +12,7 @@ namespace exla {
 class DeadCodeElimination : public HloPass {
  public:
   std::string_view name() const override { return "dce"; }
-  bool Run(HloModule* module, const Options& options) override;
+  bool Run(HloModule* module) override;
   bool IsCleanup() const override { return true; }
 };
 

@@ -11,6 +11,7 @@
 
 #include "ir/builder.h"
 #include "passes/dce.h"
+#include "passes/pattern_matcher.h"
 
 namespace exla {
 namespace {
@@ -47,7 +48,7 @@ struct Factor {
 // multiply/divide by a broadcast scalar, or negate, somewhere in the chain.
 struct ScalarFactor {
   HloInstruction* scalar;  // rank 0; nullptr for negate
-  const char* opcode;      // "multiply", "divide" or "negate"
+  HloOpcode opcode;        // kMultiply, kDivide or kNegate
 };
 
 // One dot of a chain: it multiplies factors [begin, split) by [split, end).
@@ -95,7 +96,7 @@ std::optional<MatrixView> MapView(const MatrixView& view, const Dims& map) {
 // A dot the chain can pass through: one contracting dimension per side and
 // at most one free dimension per side, all of the chain's element type.
 bool IsChainDot(const HloInstruction* h, PrimitiveType type) {
-  if (!h->Is("dot") || h->operand_count() != 2 || h->shape().element_type() != type) return false;
+  if (!Match(h, m::Dot(m::Op(), m::Op()).WithElementType(type))) return false;
   DotDimensions dd = h->dot_dimensions();
   if (dd.lhs_contracting.size() != 1 || dd.rhs_contracting.size() != 1) return false;
   for (int side = 0; side < 2; ++side) {
@@ -158,9 +159,9 @@ class ChainFlattener {
     // reordered dot may be materialised by XLA as a copy.
     while (true) {
       std::optional<MatrixView> mapped;
-      if (h->Is("transpose")) {
+      if (h->Is(HloOpcode::kTranspose)) {
         mapped = MapView(view, h->dimensions());
-      } else if (h->Is("reshape")) {
+      } else if (h->Is(HloOpcode::kReshape)) {
         std::optional<Dims> map = UnitReshapeMap(h);
         if (map.has_value()) mapped = MapView(view, *map);
         // Only if no dimension the view names disappears.
@@ -181,20 +182,20 @@ class ChainFlattener {
     if (IsChainDot(h, type_)) return ExpandDot(h, view, pending);
     std::optional<MatrixView> mapped;
     HloInstruction* operand = h->operand_count() > 0 ? h->operand(0) : nullptr;
-    if (h->Is("transpose")) {
+    if (h->Is(HloOpcode::kTranspose)) {
       mapped = MapView(view, h->dimensions());
-    } else if (h->Is("reshape")) {
+    } else if (h->Is(HloOpcode::kReshape)) {
       std::optional<Dims> map = UnitReshapeMap(h);
       if (map.has_value()) mapped = MapView(view, *map);
-    } else if (h->Is("negate")) {
+    } else if (h->Is(HloOpcode::kNegate)) {
       mapped = view;
-      pending.push_back({nullptr, "negate"});
-    } else if (h->Is("multiply") || h->Is("divide")) {
-      for (int side = h->Is("divide") ? 1 : 0; side < 2 && !mapped; ++side) {
-        const HloInstruction* factor = h->operand(side);
-        if (factor->Is("broadcast") && factor->operand(0)->shape().rank() == 0 &&
-            factor->shape().element_type() == type_) {
-          pending.push_back({factor->operand(0), h->Is("divide") ? "divide" : "multiply"});
+      pending.push_back({nullptr, HloOpcode::kNegate});
+    } else if (h->Is(HloOpcode::kMultiply) || h->Is(HloOpcode::kDivide)) {
+      for (int side = h->Is(HloOpcode::kDivide) ? 1 : 0; side < 2 && !mapped; ++side) {
+        // A scalar broadcast into the chain's type commutes with the dots.
+        HloInstruction* scalar = nullptr;
+        if (Match(h->operand(side), m::Broadcast(m::Op(&scalar).IsScalar()).WithElementType(type_))) {
+          pending.push_back({scalar, h->Is(HloOpcode::kDivide) ? HloOpcode::kDivide : HloOpcode::kMultiply});
           operand = h->operand(1 - side);
           mapped = view;
         }
@@ -362,7 +363,7 @@ class ChainEmitter {
   HloInstruction* ApplyScalars(HloInstruction* h, const std::vector<ScalarFactor>& scalars) {
     for (const ScalarFactor& s : scalars) {
       if (s.scalar == nullptr) {
-        h = b_.Unary("negate", h);
+        h = b_.Unary(HloOpcode::kNegate, h);
       } else {
         h = b_.Binary(s.opcode, h, b_.Broadcast(s.scalar, h->shape().dims(), {}));
       }
@@ -391,7 +392,7 @@ std::string Describe(const Cost& cost) {
 
 }  // namespace
 
-bool DotOrderOptimizer::Run(HloModule* module, const Options&) {
+bool DotOrderOptimizer::Run(HloModule* module) {
   bool changed = false;
   for (const auto& computation : module->computations()) {
     std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
@@ -400,7 +401,7 @@ bool DotOrderOptimizer::Run(HloModule* module, const Options&) {
     // Users before operands, so that each chain is first seen from its root.
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       HloInstruction* root = *it;
-      if (!alive.count(root) || absorbed.count(root) || !root->Is("dot")) continue;
+      if (!alive.count(root) || absorbed.count(root) || !root->Is(HloOpcode::kDot)) continue;
       if (!root->shape().IsArray() || !IsChainDot(root, root->shape().element_type())) continue;
       ChainFlattener chain(root->shape().element_type());
       if (!chain.FlattenRoot(root)) continue;

@@ -27,7 +27,7 @@ namespace exla {
 class DotOrderOptimizer : public HloPass {
  public:
   std::string_view name() const override { return "dot-order-optimizer"; }
-  bool Run(HloModule* module, const Options& options) override;
+  bool Run(HloModule* module) override;
 };
 
 }  // namespace exla

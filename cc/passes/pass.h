@@ -6,7 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#include "api/exla.h"
 #include "ir/module.h"
 
 namespace exla {
@@ -16,8 +15,10 @@ class HloPass {
   virtual ~HloPass() = default;
   // The name used in pass lists, dumps and reports (e.g. "dce").
   virtual std::string_view name() const = 0;
-  // Runs the pass; returns true iff the module changed.
-  virtual bool Run(HloModule* module, const Options& options) = 0;
+  // Runs the pass; returns true iff the module changed. A pass takes its
+  // settings (thresholds, sizes) in its constructor, so that it can be built
+  // and tested on its own; the pipeline builds passes from exla::Options.
+  virtual bool Run(HloModule* module) = 0;
   // Clean-up passes (dce, ...) only tidy what other passes left behind. The
   // default pipeline skips them until a pass has changed the module, so a
   // program exla has nothing to do for comes out exactly as it went in.

@@ -19,7 +19,7 @@ namespace {
 
 struct PassFactory {
   const char* name;
-  std::function<std::unique_ptr<HloPass>()> create;
+  std::function<std::unique_ptr<HloPass>(const Options&)> create;
 };
 
 // Every pass exla knows, in default pipeline order.
@@ -27,11 +27,17 @@ const std::vector<PassFactory>& Registry() {
   static const std::vector<PassFactory> registry = {
       // Smaller equivalent programs first, so that the splitter starts from
       // the smallest intermediates.
-      {"algebraic-rewriter", [] { return std::make_unique<AlgebraicRewriter>(); }},
-      {"dot-order-optimizer", [] { return std::make_unique<DotOrderOptimizer>(); }},
-      {"tensor-splitter", [] { return std::make_unique<TensorSplitter>(); }},
-      {"remove-copies", [] { return std::make_unique<RemoveCopies>(); }},
-      {"dce", [] { return std::make_unique<DeadCodeElimination>(); }},
+      {"algebraic-rewriter",
+       [](const Options& o) {
+         return std::make_unique<AlgebraicRewriter>(o.tensor_size_threshold);
+       }},
+      {"dot-order-optimizer", [](const Options&) { return std::make_unique<DotOrderOptimizer>(); }},
+      {"tensor-splitter",
+       [](const Options& o) {
+         return std::make_unique<TensorSplitter>(o.tensor_size_threshold, o.tensor_split_size);
+       }},
+      {"remove-copies", [](const Options&) { return std::make_unique<RemoveCopies>(); }},
+      {"dce", [](const Options&) { return std::make_unique<DeadCodeElimination>(); }},
   };
   return registry;
 }
@@ -65,35 +71,35 @@ std::vector<std::string> AvailablePasses() {
 
 std::vector<std::string> DefaultPipeline() { return AvailablePasses(); }
 
-std::unique_ptr<HloPass> CreatePass(const std::string& name) {
+std::unique_ptr<HloPass> CreatePass(const std::string& name, const Options& options) {
   for (const PassFactory& factory : Registry()) {
-    if (name == factory.name) return factory.create();
+    if (name == factory.name) return factory.create(options);
   }
   std::string known;
   for (const std::string& n : AvailablePasses()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown pass '" + name + "'; available passes: " + known);
 }
 
-bool HloPassPipeline::Run(HloModule* module, const Options& options,
+bool HloPassPipeline::Run(HloModule* module, const std::string& dump_dir,
                           std::vector<PassRecord>* records) {
-  bool dump = !options.dump_dir.empty();
+  bool dump = !dump_dir.empty();
   if (dump) {
-    MakeDirectories(options.dump_dir);
-    Dump(*module, options.dump_dir, 0, "input");
+    MakeDirectories(dump_dir);
+    Dump(*module, dump_dir, 0, "input");
   }
   bool changed = false;
   int index = 0;
   for (const auto& pass : passes_) {
     if (skip_cleanups_until_change_ && !changed && pass->IsCleanup()) continue;
     auto start = std::chrono::steady_clock::now();
-    bool pass_changed = pass->Run(module, options);
+    bool pass_changed = pass->Run(module);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     changed |= pass_changed;
     if (records != nullptr) {
       records->push_back({std::string(pass->name()), pass_changed, seconds, pass->TakeMessages()});
     }
-    if (dump) Dump(*module, options.dump_dir, ++index, std::string(pass->name()));
+    if (dump) Dump(*module, dump_dir, ++index, std::string(pass->name()));
   }
   return changed;
 }

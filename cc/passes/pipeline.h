@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/exla.h"
 #include "passes/pass.h"
 
 namespace exla {
@@ -18,9 +19,9 @@ class HloPassPipeline {
   int pass_count() const { return static_cast<int>(passes_.size()); }
 
   // Runs every pass once, in order. Returns true if any pass changed the
-  // module. With options.dump_dir set, writes `000-input.hlo` and then
+  // module. With `dump_dir` non-empty, writes `000-input.hlo` and then
   // `NNN-<pass>.hlo` after each pass.
-  bool Run(HloModule* module, const Options& options, std::vector<PassRecord>* records);
+  bool Run(HloModule* module, const std::string& dump_dir, std::vector<PassRecord>* records);
 
   // See HloPass::IsCleanup(). Off by default: explicitly requested passes
   // always run.
@@ -32,9 +33,10 @@ class HloPassPipeline {
   std::vector<std::unique_ptr<HloPass>> passes_;
 };
 
-// Creates the pass called `name`; throws std::invalid_argument listing the
-// known passes when there is none.
-std::unique_ptr<HloPass> CreatePass(const std::string& name);
+// Creates the pass called `name`, configured from the public options (the
+// one place where exla::Options becomes pass settings); throws
+// std::invalid_argument listing the known passes when there is none.
+std::unique_ptr<HloPass> CreatePass(const std::string& name, const Options& options);
 
 }  // namespace exla
 

@@ -4,7 +4,7 @@
 
 namespace exla {
 
-bool RemoveCopies::Run(HloModule* module, const Options&) {
+bool RemoveCopies::Run(HloModule* module) {
   bool changed = false;
   for (const auto& computation : module->computations()) {
     std::vector<HloInstruction*> copies;
@@ -12,7 +12,7 @@ bool RemoveCopies::Run(HloModule* module, const Options&) {
       // Layout-changing copies carry meaning only after layout assignment,
       // which runs later inside XLA; a copy with control edges orders
       // something and is kept.
-      if (instruction->Is("copy") && instruction->control_predecessors().empty() &&
+      if (instruction->Is(HloOpcode::kCopy) && instruction->control_predecessors().empty() &&
           instruction->control_successors().empty()) {
         copies.push_back(instruction.get());
       }
@@ -24,7 +24,7 @@ bool RemoveCopies::Run(HloModule* module, const Options&) {
       } else {
         // A layout-changing copy: a reshape to the same dimensions is the
         // same value and keeps the layout the program asked for.
-        HloInstruction* reshape = computation->Add("reshape", copy->shape(), {operand}, copy->name());
+        HloInstruction* reshape = computation->Add(HloOpcode::kReshape, copy->shape(), {operand}, copy->name());
         computation->ReplaceInstruction(copy, reshape);
       }
       changed = true;

@@ -15,7 +15,7 @@ namespace exla {
 class RemoveCopies : public HloPass {
  public:
   std::string_view name() const override { return "remove-copies"; }
-  bool Run(HloModule* module, const Options& options) override;
+  bool Run(HloModule* module) override;
   bool IsCleanup() const override { return true; }
 };
 

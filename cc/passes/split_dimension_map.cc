@@ -1,12 +1,15 @@
 #include "passes/split_dimension_map.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "ir/computation.h"
 
 namespace exla {
 namespace {
+
+using Mapping = DimensionMapping;
 
 int64_t IndexOf(const std::vector<int64_t>& values, int64_t value) {
   auto it = std::find(values.begin(), values.end(), value);
@@ -20,17 +23,17 @@ bool Contains(const std::vector<int64_t>& values, int64_t value) {
 // Reshape keeps a dimension intact when it has the same size and the same
 // number of elements before it (row-major) in operand and result: then slices
 // along it are contiguous blocks in both. Returns the matching dimension of
-// `to`, or kNotSplittable.
-int64_t MatchReshapeDimension(const Shape& from, const Shape& to, int64_t dim) {
+// `to`, or NotSplittable.
+Mapping MatchReshapeDimension(const Shape& from, const Shape& to, int64_t dim) {
   int64_t before = 1;
   for (int64_t i = 0; i < dim; ++i) before *= from.dim(static_cast<int>(i));
   int64_t size = from.dim(static_cast<int>(dim));
   int64_t prefix = 1;
   for (int i = 0; i < to.rank(); ++i) {
-    if (prefix == before && to.dim(i) == size) return i;
+    if (prefix == before && to.dim(i) == size) return Mapping::Dimension(i);
     prefix *= to.dim(i);
   }
-  return kNotSplittable;
+  return Mapping::NotSplittable();
 }
 
 bool SliceKeepsDimensionWhole(const HloInstruction& slice, int64_t dim) {
@@ -52,19 +55,28 @@ std::vector<int64_t> FreeDimensions(int rank, const std::vector<int64_t>& batch,
 
 // A scalar constant, possibly behind converts, as its literal text.
 std::string ScalarConstantText(const HloInstruction* instruction) {
-  while (instruction->Is("convert") || instruction->Is("copy")) instruction = instruction->operand(0);
-  if (!instruction->Is("constant") || instruction->shape().rank() != 0) return "";
+  while (instruction->Is(HloOpcode::kConvert) || instruction->Is(HloOpcode::kCopy)) instruction = instruction->operand(0);
+  if (!instruction->Is(HloOpcode::kConstant) || instruction->shape().rank() != 0) return "";
   return instruction->payload();
 }
 
 // Every slice of the loop starts again from the reduce's init value. For
 // idempotent ops (max, min, and, or) repeating it is harmless; for add and
 // multiply it must be the identity.
-bool InitValueCanRepeat(const std::string& opcode, const std::string& literal) {
-  if (opcode == "maximum" || opcode == "minimum" || opcode == "and" || opcode == "or") return true;
-  if (opcode == "add") return literal == "0" || literal == "-0" || literal == "false";
-  if (opcode == "multiply") return literal == "1" || literal == "true";
-  return false;
+bool InitValueCanRepeat(HloOpcode opcode, const std::string& literal) {
+  switch (opcode) {
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+      return true;
+    case HloOpcode::kAdd:
+      return literal == "0" || literal == "-0" || literal == "false";
+    case HloOpcode::kMultiply:
+      return literal == "1" || literal == "true";
+    default:
+      return false;
+  }
 }
 
 bool IsTriangularSolveRightHandSide(const HloInstruction& solve, int64_t dim) {
@@ -79,124 +91,156 @@ bool IsTriangularSolveRightHandSide(const HloInstruction& solve, int64_t dim) {
 
 }  // namespace
 
-std::string UnsplittableReason(const HloInstruction& instruction) {
-  if (instruction.HasSideEffectNoRecurse()) return "it has side effects";
-  if (instruction.shape().IsDynamic()) return "its shape is dynamic";
-  static const char* kUnderstood[] = {
-      "broadcast", "transpose", "reshape", "reduce", "dot", "slice", "concatenate", "iota",
-      "sort", "get-tuple-element", "triangular-solve", "set-dimension-size", "constant",
-      "parameter", "copy", "bitcast", "pad", "topk",
-  };
-  if (instruction.IsElementwise()) return "";
-  for (const char* op : kUnderstood) {
-    if (instruction.Is(op)) return "";
-  }
-  return "the splitter does not handle '" + instruction.opcode() + "'";
+int64_t DimensionMapping::dimension() const {
+  if (kind_ != Kind::kDimension) throw std::logic_error("not a dimension: " + ToString());
+  return dim_;
 }
 
-int64_t OperandDimension(const HloInstruction& instruction, int64_t dim, int operand_index) {
+std::string DimensionMapping::ToString() const {
+  switch (kind_) {
+    case Kind::kDimension:
+      return "dimension " + std::to_string(dim_);
+    case Kind::kUsedWhole:
+      return "used whole";
+    case Kind::kReducedAway:
+      return "reduced away";
+    case Kind::kNotSplittable:
+      break;
+  }
+  return "not splittable";
+}
+
+WhyNot SplitterHandles(const HloInstruction& instruction) {
+  if (instruction.HasSideEffectNoRecurse()) return WhyNot::Because("it has side effects");
+  if (instruction.shape().IsDynamic()) return WhyNot::Because("its shape is dynamic");
+  if (instruction.IsElementwise()) return WhyNot::Ok();
+  switch (instruction.opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kReshape:
+    case HloOpcode::kReduce:
+    case HloOpcode::kDot:
+    case HloOpcode::kSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kIota:
+    case HloOpcode::kSort:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kTriangularSolve:
+    case HloOpcode::kSetDimensionSize:
+    case HloOpcode::kConstant:
+    case HloOpcode::kParameter:
+    case HloOpcode::kCopy:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kPad:
+    case HloOpcode::kTopK:
+      return WhyNot::Ok();
+    default:
+      return WhyNot::Because("the splitter does not handle '" +
+                             std::string(instruction.opcode_name()) + "'");
+  }
+}
+
+Mapping OperandDimension(const HloInstruction& instruction, int64_t dim, int operand_index) {
   const HloInstruction& operand = *instruction.operand(operand_index);
-  const std::string& op = instruction.opcode();
-  if (instruction.IsElementwise() || op == "copy") {
+  if (instruction.IsElementwise() || instruction.Is(HloOpcode::kCopy)) {
     // Scalars (allowed in some elementwise ops such as clamp) are used whole.
-    if (operand.shape().rank() == 0) return kNoDimension;
-    return dim;
+    if (operand.shape().rank() == 0) return Mapping::UsedWhole();
+    return Mapping::Dimension(dim);
   }
-  if (op == "broadcast") {
-    int64_t i = IndexOf(instruction.dimensions(), dim);
-    return i < 0 ? kNoDimension : i;
-  }
-  if (op == "transpose") return instruction.dimensions()[dim];
-  if (op == "reshape" || op == "bitcast") {
-    if (op == "bitcast" && !instruction.shape().Compatible(operand.shape())) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kBroadcast: {
+      int64_t i = IndexOf(instruction.dimensions(), dim);
+      return i < 0 ? Mapping::UsedWhole() : Mapping::Dimension(i);
+    }
+    case HloOpcode::kTranspose:
+      return Mapping::Dimension(instruction.dimensions()[dim]);
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
       return MatchReshapeDimension(instruction.shape(), operand.shape(), dim);
+    case HloOpcode::kReduce: {
+      // Operand dimensions that survive, in order, are the result dimensions.
+      // The init value is used whole; variadic reduces are not split.
+      if (operand_index == 1) return Mapping::UsedWhole();
+      if (instruction.operand_count() != 2) return Mapping::NotSplittable();
+      std::vector<int64_t> reduced = instruction.dimensions();
+      int64_t seen = 0;
+      for (int64_t i = 0; i < operand.shape().rank(); ++i) {
+        if (Contains(reduced, i)) continue;
+        if (seen++ == dim) return Mapping::Dimension(i);
+      }
+      return Mapping::NotSplittable();
     }
-    return MatchReshapeDimension(instruction.shape(), operand.shape(), dim);
-  }
-  if (op == "reduce") {
-    // Operand dimensions that survive, in order, are the result dimensions.
-    if (instruction.operand_count() != 2 || operand_index == 1) {
-      return operand_index == 1 ? kNoDimension : kNotSplittable;
+    case HloOpcode::kDot: {
+      // Result dimensions: batch, lhs free, rhs free.
+      DotDimensions d = instruction.dot_dimensions();
+      const Shape& lhs = instruction.operand(0)->shape();
+      const Shape& rhs = instruction.operand(1)->shape();
+      int64_t n_batch = static_cast<int64_t>(d.lhs_batch.size());
+      std::vector<int64_t> lhs_free = FreeDimensions(lhs.rank(), d.lhs_batch, d.lhs_contracting);
+      std::vector<int64_t> rhs_free = FreeDimensions(rhs.rank(), d.rhs_batch, d.rhs_contracting);
+      if (dim < n_batch) {
+        return Mapping::Dimension(operand_index == 0 ? d.lhs_batch[dim] : d.rhs_batch[dim]);
+      }
+      dim -= n_batch;
+      if (dim < static_cast<int64_t>(lhs_free.size())) {
+        return operand_index == 0 ? Mapping::Dimension(lhs_free[dim]) : Mapping::UsedWhole();
+      }
+      dim -= static_cast<int64_t>(lhs_free.size());
+      return operand_index == 1 ? Mapping::Dimension(rhs_free[dim]) : Mapping::UsedWhole();
     }
-    std::vector<int64_t> reduced = instruction.dimensions();
-    int64_t seen = 0;
-    for (int64_t i = 0; i < operand.shape().rank(); ++i) {
-      if (Contains(reduced, i)) continue;
-      if (seen++ == dim) return i;
+    case HloOpcode::kSlice:
+      return SliceKeepsDimensionWhole(instruction, dim) ? Mapping::Dimension(dim)
+                                                        : Mapping::NotSplittable();
+    case HloOpcode::kPad: {
+      // Only when nothing is padded along the split dimension.
+      if (operand_index == 1) return Mapping::UsedWhole();
+      PaddingConfig padding = instruction.padding_config();
+      if (dim < static_cast<int64_t>(padding.size()) && padding[dim].IsZero()) {
+        return Mapping::Dimension(dim);
+      }
+      return Mapping::NotSplittable();
     }
-    return kNotSplittable;
-  }
-  if (op == "dot") {
-    DotDimensions d = instruction.dot_dimensions();
-    const Shape& lhs = instruction.operand(0)->shape();
-    const Shape& rhs = instruction.operand(1)->shape();
-    int64_t n_batch = static_cast<int64_t>(d.lhs_batch.size());
-    std::vector<int64_t> lhs_free = FreeDimensions(lhs.rank(), d.lhs_batch, d.lhs_contracting);
-    std::vector<int64_t> rhs_free = FreeDimensions(rhs.rank(), d.rhs_batch, d.rhs_contracting);
-    if (dim < n_batch) return operand_index == 0 ? d.lhs_batch[dim] : d.rhs_batch[dim];
-    dim -= n_batch;
-    if (dim < static_cast<int64_t>(lhs_free.size())) {
-      return operand_index == 0 ? lhs_free[dim] : kNoDimension;
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kSort:
+      // Along their own dimension every slice needs all of the operands.
+      return instruction.dimensions()[0] == dim ? Mapping::NotSplittable() : Mapping::Dimension(dim);
+    case HloOpcode::kTopK:
+      // top-k works along the last dimension; rows are independent.
+      return dim == operand.shape().rank() - 1 ? Mapping::NotSplittable() : Mapping::Dimension(dim);
+    case HloOpcode::kGetTupleElement:
+      return Mapping::Dimension(dim);
+    case HloOpcode::kSetDimensionSize:
+      if (operand_index == 1) return Mapping::UsedWhole();
+      return instruction.dimensions()[0] == dim ? Mapping::NotSplittable() : Mapping::Dimension(dim);
+    case HloOpcode::kTriangularSolve: {
+      if (!IsTriangularSolveRightHandSide(instruction, dim)) return Mapping::NotSplittable();
+      int rank = instruction.shape().rank();
+      if (operand_index == 1) return Mapping::Dimension(dim);
+      // The matrix A is used whole, except along batch dimensions.
+      return dim < rank - 2 ? Mapping::Dimension(dim) : Mapping::UsedWhole();
     }
-    dim -= static_cast<int64_t>(lhs_free.size());
-    return operand_index == 1 ? rhs_free[dim] : kNoDimension;
+    default:
+      return Mapping::NotSplittable();
   }
-  if (op == "slice") return SliceKeepsDimensionWhole(instruction, dim) ? dim : kNotSplittable;
-  if (op == "pad") {
-    // Only when nothing is padded along the split dimension.
-    std::string config = instruction.RawAttribute("padding").value_or("");
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (start <= config.size()) {
-      size_t x = config.find('x', start);
-      parts.push_back(config.substr(start, x == std::string::npos ? std::string::npos : x - start));
-      if (x == std::string::npos) break;
-      start = x + 1;
-    }
-    if (operand_index == 1) return kNoDimension;
-    if (dim < static_cast<int64_t>(parts.size()) && (parts[dim] == "0_0" || parts[dim] == "0_0_0")) {
-      return dim;
-    }
-    return kNotSplittable;
-  }
-  if (op == "concatenate") {
-    return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
-  }
-  if (op == "sort") return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
-  // top-k works along the last dimension; rows are independent.
-  if (op == "topk") return dim == operand.shape().rank() - 1 ? kNotSplittable : dim;
-  if (op == "get-tuple-element") return dim;
-  if (op == "set-dimension-size") {
-    if (operand_index == 1) return kNoDimension;
-    return instruction.dimensions()[0] == dim ? kNotSplittable : dim;
-  }
-  if (op == "triangular-solve") {
-    if (!IsTriangularSolveRightHandSide(instruction, dim)) return kNotSplittable;
-    int rank = instruction.shape().rank();
-    if (operand_index == 1) return dim;
-    return dim < rank - 2 ? dim : kNoDimension;  // the matrix A is used whole
-  }
-  return kNotSplittable;
 }
 
-int64_t ResultDimension(const HloInstruction& instruction, int operand_index, int64_t dim) {
-  const std::string& op = instruction.opcode();
-  if (op == "reduce") {
-    if (instruction.operand_count() != 2 || operand_index != 0) return kNotSplittable;
+Mapping ResultDimension(const HloInstruction& instruction, int operand_index, int64_t dim) {
+  if (instruction.Is(HloOpcode::kReduce)) {
+    if (instruction.operand_count() != 2 || operand_index != 0) return Mapping::NotSplittable();
     std::vector<int64_t> reduced = instruction.dimensions();
-    if (Contains(reduced, dim)) return kReducedAway;
+    if (Contains(reduced, dim)) return Mapping::ReducedAway();
     int64_t result = 0;
     for (int64_t i = 0; i < dim; ++i) result += Contains(reduced, i) ? 0 : 1;
-    return result;
+    return Mapping::Dimension(result);
   }
-  if (op == "dot") {
+  if (instruction.Is(HloOpcode::kDot)) {
     DotDimensions d = instruction.dot_dimensions();
     const bool lhs = operand_index == 0;
     const std::vector<int64_t>& batch = lhs ? d.lhs_batch : d.rhs_batch;
     const std::vector<int64_t>& contracting = lhs ? d.lhs_contracting : d.rhs_contracting;
-    if (Contains(contracting, dim)) return kReducedAway;
+    if (Contains(contracting, dim)) return Mapping::ReducedAway();
     int64_t b = IndexOf(batch, dim);
-    if (b >= 0) return b;
+    if (b >= 0) return Mapping::Dimension(b);
     const Shape& lhs_shape = instruction.operand(0)->shape();
     std::vector<int64_t> lhs_free = FreeDimensions(lhs_shape.rank(), d.lhs_batch, d.lhs_contracting);
     int64_t offset = static_cast<int64_t>(batch.size());
@@ -204,33 +248,39 @@ int64_t ResultDimension(const HloInstruction& instruction, int operand_index, in
     std::vector<int64_t> free =
         lhs ? lhs_free
             : FreeDimensions(instruction.operand(1)->shape().rank(), d.rhs_batch, d.rhs_contracting);
-    return offset + IndexOf(free, dim);
+    return Mapping::Dimension(offset + IndexOf(free, dim));
   }
   // Everything else: invert OperandDimension over the result dimensions.
-  const bool tuple_of_rows = instruction.Is("sort") || instruction.Is("topk");
-  if (!instruction.shape().IsArray() && !tuple_of_rows) return kNotSplittable;
+  const bool tuple_of_rows = instruction.Is(HloOpcode::kSort) || instruction.Is(HloOpcode::kTopK);
+  if (!instruction.shape().IsArray() && !tuple_of_rows) return Mapping::NotSplittable();
   const Shape& shape = tuple_of_rows ? instruction.operand(0)->shape() : instruction.shape();
   for (int64_t r = 0; r < shape.rank(); ++r) {
-    if (OperandDimension(instruction, r, operand_index) == dim) return r;
+    if (OperandDimension(instruction, r, operand_index) == Mapping::Dimension(dim)) {
+      return Mapping::Dimension(r);
+    }
   }
-  return kNotSplittable;
+  return Mapping::NotSplittable();
 }
 
-std::string AccumulationOpcode(const HloInstruction& instruction) {
-  if (instruction.Is("dot")) return "add";
-  if (!instruction.Is("reduce") || instruction.operand_count() != 2) return "";
+std::optional<HloOpcode> AccumulationOpcode(const HloInstruction& instruction) {
+  if (instruction.Is(HloOpcode::kDot)) return HloOpcode::kAdd;
+  if (!instruction.Is(HloOpcode::kReduce) || instruction.operand_count() != 2) return std::nullopt;
   const HloComputation* reducer = instruction.CalledComputation("to_apply");
-  if (reducer == nullptr) return "";
+  if (reducer == nullptr) return std::nullopt;
   const HloInstruction* root = reducer->root();
   // The reducer must be `op(p0, p1)` for an associative, commutative op.
-  static const char* kAssociative[] = {"add", "multiply", "maximum", "minimum", "and", "or"};
   bool associative = false;
-  for (const char* op : kAssociative) associative |= root->Is(op);
-  if (!associative || root->operand_count() != 2 || !root->operand(0)->Is("parameter") ||
-      !root->operand(1)->Is("parameter")) {
-    return "";
+  for (HloOpcode op : {HloOpcode::kAdd, HloOpcode::kMultiply, HloOpcode::kMaximum,
+                       HloOpcode::kMinimum, HloOpcode::kAnd, HloOpcode::kOr}) {
+    associative |= root->Is(op);
   }
-  if (!InitValueCanRepeat(root->opcode(), ScalarConstantText(instruction.operand(1)))) return "";
+  if (!associative || root->operand_count() != 2 || !root->operand(0)->Is(HloOpcode::kParameter) ||
+      !root->operand(1)->Is(HloOpcode::kParameter)) {
+    return std::nullopt;
+  }
+  if (!InitValueCanRepeat(root->opcode(), ScalarConstantText(instruction.operand(1)))) {
+    return std::nullopt;
+  }
   return root->opcode();
 }
 

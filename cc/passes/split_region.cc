@@ -20,11 +20,11 @@ int64_t ExtentOfDim(const Shape& shape, int64_t dim) {
 // slicing their materialised value: anything oversized (that is what we are
 // removing) and broadcasts/iotas, which are free to recompute.
 bool ShouldRecompute(const HloInstruction* producer, int64_t threshold) {
-  if (producer->Is("parameter") || producer->Is("constant")) return false;
-  if (!UnsplittableReason(*producer).empty()) return false;
-  if (producer->shape().IsTuple() && !producer->Is("sort") && !producer->Is("topk")) return false;
-  return LargestArrayBytes(producer->shape()) > threshold || producer->Is("broadcast") ||
-         producer->Is("iota");
+  if (producer->Is(HloOpcode::kParameter) || producer->Is(HloOpcode::kConstant)) return false;
+  if (!SplitterHandles(*producer).ok()) return false;
+  if (producer->shape().IsTuple() && !producer->Is(HloOpcode::kSort) && !producer->Is(HloOpcode::kTopK)) return false;
+  return LargestArrayBytes(producer->shape()) > threshold || producer->Is(HloOpcode::kBroadcast) ||
+         producer->Is(HloOpcode::kIota);
 }
 
 class RegionGrower {
@@ -45,29 +45,30 @@ class RegionGrower {
         exit_limit_(std::max(threshold, exit_limit)),
         region_(region) {}
 
-  std::string Grow(HloInstruction* seed, int64_t dim) {
+  WhyNot Grow(HloInstruction* seed, int64_t dim) {
     region_->size = ExtentOfDim(seed->shape(), dim);
-    std::string error = AddMember(seed, dim, /*follow_users=*/true, /*downstream=*/true, -1, -1);
-    while (error.empty() && !worklist_.empty()) {
+    WhyNot error = AddMember(seed, DimensionMapping::Dimension(dim), /*follow_users=*/true,
+                             /*downstream=*/true, -1, -1);
+    while (error.ok() && !worklist_.empty()) {
       auto [instruction, follow_users] = worklist_.front();
       worklist_.pop_front();
       error = VisitOperands(instruction);
-      if (error.empty() && follow_users) error = VisitUsers(instruction);
+      if (error.ok() && follow_users) error = VisitUsers(instruction);
     }
     return Finish(error);
   }
 
-  std::string GrowFromSink(HloInstruction* sink, int operand_index, int64_t dim) {
+  WhyNot GrowFromSink(HloInstruction* sink, int operand_index, int64_t dim) {
     const HloInstruction* operand = sink->operand(operand_index);
     region_->size = ExtentOfDim(operand->shape(), dim);
-    int64_t result_dim = ResultDimension(*sink, operand_index, dim);
-    if (result_dim == kNotSplittable) {
-      return sink->name() + " (" + sink->opcode() + ") cannot consume slices along dimension " +
-             std::to_string(dim);
+    DimensionMapping result_dim = ResultDimension(*sink, operand_index, dim);
+    if (result_dim.is_not_splittable()) {
+      return Because(sink->name() + " (" + std::string(sink->opcode_name()) + ") cannot consume slices along dimension " +
+             std::to_string(dim));
     }
-    std::string error = AddMember(sink, result_dim, /*follow_users=*/false, /*downstream=*/true,
-                                  operand_index, dim);
-    while (error.empty() && !worklist_.empty()) {
+    WhyNot error = AddMember(sink, result_dim, /*follow_users=*/false, /*downstream=*/true,
+                             operand_index, dim);
+    while (error.ok() && !worklist_.empty()) {
       HloInstruction* instruction = worklist_.front().first;
       worklist_.pop_front();
       error = VisitOperands(instruction);
@@ -76,64 +77,69 @@ class RegionGrower {
   }
 
  private:
-  std::string Finish(std::string error) {
-    if (error.empty()) error = CollectExits();
-    if (error.empty()) error = CheckNoCycleThroughInputs();
+  static WhyNot Because(std::string reason) { return WhyNot::Because(std::move(reason)); }
+
+  WhyNot Finish(WhyNot error) {
+    if (error.ok()) error = CollectExits();
+    if (error.ok()) error = CheckNoCycleThroughInputs();
     return error;
   }
 
-  // Adds `instruction` split on result dimension `dim` (or kReducedAway, in
+  // Adds `instruction` split on result dimension `dim` (or ReducedAway, in
   // which case `entering_operand`/`entering_dim` say how the split reaches it).
-  std::string AddMember(HloInstruction* instruction, int64_t dim, bool follow_users,
+  WhyNot AddMember(HloInstruction* instruction, DimensionMapping dim, bool follow_users,
                         bool downstream, int entering_operand, int64_t entering_dim) {
     auto existing = region_->members.find(instruction);
     if (existing != region_->members.end()) {
       if (existing->second.result_dim != dim) {
-        return instruction->name() + " would be split on two different dimensions";
+        return Because(instruction->name() + " would be split on two different dimensions");
       }
       existing->second.downstream |= downstream;
       if (follow_users && !followed_.count(instruction)) {
         followed_.insert(instruction);
         worklist_.push_back({instruction, true});
       }
-      return "";
+      return WhyNot::Ok();
     }
-    std::string reason = UnsplittableReason(*instruction);
-    if (!reason.empty()) return instruction->name() + ": " + reason;
-    if (instruction->Is("parameter") || instruction->Is("constant")) {
-      return instruction->name() + " is a " + instruction->opcode();
+    WhyNot handled = SplitterHandles(*instruction);
+    if (!handled.ok()) return Because(instruction->name() + ": " + handled.reason());
+    if (instruction->Is(HloOpcode::kParameter) || instruction->Is(HloOpcode::kConstant)) {
+      return Because(instruction->name() + " is a " + std::string(instruction->opcode_name()));
     }
     RegionMember member;
     member.result_dim = dim;
     member.downstream = downstream;
-    if (dim == kReducedAway) {
-      member.accumulate_opcode = AccumulationOpcode(*instruction);
-      if (member.accumulate_opcode.empty()) {
-        return instruction->name() + " reduces the split dimension with a reducer that "
-               "cannot be accumulated slice by slice";
+    if (dim.is_reduced_away()) {
+      std::optional<HloOpcode> accumulate = AccumulationOpcode(*instruction);
+      if (!accumulate.has_value()) {
+        return Because(instruction->name() + " reduces the split dimension with a reducer that "
+                       "cannot be accumulated slice by slice");
       }
+      member.accumulate_opcode = *accumulate;
       if (LargestArrayBytes(instruction->shape()) > exit_limit_) {
-        return instruction->name() + " reduces the split dimension but is itself too large";
+        return Because(instruction->name() + " reduces the split dimension but is itself too large");
       }
       member.operand_dims = ContractedOperandDims(*instruction, entering_operand, entering_dim);
     } else {
-      if (ExtentOfDim(instruction->shape(), dim) != region_->size) {
-        return instruction->name() + ": split dimension changes extent";
+      if (ExtentOfDim(instruction->shape(), dim.dimension()) != region_->size) {
+        return Because(instruction->name() + ": split dimension changes extent");
       }
       for (int k = 0; k < instruction->operand_count(); ++k) {
-        int64_t od = OperandDimension(*instruction, dim, k);
-        if (od == kNotSplittable) {
-          return instruction->name() + " (" + instruction->opcode() +
-                 ") cannot be computed from slices along dimension " + std::to_string(dim);
+        DimensionMapping od = OperandDimension(*instruction, dim.dimension(), k);
+        if (od.is_not_splittable()) {
+          return Because(instruction->name() + " (" + std::string(instruction->opcode_name()) +
+                         ") cannot be computed from slices along dimension " +
+                         std::to_string(dim.dimension()));
         }
         member.operand_dims.push_back(od);
       }
     }
-    if (entering_operand >= 0 && member.operand_dims[entering_operand] != entering_dim) {
-      return instruction->name() + ": inconsistent split dimension";
+    if (entering_operand >= 0 &&
+        member.operand_dims[entering_operand] != DimensionMapping::Dimension(entering_dim)) {
+      return Because(instruction->name() + ": inconsistent split dimension");
     }
     region_->members.emplace(instruction, member);
-    if (dim != kReducedAway) {
+    if (!dim.is_reduced_away()) {
       int64_t bytes = LargestArrayBytes(instruction->shape());
       if (instruction->shape().IsTuple()) bytes = instruction->shape().ByteSize();
       region_->max_bytes_per_unit =
@@ -141,83 +147,88 @@ class RegionGrower {
     }
     if (follow_users) followed_.insert(instruction);
     worklist_.push_back({instruction, follow_users});
-    return "";
+    return WhyNot::Ok();
   }
 
   // Operand dimensions of a reduce/dot whose result no longer has the split
   // dimension: the entering operand is split on `entering_dim`, the other
   // operand of a dot on the matching contracting dimension.
-  static std::vector<int64_t> ContractedOperandDims(const HloInstruction& instruction,
-                                                    int entering_operand, int64_t entering_dim) {
-    std::vector<int64_t> dims(instruction.operand_count(), kNoDimension);
-    dims[entering_operand] = entering_dim;
-    if (instruction.Is("dot")) {
+  static std::vector<DimensionMapping> ContractedOperandDims(const HloInstruction& instruction,
+                                                             int entering_operand,
+                                                             int64_t entering_dim) {
+    std::vector<DimensionMapping> dims(instruction.operand_count(), DimensionMapping::UsedWhole());
+    dims[entering_operand] = DimensionMapping::Dimension(entering_dim);
+    if (instruction.Is(HloOpcode::kDot)) {
       DotDimensions d = instruction.dot_dimensions();
       const auto& mine = entering_operand == 0 ? d.lhs_contracting : d.rhs_contracting;
       const auto& other = entering_operand == 0 ? d.rhs_contracting : d.lhs_contracting;
       for (size_t i = 0; i < mine.size(); ++i) {
-        if (mine[i] == entering_dim) dims[1 - entering_operand] = other[i];
+        if (mine[i] == entering_dim) dims[1 - entering_operand] = DimensionMapping::Dimension(other[i]);
       }
     }
     return dims;
   }
 
-  std::string VisitOperands(HloInstruction* instruction) {
+  WhyNot VisitOperands(HloInstruction* instruction) {
     const RegionMember member = region_->members.at(instruction);
     for (int k = 0; k < instruction->operand_count(); ++k) {
       HloInstruction* operand = instruction->operand(k);
-      int64_t od = member.operand_dims[k];
+      DimensionMapping od = member.operand_dims[k];
       auto existing = region_->members.find(operand);
       if (existing != region_->members.end()) {
-        if (existing->second.result_dim == kReducedAway) {
-          return operand->name() + " is needed inside the loop before it is fully accumulated";
+        if (existing->second.result_dim.is_reduced_away()) {
+          return Because(operand->name() +
+                         " is needed inside the loop before it is fully accumulated");
         }
         if (existing->second.result_dim != od) {
-          return operand->name() + " would be split on two different dimensions";
+          return Because(operand->name() + " would be split on two different dimensions");
         }
         continue;
       }
-      if (od >= 0 && ShouldRecompute(operand, threshold_)) {
-        std::string error = AddMember(operand, od, /*follow_users=*/false, /*downstream=*/false, -1, -1);
-        if (error.empty()) continue;
+      if (od.is_dimension() && ShouldRecompute(operand, threshold_)) {
+        WhyNot error = AddMember(operand, od, /*follow_users=*/false, /*downstream=*/false, -1, -1);
+        if (error.ok()) continue;
         // Not recomputable: fall back to slicing its materialised value.
       }
-      if (od >= 0 && (!operand->shape().IsArray() ||
-                      operand->shape().dim(static_cast<int>(od)) != region_->size)) {
-        return operand->name() + " cannot be sliced along the split dimension";
+      if (od.is_dimension() &&
+          (!operand->shape().IsArray() ||
+           operand->shape().dim(static_cast<int>(od.dimension())) != region_->size)) {
+        return Because(operand->name() + " cannot be sliced along the split dimension");
       }
       AddInput(operand, od);
     }
-    return "";
+    return WhyNot::Ok();
   }
 
-  std::string VisitUsers(HloInstruction* instruction) {
-    const int64_t dim = region_->members.at(instruction).result_dim;
+  WhyNot VisitUsers(HloInstruction* instruction) {
+    // Only members split along a real dimension have their users followed.
+    const int64_t dim = region_->members.at(instruction).result_dim.dimension();
     if (instruction == instruction->parent()->root()) {
-      return instruction->name() + " is the computation's result and too large to split";
+      return Because(instruction->name() + " is the computation's result and too large to split");
     }
     for (HloInstruction* user : instruction->users()) {
       for (int k = 0; k < user->operand_count(); ++k) {
         if (user->operand(k) != instruction) continue;
-        int64_t ud = ResultDimension(*user, k, dim);
-        if (ud == kNotSplittable) {
-          std::string reason = UnsplittableReason(*user);
-          return user->name() + " (" + user->opcode() + ") cannot consume slices along dimension " +
-                 std::to_string(dim) + (reason.empty() ? "" : ": " + reason);
+        DimensionMapping ud = ResultDimension(*user, k, dim);
+        if (ud.is_not_splittable()) {
+          WhyNot handled = SplitterHandles(*user);
+          return Because(user->name() + " (" + std::string(user->opcode_name()) +
+                         ") cannot consume slices along dimension " + std::to_string(dim) +
+                         (handled.ok() ? "" : ": " + handled.reason()));
         }
         // Oversized users must be followed further; so must tuples (sort,
         // top-k), whose values leave through their get-tuple-elements.
-        bool follow = ud != kReducedAway &&
+        bool follow = !ud.is_reduced_away() &&
                       (LargestArrayBytes(user->shape()) > follow_limit_ || user->shape().IsTuple());
-        std::string error = AddMember(user, ud, follow, /*downstream=*/true, k, dim);
-        if (!error.empty()) return error;
+        WhyNot error = AddMember(user, ud, follow, /*downstream=*/true, k, dim);
+        if (!error.ok()) return error;
       }
     }
-    return "";
+    return WhyNot::Ok();
   }
 
-  void AddInput(HloInstruction* instruction, int64_t dim) {
-    if (dim < 0 && instruction->Is("constant") && instruction->shape().IsArray() &&
+  void AddInput(HloInstruction* instruction, DimensionMapping dim) {
+    if (dim.is_used_whole() && instruction->Is(HloOpcode::kConstant) && instruction->shape().IsArray() &&
         instruction->shape().rank() == 0) {
       auto& constants = region_->constants;
       if (std::find(constants.begin(), constants.end(), instruction) == constants.end()) {
@@ -225,10 +236,10 @@ class RegionGrower {
       }
       return;
     }
-    std::pair<HloInstruction*, int64_t> key = {instruction, dim};
+    std::pair<HloInstruction*, DimensionMapping> key = {instruction, dim};
     if (std::find(region_->inputs.begin(), region_->inputs.end(), key) == region_->inputs.end()) {
       region_->inputs.push_back(key);
-      if (dim >= 0) {
+      if (dim.is_dimension()) {
         int64_t bytes = instruction->shape().ByteSize();
         region_->max_bytes_per_unit =
             std::max(region_->max_bytes_per_unit, (bytes + region_->size - 1) / region_->size);
@@ -236,14 +247,15 @@ class RegionGrower {
     }
   }
 
-  std::string CollectExits() {
+  WhyNot CollectExits() {
     for (const auto& [instruction, member] : region_->members) {
       bool leaves = instruction == instruction->parent()->root();
       for (HloInstruction* user : instruction->users()) leaves |= !region_->Contains(user);
-      if (member.result_dim == kReducedAway) {
+      if (member.result_dim.is_reduced_away()) {
         for (HloInstruction* user : instruction->users()) {
           if (region_->Contains(user)) {
-            return instruction->name() + " is used inside the loop before it is fully accumulated";
+            return Because(instruction->name() +
+                           " is used inside the loop before it is fully accumulated");
           }
         }
         region_->exits.push_back(instruction);
@@ -252,15 +264,15 @@ class RegionGrower {
       // A recomputed producer keeps its original for users outside.
       if (!leaves || !member.downstream) continue;
       if (!instruction->shape().IsArray()) {
-        return instruction->name() + " leaves the loop but is not an array";
+        return Because(instruction->name() + " leaves the loop but is not an array");
       }
       if (instruction->shape().ByteSize() > exit_limit_) {
-        return instruction->name() + " (" + HumanBytes(instruction->shape().ByteSize()) +
-               ") is used outside the region and would stay too large";
+        return Because(instruction->name() + " (" + HumanBytes(instruction->shape().ByteSize()) +
+                       ") is used outside the region and would stay too large");
       }
       region_->exits.push_back(instruction);
     }
-    if (region_->exits.empty()) return "the region has no result";
+    if (region_->exits.empty()) return Because("the region has no result");
     // Deterministic order: as printed.
     std::vector<HloInstruction*> order =
         region_->exits.front()->parent()->MakeInstructionPostOrder();
@@ -268,12 +280,12 @@ class RegionGrower {
     for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
     std::sort(region_->exits.begin(), region_->exits.end(),
               [&](HloInstruction* a, HloInstruction* b) { return position[a] < position[b]; });
-    return "";
+    return WhyNot::Ok();
   }
 
   // The loop consumes the inputs and produces the exits; if an input depends
   // on a region member the rewrite would create a cycle.
-  std::string CheckNoCycleThroughInputs() {
+  WhyNot CheckNoCycleThroughInputs() {
     std::unordered_set<HloInstruction*> seen;
     std::vector<HloInstruction*> stack;
     for (const auto& input : region_->inputs) stack.push_back(input.first);
@@ -282,11 +294,11 @@ class RegionGrower {
       stack.pop_back();
       if (!seen.insert(current).second) continue;
       if (region_->Contains(current)) {
-        return "a value the loop needs depends on the loop's own results";
+        return Because("a value the loop needs depends on the loop's own results");
       }
       for (HloInstruction* operand : current->operands()) stack.push_back(operand);
     }
-    return "";
+    return WhyNot::Ok();
   }
 
   int64_t threshold_;
@@ -310,17 +322,10 @@ Shape SliceShape(const Shape& shape, int64_t dim, int64_t chunk) {
   return sliced;
 }
 
-std::string SliceAttributeWithChunk(const HloInstruction& slice, int64_t dim, int64_t chunk) {
+std::vector<SliceBounds> SliceBoundsWithChunk(const HloInstruction& slice, int64_t dim, int64_t chunk) {
   std::vector<SliceBounds> bounds = slice.slice();
   bounds[dim].limit = chunk;
-  std::string text = "{";
-  for (size_t i = 0; i < bounds.size(); ++i) {
-    if (i > 0) text += ", ";
-    text += "[" + std::to_string(bounds[i].start) + ":" + std::to_string(bounds[i].limit);
-    if (bounds[i].stride != 1) text += ":" + std::to_string(bounds[i].stride);
-    text += "]";
-  }
-  return text + "}";
+  return bounds;
 }
 
 class LoopBuilder {
@@ -340,7 +345,7 @@ class LoopBuilder {
       const RegionMember& member = region_.members.at(exit);
       const Shape& shape = exit->shape();
       HloInstruction* init;
-      if (member.result_dim == kReducedAway && exit->Is("reduce")) {
+      if (member.result_dim.is_reduced_away() && exit->Is(HloOpcode::kReduce)) {
         init = exit->operand(1);  // checked to be safe to repeat
       } else {
         init = b.ConstantScalar(shape.element_type(), 0);
@@ -357,7 +362,7 @@ class LoopBuilder {
     HloComputation* condition = MakeCondition(state->shape(), trips);
     HloBuilder b(computation_);
     // The remainder loop restarts its index at 0.
-    if (state->Is("while")) {
+    if (state->Is(HloOpcode::kWhile)) {
       std::vector<HloInstruction*> elements = {b.ConstantIndex(0)};
       for (size_t i = 1; i < state->shape().tuple_shapes().size(); ++i) {
         elements.push_back(b.GetTupleElement(state, static_cast<int64_t>(i)));
@@ -380,7 +385,7 @@ class LoopBuilder {
     HloBuilder b(condition);
     HloInstruction* state = b.Parameter(0, state_shape, "state");
     HloInstruction* index = b.GetTupleElement(state, 0);
-    condition->set_root(b.Compare(index, b.ConstantIndex(trips), "LT"));
+    condition->set_root(b.Compare(index, b.ConstantIndex(trips), ComparisonDirection::kLt));
     return condition;
   }
 
@@ -390,40 +395,40 @@ class LoopBuilder {
     HloBuilder b(body);
     HloInstruction* state = b.Parameter(0, state_shape, "state");
     HloInstruction* index = b.GetTupleElement(state, 0);
-    HloInstruction* offset = b.Binary("multiply", index, b.ConstantIndex(chunk));
-    if (base != 0) offset = b.Binary("add", offset, b.ConstantIndex(base));
+    HloInstruction* offset = b.Binary(HloOpcode::kMultiply, index, b.ConstantIndex(chunk));
+    if (base != 0) offset = b.Binary(HloOpcode::kAdd, offset, b.ConstantIndex(base));
     HloInstruction* zero = b.ConstantIndex(0);
 
     const size_t n_exits = region_.exits.size();
     std::vector<HloInstruction*> passthrough;
-    std::map<std::pair<HloInstruction*, int64_t>, HloInstruction*> input_values;
+    std::map<std::pair<HloInstruction*, DimensionMapping>, HloInstruction*> input_values;
     for (size_t i = 0; i < region_.inputs.size(); ++i) {
       const auto& [instruction, dim] = region_.inputs[i];
       HloInstruction* whole = b.GetTupleElement(state, static_cast<int64_t>(1 + n_exits + i));
       passthrough.push_back(whole);
-      if (dim < 0) {
+      if (dim.is_used_whole()) {
         input_values[region_.inputs[i]] = whole;
         continue;
       }
       std::vector<HloInstruction*> starts(instruction->shape().rank(), zero);
-      starts[dim] = offset;
+      starts[dim.dimension()] = offset;
       std::vector<int64_t> sizes = instruction->shape().dims();
-      sizes[dim] = chunk;
+      sizes[dim.dimension()] = chunk;
       input_values[region_.inputs[i]] = b.DynamicSlice(whole, starts, sizes);
     }
 
     for (HloInstruction* constant : region_.constants) {
-      HloInstruction* copy = body->Add("constant", constant->shape(), {}, constant->name());
+      HloInstruction* copy = body->Add(HloOpcode::kConstant, constant->shape(), {}, constant->name());
       copy->set_payload(constant->payload());
-      input_values[{constant, kNoDimension}] = copy;
+      input_values[{constant, DimensionMapping::UsedWhole()}] = copy;
     }
 
     std::unordered_map<HloInstruction*, HloInstruction*> clones;
     for (HloInstruction* original : members_in_order_) {
       const RegionMember& member = region_.members.at(original);
-      Shape shape = member.result_dim == kReducedAway
+      Shape shape = member.result_dim.is_reduced_away()
                         ? original->shape()
-                        : SliceShape(original->shape(), member.result_dim, chunk);
+                        : SliceShape(original->shape(), member.result_dim.dimension(), chunk);
       std::vector<HloInstruction*> operands;
       for (int k = 0; k < original->operand_count(); ++k) {
         HloInstruction* operand = original->operand(k);
@@ -435,29 +440,30 @@ class LoopBuilder {
       HloInstruction* clone = body->Add(original->opcode(), shape, operands, original->name());
       clone->set_payload(original->payload());
       *clone->mutable_attributes() = original->attributes();
-      if (original->Is("slice")) {
-        clone->SetAttribute("slice", SliceAttributeWithChunk(*original, member.result_dim, chunk));
+      if (original->Is(HloOpcode::kSlice)) {
+        clone->SetSlice(SliceBoundsWithChunk(*original, member.result_dim.dimension(), chunk));
       }
-      if (original->Is("iota") && original->IntAttribute("iota_dimension") == member.result_dim) {
+      if (original->Is(HloOpcode::kIota) && member.result_dim.is_dimension() &&
+          original->IntAttribute("iota_dimension") == member.result_dim.dimension()) {
         // A slice of an iota along its own dimension starts at the offset.
         HloInstruction* start = offset;
         if (shape.element_type() != PrimitiveType::kS32) start = b.Convert(offset, shape.element_type());
-        clone = b.Binary("add", clone, b.Broadcast(start, shape.dims(), {}));
+        clone = b.Binary(HloOpcode::kAdd, clone, b.Broadcast(start, shape.dims(), {}));
       }
       clones[original] = clone;
     }
 
-    std::vector<HloInstruction*> next_state = {b.Binary("add", index, b.ConstantIndex(1))};
+    std::vector<HloInstruction*> next_state = {b.Binary(HloOpcode::kAdd, index, b.ConstantIndex(1))};
     for (size_t e = 0; e < n_exits; ++e) {
       HloInstruction* exit = region_.exits[e];
       const RegionMember& member = region_.members.at(exit);
       HloInstruction* buffer = b.GetTupleElement(state, static_cast<int64_t>(1 + e));
       HloInstruction* part = clones.at(exit);
-      if (member.result_dim == kReducedAway) {
+      if (member.result_dim.is_reduced_away()) {
         next_state.push_back(b.Binary(member.accumulate_opcode, buffer, part));
       } else {
         std::vector<HloInstruction*> starts(exit->shape().rank(), zero);
-        starts[member.result_dim] = offset;
+        starts[member.result_dim.dimension()] = offset;
         next_state.push_back(b.DynamicUpdateSlice(buffer, part, starts));
       }
     }
@@ -484,13 +490,13 @@ int64_t LargestArrayBytes(const Shape& shape) {
   return largest;
 }
 
-std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
+WhyNot BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
                              int64_t follow_limit, SplitRegion* region) {
   RegionGrower grower(threshold, threshold, region, follow_limit);
   return grower.Grow(seed, dim);
 }
 
-std::string BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
+WhyNot BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
                             int64_t threshold, SplitRegion* region) {
   RegionGrower grower(threshold, LargestArrayBytes(sink->shape()), region);
   return grower.GrowFromSink(sink, operand_index, dim);

@@ -11,16 +11,18 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "passes/split_dimension_map.h"
+#include "passes/why_not.h"
 
 namespace exla {
 
 struct RegionMember {
-  // Result dimension being split, or kReducedAway for a reduce/dot that
+  // Result dimension being split, or ReducedAway for a reduce/dot that
   // contracts it (its full result is accumulated over the loop).
-  int64_t result_dim = 0;
-  // The split dimension of each operand, or kNoDimension (used whole).
-  std::vector<int64_t> operand_dims;
-  std::string accumulate_opcode;  // for kReducedAway members
+  DimensionMapping result_dim = DimensionMapping::Dimension(0);
+  // The split dimension of each operand, or UsedWhole.
+  std::vector<DimensionMapping> operand_dims;
+  HloOpcode accumulate_opcode = HloOpcode::kAdd;  // for ReducedAway members
   // Reached from the seed through users (as opposed to a producer that is
   // merely recomputed inside the loop). Only such members can be results of
   // the loop: a recomputed producer keeps serving its other users outside.
@@ -31,8 +33,8 @@ struct SplitRegion {
   int64_t size = 0;  // extent of the split dimension
   std::unordered_map<HloInstruction*, RegionMember> members;
   // Values from outside the loop: (instruction, dimension to slice or
-  // kNoDimension), in first-use order.
-  std::vector<std::pair<HloInstruction*, int64_t>> inputs;
+  // UsedWhole), in first-use order.
+  std::vector<std::pair<HloInstruction*, DimensionMapping>> inputs;
   // Scalar constants used whole: copied into the loop body rather than
   // carried through the loop state.
   std::vector<HloInstruction*> constants;
@@ -50,9 +52,9 @@ int64_t LargestArrayBytes(const Shape& shape);
 
 // Grows a region from `seed`, split along result dimension `dim`. Members
 // larger than `follow_limit` (capped at `threshold`) must have all their users
-// in the region; exits must be at most `threshold`. Returns an empty string on
-// success, else why not.
-std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
+// in the region; exits must be at most `threshold`. Says why not when no
+// region can be built.
+WhyNot BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
                              int64_t follow_limit, SplitRegion* region);
 
 // Grows a region backwards from `sink`, an instruction much smaller than its
@@ -60,7 +62,7 @@ std::string BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshol
 // that operand's dimension `dim`. Only producers are followed, so the loop has one result (the sink)
 // and the oversized producers are recomputed slice by slice; their other
 // consumers keep the original until they get loops of their own.
-std::string BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
+WhyNot BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
                             int64_t threshold, SplitRegion* region);
 
 // Replaces the region by loops over chunks of `chunk` elements of the split

@@ -17,13 +17,13 @@ constexpr int kMaxRewritesPerComputation = 1000;
 // Inputs and literals are already in memory; splitting starts at the first
 // instruction that *creates* an oversized value.
 bool IsSplitCandidate(const HloInstruction& instruction, int64_t threshold) {
-  if (instruction.Is("parameter") || instruction.Is("constant")) return false;
+  if (instruction.Is(HloOpcode::kParameter) || instruction.Is(HloOpcode::kConstant)) return false;
   // Loop state read from a parameter is an input as well, and a
   // dynamic-update-slice writes into a buffer that exists already.
-  if (instruction.Is("get-tuple-element") && instruction.operand(0)->Is("parameter")) return false;
-  if (instruction.Is("dynamic-update-slice")) return false;
-  if (instruction.shape().IsTuple() && !instruction.Is("sort") &&
-      !instruction.Is("topk")) return false;
+  if (instruction.Is(HloOpcode::kGetTupleElement) && instruction.operand(0)->Is(HloOpcode::kParameter)) return false;
+  if (instruction.Is(HloOpcode::kDynamicUpdateSlice)) return false;
+  if (instruction.shape().IsTuple() && !instruction.Is(HloOpcode::kSort) &&
+      !instruction.Is(HloOpcode::kTopK)) return false;
   return LargestArrayBytes(instruction.shape()) > threshold;
 }
 
@@ -34,7 +34,7 @@ std::vector<HloComputation*> ControlFlowComputations(HloModule* module) {
   for (const auto& computation : module->computations()) {
     for (const auto& instruction : computation->instructions()) {
       for (const HloAttribute& attribute : instruction->attributes()) {
-        if (attribute.key == "to_apply" && !instruction->Is("call")) {
+        if (attribute.key == "to_apply" && !instruction->Is(HloOpcode::kCall)) {
           for (HloComputation* callee : attribute.computations) scalar_callees.insert(callee);
         }
       }
@@ -81,11 +81,11 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
   for (int64_t dim : DimensionsBySize(seed->shape())) {
     for (int64_t follow_limit : {split_size, limit}) {
       SplitRegion region;
-      std::string error = BuildSplitRegion(seed, dim, limit, follow_limit, &region);
-      if (error.empty() && region.size < 2) error = "extent 1";
-      if (!error.empty()) {
+      WhyNot error = BuildSplitRegion(seed, dim, limit, follow_limit, &region);
+      if (error.ok() && region.size < 2) error = WhyNot::Because("extent 1");
+      if (!error.ok()) {
         if (reason->empty() && follow_limit == limit) {
-          *reason = "dimension " + std::to_string(dim) + ": " + error;
+          *reason = "dimension " + std::to_string(dim) + ": " + error.reason();
         }
         continue;
       }
@@ -105,7 +105,7 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size)
     if (!IsSplitCandidate(*operand, limit)) continue;
     for (int64_t dim : DimensionsBySize(operand->shape())) {
       SplitRegion region;
-      if (!BuildSinkRegion(sink, k, dim, limit, &region).empty() || region.size < 2) continue;
+      if (!BuildSinkRegion(sink, k, dim, limit, &region).ok() || region.size < 2) continue;
       return {true, RewriteRegionAsLoops(region, ChunkFor(region, split_size))};
     }
   }
@@ -133,13 +133,13 @@ bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit) {
 
 }  // namespace
 
-bool TensorSplitter::Run(HloModule* module, const Options& options) {
-  const int64_t threshold = options.tensor_size_threshold;
+bool TensorSplitter::Run(HloModule* module) {
+  const int64_t threshold = threshold_;
   if (threshold <= 0) return false;
   // Without an explicit split size, slices of a quarter of the threshold
   // leave room for the few slices a loop body keeps alive at once.
-  const int64_t split_size = options.tensor_split_size > 0
-                                 ? std::min(options.tensor_split_size, threshold)
+  const int64_t split_size = split_size_ > 0
+                                 ? std::min(split_size_, threshold)
                                  : std::max<int64_t>(1, threshold / 4);
   bool changed = false;
   // (computation, limit) pairs; loop bodies we create are held to split_size.

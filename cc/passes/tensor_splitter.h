@@ -13,14 +13,25 @@
 #ifndef EXLA_PASSES_TENSOR_SPLITTER_H_
 #define EXLA_PASSES_TENSOR_SPLITTER_H_
 
+#include <cstdint>
+
 #include "passes/pass.h"
 
 namespace exla {
 
 class TensorSplitter : public HloPass {
  public:
+  // `threshold`: the largest tensor (bytes) allowed outside a loop; 0 turns
+  // the pass off. `split_size`: the limit for tensors inside the loop bodies
+  // it creates; 0 means a quarter of the threshold.
+  TensorSplitter(int64_t threshold, int64_t split_size)
+      : threshold_(threshold), split_size_(split_size) {}
   std::string_view name() const override { return "tensor-splitter"; }
-  bool Run(HloModule* module, const Options& options) override;
+  bool Run(HloModule* module) override;
+
+ private:
+  int64_t threshold_;
+  int64_t split_size_;
 };
 
 }  // namespace exla
