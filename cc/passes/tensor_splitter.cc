@@ -150,8 +150,10 @@ bool TensorSplitter::Run(HloModule* module) {
   while (!work.empty()) {
     auto [computation, limit] = work.back();
     work.pop_back();
-    // Dead values would otherwise be split for nothing.
-    RemoveDeadInstructions(computation);
+    // Dead values would otherwise be split for nothing. Removing them is a
+    // change of the module like any other: reporting it keeps the pipeline's
+    // clean-ups and the caller's "was anything rewritten" check truthful.
+    changed |= RemoveDeadInstructions(computation);
     std::unordered_set<const HloInstruction*> seeds_given_up;
     std::unordered_set<const HloInstruction*> sinks_given_up;
     std::unordered_map<const HloInstruction*, std::string> reasons;
