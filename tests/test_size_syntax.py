@@ -37,6 +37,8 @@ INPUTS = [
     "3KIB", "2Mb", "9223372036854775807", "9223372036854775808", "8589934591GiB",
     "8589934592GiB", "", "GB", "-1", "+1", "1.5GB", "1 GB", "7B", "1TB", "1TiB", "1e9",
     "10XB", "abc", "1GB ", " 1GB",
+    # Only ASCII digits and units: Python's str.isdigit and \\d also take these.
+    "１６KB", "１６", "16ＫＢ", "١٢٣", "1\u00a0GB",
 ]
 
 
@@ -60,3 +62,17 @@ def test_python_and_patched_xla_accept_the_same_sizes(tmp_path):
         except ValueError:
             python = "invalid"
         assert python == cpp, f"{value!r}: python {python}, patched XLA {cpp}"
+
+
+@pytest.mark.parametrize("value, accepted", [
+    (2**63 - 1, True), (2**63, False), (2**70, False), (float(2**70), False), (-1, False),
+])
+def test_integer_sizes_have_the_flag_parsers_int64_bound(value, accepted):
+    # API callers pass numbers; the flag parsers only see text, whose bound is
+    # INT64_MAX (the INPUTS above): a number must meet the same bound, with a
+    # precise ValueError, not a TypeError from the binding.
+    if accepted:
+        assert parse_size(value) == value
+    else:
+        with pytest.raises(ValueError, match="invalid size"):
+            parse_size(value)

@@ -3,7 +3,10 @@
 pip installs ``exla-autoload.pth`` into site-packages. Python runs its single
 line at start-up; the line only checks the environment and imports this module
 when exla's flags are present (``--xla_tensor_*``/``--exla_*`` in ``XLA_FLAGS``,
-or ``EXLA_FLAGS``) and ``EXLA_DISABLE`` is not set. :func:`install` then
+or ``EXLA_FLAGS``) and ``EXLA_DISABLE`` is not a true value (the line cannot
+import anything, so it only recognises ``1``/``true``/``yes``/``on``;
+:func:`install` reads ``EXLA_DISABLE`` again with exla's boolean parser,
+:func:`exla.options.parse_bool`). :func:`install` then
 
 1. removes exla's flags from ``XLA_FLAGS`` before TensorFlow or jaxlib read it
    (both abort the process on a flag they do not know), keeping XLA's own
@@ -42,7 +45,19 @@ _flag_error: str | None = None
 
 
 def _disabled(environ: Mapping[str, str]) -> bool:
-    return environ.get("EXLA_DISABLE", "").strip().lower() not in ("", "0", "false", "no")
+    """EXLA_DISABLE, read by the one boolean parser; an invalid value is logged and disables exla.
+
+    exla must never break a working program: a value that is neither true nor
+    false leaves the program as it would run without exla, with an error that
+    says why.
+    """
+    from exla.options import exla_disabled
+
+    try:
+        return exla_disabled(environ)
+    except ValueError as exc:
+        _log.error("exla: %s; running without exla", exc)
+        return True
 
 
 def should_activate(environ: Mapping[str, str] | None = None) -> bool:

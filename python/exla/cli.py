@@ -121,6 +121,7 @@ def _one_line(error: BaseException) -> str:
 
 
 def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from exla.errors import ExlaError
     from exla.optimize import optimize_hlo
 
     text = _read_input(args.file)
@@ -130,6 +131,8 @@ def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             passes=args.passes, dump_dir=args.dump_dir)
     except ValueError as e:
         raise _Failure(f"{args.file}: {_one_line(e)}") from None
+    except ExlaError as e:  # an internal error: a bug in exla, not in the input
+        raise _Failure(f"{args.file}: {_one_line(e)}", _EXIT_FAILURE) from None
     except OSError as e:  # e.g. an unwritable --dump-dir
         raise _Failure(f"{e.filename or args.dump_dir}: {e.strerror}") from None
 

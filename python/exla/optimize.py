@@ -8,7 +8,7 @@ import time
 from typing import Sequence
 
 from exla import _core
-from exla.options import parse_size
+from exla.options import parse_size, resolve_passes
 from exla.report import PassRecord, Report
 
 __all__ = ["optimize_hlo", "available_passes", "default_pipeline", "as_hlo_text"]
@@ -64,17 +64,6 @@ def as_hlo_text(hlo: str | bytes) -> str:
     from exla.bridge import xla as bridge
 
     return bridge.proto_to_text(data)
-
-
-def _resolve_passes(passes: Sequence[str] | None, disabled: Sequence[str]) -> list[str] | None:
-    """The pass list for the extension; None means its default pipeline."""
-    if isinstance(passes, str):
-        passes = [p.strip() for p in passes.split(",") if p.strip()]
-    if not disabled:
-        return None if passes is None else list(passes)
-    selected = default_pipeline() if passes is None else list(passes)
-    # --xla_disable_hlo_passes also names XLA's passes; exla skips only its own.
-    return [p for p in selected if p not in set(disabled)]
 
 
 def _planned_temp(text: str, which: str) -> int:
@@ -148,7 +137,7 @@ def optimize_hlo(
     text = as_hlo_text(hlo)
     threshold_bytes = 0 if threshold is None else parse_size(threshold, flag="threshold")
     split_bytes = 0 if split_size is None else parse_size(split_size, flag="split_size")
-    pass_list = _resolve_passes(passes, tuple(disabled_passes))
+    pass_list = resolve_passes(passes, disabled_passes)
     dump = ""
     if dump_dir is not None:
         dump = os.fspath(dump_dir)

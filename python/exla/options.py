@@ -18,6 +18,26 @@ XLA's syntax, which this module follows (``xla/parse_flags_from_env.cc``):
 * ``--name value`` is *not* accepted: XLA treats ``--name`` as a flag without a
   value and silently stops reading at ``value``, ignoring every flag after it;
 * a value that does not start with ``-`` names a file holding the flags.
+
+This module is also the one place where exla's settings are resolved
+(:func:`resolve_options`): keyword arguments win over ``EXLA_FLAGS``, which wins
+over ``XLA_FLAGS``; the environment variables ``EXLA_STRICT``, ``EXLA_DUMP_TO``
+and ``EXLA_DISABLE`` are read here too, with one boolean syntax
+(:func:`parse_bool`) and one size syntax (:func:`parse_size`).
+
+Names: a setting has one name in Python and in the binding (``threshold``,
+``split_size``, ``passes``, ``dump_dir``); the flags keep XLA's names, and the
+C++ core's ``exla::Options`` spells the sizes out. The whole mapping:
+
+==============  ===============================  ==============================
+Python          flag                             C++ ``exla::Options``
+==============  ===============================  ==============================
+threshold       --xla_tensor_size_threshold      tensor_size_threshold
+split_size      --xla_tensor_split_size          tensor_split_size
+passes          --exla_passes                    passes
+dump_dir        --exla_dump_to, EXLA_DUMP_TO     dump_dir
+strict          --exla_strict, EXLA_STRICT       (Python only)
+==============  ===============================  ==============================
 """
 
 from __future__ import annotations
@@ -32,6 +52,11 @@ from typing import Iterable, Mapping, MutableMapping
 __all__ = [
     "Options",
     "parse_size",
+    "parse_bool",
+    "env_bool",
+    "exla_disabled",
+    "resolve_options",
+    "resolve_passes",
     "format_size",
     "split_xla_flags",
     "consume_env_flags",
@@ -64,7 +89,8 @@ _ACCEPTED_SIZES = (
     "(powers of 1024), case-insensitive, no space: 100MB, 1GiB"
 )
 
-_SIZE_RE = re.compile(r"^(?P<number>\d+)(?P<unit>[a-zA-Z]*)$")
+# ASCII only, like the C++ parser: Python's \d would also take "１６" (full-width digits).
+_SIZE_RE = re.compile(r"^(?P<number>[0-9]+)(?P<unit>[a-zA-Z]*)$", re.ASCII)
 
 _INT64_MAX = 2**63 - 1
 
@@ -93,11 +119,14 @@ def parse_size(value: str | int, *, flag: str | None = None) -> int:
     where = f" for {flag}" if flag else ""
     if isinstance(value, bool):  # bool is an int subclass; True is no size.
         raise ValueError(f"invalid size {value!r}{where}; {_ACCEPTED_SIZES}")
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        value = int(value)
     if isinstance(value, numbers.Integral):
         if value < 0:
             raise ValueError(f"invalid size {value!r}{where}: sizes cannot be negative")
-        return int(value)
-    if isinstance(value, float) and value.is_integer() and value >= 0:
+        if value > _INT64_MAX:
+            raise ValueError(f"invalid size {value!r}{where}: larger than 2**63 - 1 bytes "
+                             "(sizes are 64-bit signed integers)")
         return int(value)
     if not isinstance(value, str):
         raise ValueError(f"invalid size {value!r}{where}; {_ACCEPTED_SIZES}")
@@ -111,6 +140,60 @@ def parse_size(value: str | int, *, flag: str | None = None) -> int:
     if size > _INT64_MAX:
         raise ValueError(f"invalid size {value!r}{where}: larger than 2**63 - 1 bytes")
     return size
+
+
+# ---------------------------------------------------------------------------
+# Booleans
+# ---------------------------------------------------------------------------
+
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def parse_bool(value: str | bool, *, name: str) -> bool:
+    """The boolean ``value`` denotes, for the flag or variable ``name``.
+
+    Accepts ``1``/``0``, ``true``/``false``, ``yes``/``no`` and ``on``/``off``,
+    case-insensitive, with surrounding whitespace ignored.
+
+    Raises:
+      ValueError: anything else; the message names ``name`` and the value.
+
+    >>> parse_bool("Off", name="EXLA_STRICT"), parse_bool("1", name="EXLA_STRICT")
+    (False, True)
+    >>> parse_bool("maybe", name="EXLA_STRICT")
+    Traceback (most recent call last):
+    ValueError: invalid value 'maybe' for EXLA_STRICT; expected one of 1, 0, true, false, yes, no, on, off (case-insensitive)
+    """
+    if isinstance(value, bool):
+        return value
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"invalid value {value!r} for {name}; expected one of 1, 0, true, false, "
+                     "yes, no, on, off (case-insensitive)")
+
+
+def env_bool(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    """The boolean environment variable ``name``: False when unset or empty, else :func:`parse_bool`.
+
+    >>> env_bool("EXLA_STRICT", {"EXLA_STRICT": "false"}), env_bool("EXLA_STRICT", {})
+    (False, False)
+    """
+    environ = os.environ if environ is None else environ
+    value = environ.get(name, "")
+    return False if not value.strip() else parse_bool(value, name=name)
+
+
+def exla_disabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``EXLA_DISABLE`` switches exla off (every function runs unrewritten).
+
+    >>> exla_disabled({"EXLA_DISABLE": "false"}), exla_disabled({"EXLA_DISABLE": "on"})
+    (False, True)
+    """
+    return env_bool("EXLA_DISABLE", environ)
 
 
 def format_size(num_bytes: int | None) -> str:
@@ -162,10 +245,6 @@ _FLAG_HELP = (
     "--exla_passes=a,b, --exla_dump_to=DIR, --exla_strict[=true|false], "
     "--xla_disable_hlo_passes=a,b"
 )
-
-_TRUE = ("", "true", "1", "yes", "on")
-_FALSE = ("false", "0", "no", "off")
-
 
 @dataclasses.dataclass(frozen=True)
 class _Token:
@@ -257,10 +336,11 @@ def _apply(fields: dict, token: _Token, source: str) -> None:
         raise ValueError(f"{source}: unknown flag {flag!r}; {_FLAG_HELP}")
     field = _EXLA_ONLY_FLAGS[token.name]
     if field == "strict":
-        text = (token.value or "").strip().lower()
-        if text not in _TRUE + _FALSE:
-            raise ValueError(f"{source}: invalid value {token.value!r} for {flag}; expected true or false")
-        fields[field] = text in _TRUE
+        # A bare --exla_strict turns it on.
+        try:
+            fields[field] = token.value is None or parse_bool(token.value, name=flag)
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
         return
     if token.value is None or token.value == "":
         raise ValueError(f"{source}: {flag} needs a value: {flag}=VALUE")
@@ -301,6 +381,9 @@ class Options:
         (``--exla_dump_to``).
       strict: raise instead of warning and falling back to the original
         program when exla fails (``--exla_strict``); meant for tests.
+
+    >>> Options(threshold="1GB", passes="dce,remove-copies")
+    Options(threshold=1000000000, split_size=None, passes=('dce', 'remove-copies'), disabled_passes=(), dump_dir=None, strict=False)
     """
 
     threshold: int | None = None
@@ -479,3 +562,61 @@ def consume_env_flags(environ: MutableMapping[str, str] | None = None) -> Option
     options = strip_xla_flags(environ)
     environ = os.environ if environ is None else environ
     return _parse_exla_flags(environ.get("EXLA_FLAGS", ""), options)
+
+
+# ---------------------------------------------------------------------------
+# Resolution: the one place where every source of settings meets
+# ---------------------------------------------------------------------------
+
+def resolve_passes(passes: Iterable[str] | str | None, disabled: Iterable[str] = ()) -> tuple[str, ...] | None:
+    """The pass list to run: ``passes`` (None: the default pipeline) less ``disabled``.
+
+    Returns None for "the C++ core's default pipeline" when nothing is
+    disabled, so that the core keeps its own handling of that pipeline (it
+    skips the clean-ups until another pass changed the module). Names in
+    ``disabled`` that are not exla's (``--xla_disable_hlo_passes`` also names
+    XLA's passes) are ignored.
+
+    >>> resolve_passes(None), resolve_passes("dce, remove-copies", ["dce"])
+    (None, ('remove-copies',))
+    """
+    names = None if passes is None else _as_names(passes, "passes")
+    disabled = set(_as_names(disabled, "disabled_passes"))
+    if not disabled:
+        return names
+    if names is None:
+        from exla import _core
+
+        names = tuple(_core.default_pipeline())
+    return tuple(p for p in names if p not in disabled)
+
+
+def resolve_options(*, threshold: int | str | None = None, split_size: int | str | None = None,
+                    passes: Iterable[str] | str | None = None, strict: bool = False,
+                    dump_dir: str | None = None,
+                    environ: Mapping[str, str] | None = None) -> Options:
+    """exla's settings for one function: keywords, then ``EXLA_FLAGS``, ``XLA_FLAGS``, the environment.
+
+    Keywords that are None leave the flags' value. ``strict`` is on when the
+    keyword, ``--exla_strict`` or ``EXLA_STRICT`` says so; ``EXLA_DUMP_TO``
+    wins over ``--exla_dump_to``. The result has the concrete pass list (the
+    default pipeline when none was given) with the disabled passes removed.
+
+    Raises:
+      ValueError: a malformed flag, size, pass list or boolean variable.
+
+    >>> resolve_options(threshold="1GB", environ={"EXLA_STRICT": "no"}).threshold
+    1000000000
+    """
+    from exla import _core
+
+    environ = os.environ if environ is None else environ
+    options = Options.from_env(environ)
+    keywords = {"threshold": threshold, "split_size": split_size, "passes": passes,
+                "dump_dir": dump_dir}
+    options = options.replace(**{k: v for k, v in keywords.items() if v is not None})
+    names = options.passes if options.passes is not None else tuple(_core.default_pipeline())
+    names = resolve_passes(names, options.disabled_passes)
+    dump = environ.get("EXLA_DUMP_TO") or options.dump_dir
+    strict = bool(strict) or options.strict or env_bool("EXLA_STRICT", environ)
+    return options.replace(passes=names, dump_dir=dump, strict=strict)

@@ -10,6 +10,7 @@ does for an installed ``.pth``.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import site
@@ -168,6 +169,19 @@ def test_should_activate():
     assert not should_activate({})
     assert not should_activate({"XLA_FLAGS": "--xla_tensor_split_size=1MB", "EXLA_DISABLE": "1"})
     assert should_activate({"XLA_FLAGS": "--xla_tensor_split_size=1MB", "EXLA_DISABLE": "0"})
+    # One boolean syntax: "false"/"off" keep exla on, whatever the case.
+    for value in ("false", "OFF", "no"):
+        assert should_activate({"XLA_FLAGS": "--xla_tensor_split_size=1MB", "EXLA_DISABLE": value})
+    for value in ("true", "On", "yes"):
+        assert not should_activate({"XLA_FLAGS": "--xla_tensor_split_size=1MB", "EXLA_DISABLE": value})
+
+
+def test_invalid_exla_disable_is_an_error_and_leaves_exla_off(caplog):
+    from exla._autoload import should_activate
+
+    with caplog.at_level(logging.ERROR, logger="exla"):
+        assert not should_activate({"XLA_FLAGS": "--xla_tensor_split_size=1MB", "EXLA_DISABLE": "maybe"})
+    assert "invalid value 'maybe' for EXLA_DISABLE" in caplog.text
 
 
 def test_flags_leave_xla_flags_for_exla_flags(monkeypatch):

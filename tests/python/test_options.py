@@ -179,3 +179,65 @@ def test_stripped_process_flags_are_remembered(monkeypatch):
 
     assert os.environ["XLA_FLAGS"] == "--xla_dump_to=/a"
     assert Options.from_env().threshold == 3000
+
+
+# -- one boolean syntax for every flag and variable -----------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("1", True), ("true", True), ("TRUE", True), ("Yes", True), ("on", True), (" on ", True),
+    ("0", False), ("false", False), ("False", False), ("NO", False), ("off", False),
+])
+def test_parse_bool_accepts(text, expected):
+    assert opts.parse_bool(text, name="EXLA_STRICT") is expected
+
+
+@pytest.mark.parametrize("text", ["", "2", "y", "enable", "truee", "-1", "ｔｒｕｅ"])
+def test_parse_bool_rejects_with_the_name_and_value(text):
+    with pytest.raises(ValueError, match=r"invalid value .* for EXLA_STRICT; expected one of 1, 0, "):
+        opts.parse_bool(text, name="EXLA_STRICT")
+
+
+@pytest.mark.parametrize("name", ["EXLA_STRICT", "EXLA_DISABLE"])
+def test_false_means_false_for_every_variable(name):
+    # EXLA_STRICT=false once turned strict mode on, while EXLA_DISABLE=false left exla on.
+    for value in ("false", "0", "no", "off", "FALSE"):
+        assert opts.env_bool(name, {name: value}) is False
+    for value in ("true", "1", "yes", "on"):
+        assert opts.env_bool(name, {name: value}) is True
+    assert opts.env_bool(name, {}) is False and opts.env_bool(name, {name: ""}) is False
+    with pytest.raises(ValueError, match=name):
+        opts.env_bool(name, {name: "maybe"})
+
+
+def test_strict_flag_uses_the_same_booleans():
+    assert Options.from_flags("--exla_strict").strict
+    assert Options.from_flags("--exla_strict=on").strict
+    assert not Options.from_flags("--exla_strict=Off").strict
+    with pytest.raises(ValueError, match="--exla_strict"):
+        Options.from_flags("--exla_strict=maybe")
+
+
+def test_resolve_options_reads_every_source(monkeypatch):
+    environ = {"XLA_FLAGS": "--xla_tensor_size_threshold=1GB --xla_disable_hlo_passes=dce",
+               "EXLA_FLAGS": "--xla_tensor_split_size=10MB", "EXLA_STRICT": "off",
+               "EXLA_DUMP_TO": "/tmp/exla-dumps"}
+    options = opts.resolve_options(split_size="1MB", environ=environ)
+    assert options.threshold == 10**9 and options.split_size == 10**6
+    assert "dce" not in options.passes and "tensor-splitter" in options.passes
+    assert options.dump_dir == "/tmp/exla-dumps" and not options.strict
+    assert opts.resolve_options(environ=dict(environ, EXLA_STRICT="yes")).strict
+    assert opts.resolve_options(strict=True, environ=environ).strict
+
+
+# -- sizes: the int64 bound and ASCII digits --------------------------------------
+
+@pytest.mark.parametrize("value", [2**63, 2**70, float(2**70), "9223372036854775808"])
+def test_sizes_beyond_int64_are_rejected_precisely(value):
+    with pytest.raises(ValueError, match=r"larger than 2\*\*63 - 1 bytes"):
+        parse_size(value, flag="threshold")
+
+
+@pytest.mark.parametrize("value", ["１６KB", "１６", "١٢٣", "16ＫＢ"])
+def test_non_ascii_digits_and_units_are_rejected(value):
+    with pytest.raises(ValueError, match="invalid size"):
+        parse_size(value)
