@@ -212,6 +212,63 @@ void TestUnknownPassThrows() {
       "no-such-pass"));
 }
 
+void TestCleanupPasses() {
+  const std::vector<std::string> cleanups = exla::CleanupPasses();
+  const std::vector<std::string> available = exla::AvailablePasses();
+  bool has_dce = false, has_splitter = false;
+  for (const std::string& name : cleanups) {
+    has_dce = has_dce || name == "dce";
+    has_splitter = has_splitter || name == "tensor-splitter";
+    bool known = false;
+    for (const std::string& a : available) known = known || a == name;
+    CHECK(known);
+  }
+  CHECK(has_dce);
+  CHECK(!has_splitter);
+}
+
+void TestReadHloSignature() {
+  const std::string text =
+      "HloModule m, input_output_alias={ {1}: (0, {}, may-alias), {2, 0}: (1, {1}) }\n\n"
+      "ENTRY e {\n"
+      "  a = f32[2,3]{1,0} parameter(0)\n"
+      "  b = (s32[], f32[4]) parameter(1)\n"
+      "  c = pred[] constant(true)\n"
+      "  d = f32[<=5] parameter(2)\n"
+      "  inner = (pred[], f32[2,3]{1,0}) tuple(c, a)\n"
+      "  ROOT t = (f32[2,3]{1,0}, f32[2,3]{1,0}, (pred[], f32[2,3]{1,0})) tuple(a, a, inner)\n"
+      "}\n";
+  const exla::HloSignature signature = exla::ReadHloSignature(text);
+  CHECK(signature.parameters.size() == 3);
+  CHECK(signature.parameters[0].element_type == "f32");
+  CHECK((signature.parameters[0].dims == std::vector<int64_t>{2, 3}));
+  CHECK(signature.parameters[0].is_array && !signature.parameters[0].is_dynamic);
+  CHECK(!signature.parameters[1].is_array && signature.parameters[1].element_type == "tuple");
+  CHECK(signature.parameters[2].is_dynamic);
+  CHECK(signature.output_is_tuple);
+  CHECK(signature.outputs.size() == 4);  // the nested tuple is flattened
+  CHECK(signature.outputs[2].element_type == "pred" && signature.outputs[2].dims.empty());
+  CHECK(signature.aliases.size() == 2);
+  CHECK((signature.aliases[0].output_index == std::vector<int64_t>{1}));
+  CHECK(signature.aliases[0].parameter == 0 && signature.aliases[0].parameter_index.empty());
+  CHECK((signature.aliases[1].output_index == std::vector<int64_t>{2, 0}));
+  CHECK((signature.aliases[1].parameter_index == std::vector<int64_t>{1}));
+
+  const exla::HloSignature plain =
+      exla::ReadHloSignature("HloModule m\n\nENTRY e {\n  ROOT c = s32[] constant(1)\n}\n");
+  CHECK(plain.parameters.empty() && !plain.output_is_tuple && plain.aliases.empty());
+  CHECK(plain.outputs.size() == 1 && plain.outputs[0].element_type == "s32");
+
+  CHECK(ThrowsInvalidArgument(
+      [] {
+        exla::ReadHloSignature(
+            "HloModule m, input_output_alias={ {0}: (x, {}) }\n\n"
+            "ENTRY e {\n  ROOT c = s32[] constant(1)\n}\n");
+      },
+      "input_output_alias"));
+  CHECK(ThrowsInvalidArgument([] { exla::ReadHloSignature("HloModule m\n\nENTRY e {\n"); }, ""));
+}
+
 }  // namespace
 
 int main() {
@@ -225,6 +282,8 @@ int main() {
       {"PassNames", TestPassNames},
       {"MalformedTextThrows", TestMalformedTextThrows},
       {"UnknownPassThrows", TestUnknownPassThrows},
+      {"CleanupPasses", TestCleanupPasses},
+      {"ReadHloSignature", TestReadHloSignature},
   };
   for (const auto& [name, fn] : tests) {
     const int before = g_failures;

@@ -30,5 +30,9 @@ except ValueError as e:
     assert "line 4" in str(e), e
 else:
     raise AssertionError("malformed text was accepted")
+signature = _exla.read_signature(text)
+assert [p["dims"] for p in signature["parameters"]] == [(8,), (8,)], signature
+assert signature["outputs"][0]["element_type"] == "f32" and not signature["output_is_tuple"]
+assert "dce" in _exla.cleanup_passes()
 print("python_module_test: _exla.so from Bazel works with", sys.executable)
 PY
