@@ -8,16 +8,27 @@ oversized computations into loops over slices, computing the same numbers.
 >>> exla.parse_size("100MiB")
 104857600
 
+The public API is what this module exports (``exla.__all__``); modules whose
+names start with ``_`` are private. :mod:`exla.memory_cap` (running a command
+under a hard memory limit) and :mod:`exla.options` (flags and settings) are
+public modules of their own.
+
 Importing exla loads neither TensorFlow nor jax; they are imported when first
 needed.
 """
 
-from exla.explain import explain
-from exla.function import function
-from exla.optimize import optimize_hlo
-from exla.options import Options, parse_size
-from exla.report import Report
+from exla.errors import ExlaError as ExlaError
+from exla.explain import Explanation as Explanation
+from exla.explain import explain as explain
+from exla.function import ExlaFunction as ExlaFunction
+from exla.function import function as function
+from exla.optimize import optimize_hlo as optimize_hlo
+from exla.options import Options as Options
+from exla.options import parse_size as parse_size
+from exla.program_info import ProgramInfo as ProgramInfo
+from exla.report import Report as Report
 
 __version__ = "0.1.0"
 
-__all__ = ["function", "explain", "optimize_hlo", "parse_size", "Options", "Report", "__version__"]
+__all__ = ["function", "explain", "optimize_hlo", "parse_size", "Options", "Report", "ExlaError",
+           "ExlaFunction", "Explanation", "ProgramInfo", "__version__"]

@@ -75,6 +75,7 @@ class Program:
       captures: the captured inputs, in HLO parameter order after the explicit ones.
       updates: ``(result index, variable)`` for every variable the program writes.
       seconds: time spent building the program (lowering, passes, conversion).
+      inputs: ``(shape, dtype name)`` of the flat explicit inputs.
     """
 
     name: str
@@ -87,6 +88,16 @@ class Program:
     captures: list[Capture]
     updates: list[tuple[int, Any]]
     seconds: float
+    inputs: tuple[tuple[tuple[int, ...], str], ...] = ()
+
+    def info(self) -> Any:
+        """The public view of this program: an :class:`exla.ProgramInfo`."""
+        from exla.program_info import ProgramInfo
+
+        return ProgramInfo(name=self.name, platform=self.platform, inputs=self.inputs,
+                           rewritten=self.changed, report=self.report,
+                           variables_written=tuple(v.name for _, v in self.updates),
+                           seconds=self.seconds)
 
 
 def _tf():
@@ -226,7 +237,8 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
                changed, seconds)
     return Program(name=name, platform=platform, report=report, changed=changed, artifact=artifact,
                    signature=signature, n_outputs=n_outputs, captures=captures, updates=updates,
-                   seconds=seconds)
+                   seconds=seconds,
+                   inputs=tuple((tuple(s.shape.as_list()), s.dtype.name) for s in flat_specs))
 
 
 def emit(program: Program, flat_inputs: Sequence[Any], *, apply_updates: bool = True) -> list[Any]:

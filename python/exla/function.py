@@ -43,13 +43,13 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import os
 import threading
 import weakref
 from typing import Any, Callable, Sequence
 
 from exla import _gradients, _tf_program
 from exla.errors import ExlaError
+from exla.program_info import ProgramInfo
 from exla._tracing import (call_unpatched, eager_context, exla_is_tracing, exla_tracing,
                            is_tensor, mark_internal, not_converted, spec_of)
 
@@ -146,6 +146,11 @@ class ExlaFunction:
 
     Calling it runs the (possibly rewritten) program and returns the outputs in
     the original nested structure; variables the function writes are assigned.
+
+    >>> import tensorflow as tf, exla
+    >>> f = exla.function(lambda x: {"y": x + 1}, threshold="1MB")
+    >>> isinstance(f, exla.ExlaFunction), f(tf.constant(1.0))["y"].numpy(), f.options().threshold
+    (True, 2.0, 1000000)
     """
 
     def __init__(self, fn: Callable[..., Any], *, threshold: int | str | None = None,
@@ -194,29 +199,34 @@ class ExlaFunction:
         return self._tf_fn
 
     @property
-    def programs(self) -> list[Any]:
-        """exla's results so far, one :class:`exla._tf_program.Program` per signature."""
+    def programs(self) -> list[ProgramInfo]:
+        """exla's results so far, one :class:`exla.ProgramInfo` per signature.
+
+        >>> import tensorflow as tf, exla
+        >>> f = exla.function(lambda x: x + 1)
+        >>> _ = f(tf.constant(1.0))
+        >>> [p.rewritten for p in f.programs]
+        [False]
+        """
         with self._lock:
-            return [p for p in self._programs.values() if not isinstance(p, _Failure)]
+            return [p.info() for p in self._programs.values() if not isinstance(p, _Failure)]
 
     def options(self) -> Any:
-        """The :class:`exla.options.Options` in effect: arguments, then EXLA_FLAGS/XLA_FLAGS."""
-        from exla.optimize import default_pipeline
-        from exla.options import Options
+        """The :class:`exla.options.Options` in effect (:func:`exla.options.resolve_options`)."""
+        from exla.options import resolve_options
 
-        options = Options.from_env()
-        options = options.replace(**{k: v for k, v in self._overrides.items() if v is not None})
-        passes = options.passes if options.passes is not None else tuple(default_pipeline())
-        passes = tuple(p for p in passes if p not in options.disabled_passes)
-        dump_dir = os.environ.get("EXLA_DUMP_TO") or options.dump_dir
-        strict = self._strict or options.strict or os.environ.get("EXLA_STRICT", "") not in ("", "0")
-        return options.replace(passes=passes, dump_dir=dump_dir, strict=strict)
+        return resolve_options(strict=self._strict, **self._overrides)
 
-    def explain(self, *args: Any, **kwargs: Any) -> Any:
+    def explain(self, *args: Any, threshold: int | str | None = None,
+                split_size: int | str | None = None, passes: Sequence[str] | None = None,
+                **kwargs: Any) -> Any:
         """What exla does to this function for these arguments: see :func:`exla.explain`."""
-        from exla.explain import explain
+        from exla._explanation import explain_function
 
-        return explain(self, *args, **kwargs)
+        overrides = {k: v for k, v in (("threshold", threshold), ("split_size", split_size),
+                                       ("passes", passes)) if v is not None}
+        options = self.options().replace(**overrides) if overrides else self.options()
+        return explain_function(self, options, args, kwargs)
 
     def lower(self, args: Sequence[Any], kwargs: dict) -> tuple[Any, tuple, str]:
         """Traces the function for ``args`` in the eager context.
@@ -365,7 +375,9 @@ class ExlaFunction:
 
     def _plan(self, args: tuple, kwargs: dict) -> tuple | None:
         """The program for this signature (built once); None when exla changes nothing."""
-        if os.environ.get("EXLA_DISABLE", "").strip().lower() not in ("", "0", "false", "no"):
+        from exla.options import exla_disabled
+
+        if exla_disabled():
             return None  # exla switched off: the original function
         concrete, flat_specs, platform = self.lower(args, kwargs)
         flat = self.flat_inputs(concrete, args, kwargs)

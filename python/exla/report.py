@@ -47,6 +47,12 @@ class Report:
       threshold: the size limit the passes worked to, if any.
       messages: ``(pass name, message)`` notes the passes left, e.g. why a
         tensor could not be split.
+
+    >>> import exla
+    >>> hlo = "HloModule m\\n\\nENTRY e {\\n  x = f32[4] parameter(0)\\n  d = f32[4] negate(x)\\n  ROOT y = f32[4] add(x, x)\\n}"
+    >>> _, report = exla.optimize_hlo(hlo, passes=["dce"])
+    >>> report.changed_passes, report.instructions_before, report.instructions_after
+    (['dce'], 3, 2)
     """
 
     passes: list[PassRecord] = dataclasses.field(default_factory=list)

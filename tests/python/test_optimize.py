@@ -128,7 +128,10 @@ def test_report_formatting_without_extension_values():
     assert report.changed_passes == ["a"]
 
 
-@pytest.mark.parametrize("module", ["exla", "exla.options", "exla.optimize"])
+@pytest.mark.parametrize("module", ["exla", "exla.options", "exla.optimize", "exla.errors", "exla.report",
+                                    "exla._core", "exla._hlo_signature", "exla.memory_cap",
+                                    "exla.program_info", "exla._explanation", "exla.function",
+                                    "exla.bridge.tensorflow_call", "exla.explain"])
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
@@ -142,3 +145,23 @@ def test_import_is_light(subprocess_env):
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0.1.0", "[]"]
     assert set(exla.__all__) >= {"optimize_hlo", "parse_size", "Options", "Report", "__version__"}
+
+
+def test_threshold_beyond_int64_is_a_precise_value_error(kmv):
+    with pytest.raises(ValueError, match=r"invalid size .* for threshold: larger than 2\*\*63") as info:
+        optimize_hlo(kmv, threshold=2**70)
+    assert "HloModule" not in str(info.value)
+
+
+def test_core_failures_are_value_errors_or_exla_errors(kmv):
+    from exla import _core
+
+    with pytest.raises(ValueError, match="line 1, column 1"):
+        _core.round_trip("not hlo")
+    with pytest.raises(ValueError, match="unknown pass"):
+        _core.optimize(kmv, ["no-such-pass"], 0, 0, "")
+    # A binding argument the C++ side cannot take: internal, and the module
+    # text pybind11 puts into its TypeError stays out of the message.
+    with pytest.raises(exla.ExlaError, match=r"internal error in exla's C\+\+ core \(optimize\)") as info:
+        _core.optimize(kmv, None, 2**70, 0, "")
+    assert "HloModule" not in str(info.value) and "Invoked with" not in str(info.value)

@@ -1,0 +1,123 @@
+"""How :func:`exla.explain` reports on one signature of an exla function.
+
+The report is built here, from an :class:`exla.function.ExlaFunction`'s
+lowering and options, so that both :func:`exla.explain` and
+``ExlaFunction.explain`` use it without :mod:`exla.explain` and
+:mod:`exla.function` importing each other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from typing import Any
+
+from exla.options import Options, format_size
+from exla.report import Report
+
+__all__ = ["Explanation", "explain_function"]
+
+_log = logging.getLogger("exla")
+
+
+@dataclasses.dataclass
+class Explanation(Report):
+    """A :class:`exla.report.Report` for one signature of a function, with its context.
+
+    Attributes (beyond those of :class:`~exla.report.Report`):
+      function: the function's name.
+      platform: where the program would run (``CPU``, ``CUDA``...).
+      inputs: static shapes and dtypes of the flat inputs.
+      rewritten: whether exla would run the rewritten program (a pass other
+        than the clean-ups changed the module), or the original.
+      hlo_before: the module as TensorFlow lowered it.
+      hlo_after: the module exla would run (``hlo_before`` when unchanged).
+      lowering_seconds: TensorFlow tracing and lowering to HLO.
+      conversion_seconds: HLO -> StableHLO portable artifact (0 if unchanged).
+      exla_seconds: lowering + passes + conversion: the first-call cost of
+        exla for this signature (planned memory excluded).
+      planned_memory_error: why XLA's planned memory is missing, if it is.
+
+    >>> import tensorflow as tf, exla
+    >>> e = exla.explain(lambda x: tf.reduce_sum(x * x), tf.TensorSpec([8], tf.float32))
+    >>> e.inputs, e.rewritten, e.hlo_after == e.hlo_before
+    ([((8,), 'float32')], False, True)
+    """
+
+    function: str = ""
+    platform: str = ""
+    inputs: list[tuple[tuple[int, ...], str]] = dataclasses.field(default_factory=list)
+    rewritten: bool = False
+    hlo_before: str = ""
+    hlo_after: str = ""
+    lowering_seconds: float = 0.0
+    conversion_seconds: float = 0.0
+    exla_seconds: float = 0.0
+    planned_memory_error: str | None = None
+
+    def __str__(self) -> str:
+        inputs = ", ".join(f"{shape} {dtype}" for shape, dtype in self.inputs) or "no inputs"
+        verdict = "runs the rewritten program" if self.rewritten else "runs the original program"
+        lines = [
+            f"exla.explain({self.function}) on {self.platform} for {inputs}",
+            f"exla {verdict}; time in exla {self.exla_seconds * 1e3:.1f} ms (lowering "
+            f"{self.lowering_seconds * 1e3:.1f} ms, passes {self.seconds * 1e3:.1f} ms, "
+            f"conversion {self.conversion_seconds * 1e3:.1f} ms)",
+            super().__str__(),
+        ]
+        if self.planned_memory_error:
+            lines.append(f"planned memory unavailable: {self.planned_memory_error}")
+        if self.threshold and self.planned_temp_bytes_after is not None:
+            lines.append(f"planned temp memory after vs threshold: "
+                         f"{format_size(self.planned_temp_bytes_after)} / {format_size(self.threshold)}")
+        return "\n".join(lines)
+
+
+def explain_function(exla_fn: Any, options: Options, args: tuple, kwargs: dict) -> Explanation:
+    """Lowers ``exla_fn`` (an :class:`exla.function.ExlaFunction`) for the call and runs the passes."""
+    import tensorflow as tf
+
+    from exla import _tf_program
+    from exla.optimize import optimize_hlo
+
+    name = getattr(exla_fn.python_function, "__name__", "function")
+
+    start = time.perf_counter()
+    concrete, flat_specs, platform = exla_fn.lower(args, kwargs)
+    with tf.init_scope():
+        text = _tf_program.extract_hlo(concrete, flat_specs, platform)
+    lowered = time.perf_counter()
+
+    def optimize(planned_memory: bool) -> tuple[str, Report]:
+        return optimize_hlo(text, threshold=options.threshold, split_size=options.split_size,
+                            passes=options.passes, dump_dir=options.dump_dir,
+                            planned_memory=planned_memory)
+
+    planned_error = None
+    try:
+        after, report = optimize(True)
+    except (ValueError, RuntimeError) as exc:
+        planned_error = str(exc)
+        _log.warning("exla.explain(%s): XLA's planned memory is unavailable: %s", name, exc)
+        after, report = optimize(False)
+    rewritten = _tf_program.pass_changed_module(report)
+    conversion = 0.0
+    if rewritten:
+        from exla.bridge import xla as bridge
+
+        t0 = time.perf_counter()
+        bridge.text_to_portable_artifact(after)
+        conversion = time.perf_counter() - t0
+    explanation = Explanation(**{f.name: getattr(report, f.name) for f in dataclasses.fields(Report)})
+    explanation.function = name
+    explanation.platform = platform
+    explanation.inputs = [(tuple(s.shape.as_list()), s.dtype.name) for s in flat_specs]
+    explanation.rewritten = rewritten
+    explanation.hlo_before = text
+    explanation.hlo_after = after if rewritten else text
+    explanation.lowering_seconds = lowered - start
+    explanation.conversion_seconds = conversion
+    explanation.exla_seconds = explanation.lowering_seconds + report.seconds + conversion
+    explanation.planned_memory_error = planned_error
+    return explanation
