@@ -4,7 +4,8 @@
   artifacts and XLA's planned memory, through jaxlib. It is the only module of
   exla that touches jaxlib's private APIs.
 * :mod:`exla.bridge.tensorflow_call` — runs an HLO module with TensorFlow's own
-  XLA (``XlaCallModule``).
+  XLA: the one owner of the ``XlaCallModule`` op and of the rule that picks
+  its platform, used by ``call_hlo`` and by ``exla.function`` alike.
 
 Both are imported lazily: ``import exla`` loads neither jax nor TensorFlow.
 """
