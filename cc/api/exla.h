@@ -13,6 +13,8 @@
 namespace exla {
 
 // Options shared by every pass. Sizes are in bytes; 0 means "no limit".
+// The Python package and the binding call the sizes `threshold` and
+// `split_size`; python/exla/options.py holds the whole name table.
 struct Options {
   int64_t tensor_size_threshold = 0;  // --xla_tensor_size_threshold
   int64_t tensor_split_size = 0;      // --xla_tensor_split_size
