@@ -96,6 +96,8 @@ class LimitPlan:
       exla_seconds: time in exla's own passes during the search.
       unsplit: the splitter's notes on the instructions it left above the
         threshold in the chosen plan (see :func:`unsplit_instructions`).
+      split: the input's instructions above the chosen threshold that the
+        plan no longer forms whole (``name opcode shape size``).
     """
 
     limit: int
@@ -109,6 +111,7 @@ class LimitPlan:
     xla_seconds: float = 0.0
     exla_seconds: float = 0.0
     unsplit: list[str] = dataclasses.field(default_factory=list)
+    split: list[str] = dataclasses.field(default_factory=list)
 
     def summary(self) -> list[str]:
         """Lines for a report."""
@@ -118,9 +121,13 @@ class LimitPlan:
                  f"({verdict} the limit; arguments + outputs {format_size(self.floor_bytes)})"]
         if self.chosen is not None:
             lines.append(f"  plan chosen: {self.chosen}")
+        if self.split:
+            lines.append(f"  split into loops: {'; '.join(self.split)}")
+        if self.unsplit:
+            lines.append(f"  left above the threshold: {'; '.join(self.unsplit)}")
         lines.append(f"  {len(self.candidates)} candidate(s), {self.xla_compiles} XLA "
                      f"compilation(s) in {self.xla_seconds:.2f} s, exla passes "
-                     f"{self.exla_seconds:.2f} s")
+                     f"{self.exla_seconds * 1e3:.1f} ms")
         lines.extend(f"    tried: {c}" for c in self.candidates)
         return lines
 
@@ -171,6 +178,25 @@ def unsplit_instructions(messages: list[tuple[str, str]], text: str) -> list[str
         lines.append(f"{match.group('where')} ({opcode.group(1) if opcode else '?'}) "
                      f"{match.group('shape')} {match.group('size')}: {match.group('reason')}")
     return lines
+
+
+_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4,
+          "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+_ARRAY_RE = re.compile(r"(?m)^\s*(?:ROOT\s+)?%?([\w.\-]+) = ([a-z0-9]+)\[([0-9,]*)\]\S* "
+                       r"([a-z][a-z0-9\-]*)\(")
+
+
+def _arrays(text: str) -> list[tuple[str, str, str, int]]:
+    """``(name, opcode, shape, bytes)`` of the array-shaped instructions of a module."""
+    result = []
+    for name, dtype, dims, opcode in _ARRAY_RE.findall(text):
+        if dtype not in _BYTES:
+            continue
+        size = _BYTES[dtype]
+        for d in filter(None, dims.split(",")):
+            size *= int(d)
+        result.append((name, opcode, f"{dtype}[{dims}]", size))
+    return result
 
 
 Optimize = Callable[[int | None, int | None], tuple[str, list]]
@@ -268,8 +294,14 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
     plan.chosen = chosen
     plan.fits = chosen.fits
     plan.peak_bytes = chosen.peak_bytes
-    if not chosen.fits:
-        plan.unsplit = unsplit_instructions(messages_of(records), out)
+    plan.unsplit = unsplit_instructions(messages_of(records), out)
+    if chosen.threshold:
+        left = {line.split(" ", 1)[0].rsplit("/", 1)[-1] for line in plan.unsplit}
+        remaining = {name for name, *_ in _arrays(out)}
+        plan.split = [f"{name} {opcode} {shape} {format_size(size)}"
+                      for name, opcode, shape, size in _arrays(text)
+                      if size > chosen.threshold and opcode != "parameter"
+                      and name not in left and name not in remaining]
     return out, records, plan
 
 

@@ -58,6 +58,7 @@ def test_kernel_matvec_fits_and_computes_the_same(kmv_hlo):
     plan = report.limit_plan
     assert plan.chosen.fits and plan.chosen.loops >= 1
     assert 2 <= len(plan.candidates) and plan.xla_compiles <= 12
+    assert any(s.startswith("e exponential f32[2000,2000]") for s in plan.split), plan.split
     assert "memory limit 4 MB" in str(report) and "plan chosen" in str(report)
     rng = np.random.default_rng(0)
     args = [rng.normal(size=(2000, 8)).astype(np.float32) * 0.1,
