@@ -253,7 +253,9 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
     if not first.fits:
         room = limit - plan.floor_bytes
         t = room if threshold is None else min(threshold, room)
-        t = max(t, _MIN_THRESHOLD)
+        # A threshold at or above the largest tensor splits nothing: start below it.
+        largest = max((size for *_, size in _arrays(text)), default=0)
+        t = max(min(t, largest - 1), _MIN_THRESHOLD)
         too_big: int | None = None
         best_peak, stalls = first.peak_bytes, 0
         while t >= _MIN_THRESHOLD and plan.xla_compiles < MAX_CANDIDATES:
