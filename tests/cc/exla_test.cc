@@ -1,30 +1,19 @@
-// C++ tests of exla's public API (cc/api/exla.h), built by Bazel as
-// //:exla_test. No test framework: CHECK records a failure and the test goes
-// on; main() returns non-zero if anything failed.
+// C++ tests of exla's public API (cc/api/exla.h): parsing and printing,
+// pass selection, errors. Built as build/cctest/exla_test (make cctest) and
+// by Bazel as //:exla_test.
 
-#include <cstdio>
-#include <exception>
 #include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "api/exla.h"
+#include "tests/cc/test_harness.h"
 
 namespace {
 
-int g_failures = 0;
-
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      ++g_failures;                                                     \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__,       \
-                   __LINE__, #cond);                                    \
-    }                                                                   \
-  } while (0)
+using exla_test::AssertionResult;
 
 // Text with every run of whitespace turned into one space, trimmed: the
 // printer is the identity on XLA's text up to whitespace.
@@ -42,23 +31,19 @@ bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-// Runs `fn`; true if it throws std::invalid_argument whose message contains
+// Success iff `fn` throws std::invalid_argument whose message contains
 // `fragment`.
-bool ThrowsInvalidArgument(const std::function<void()>& fn,
-                           const std::string& fragment) {
+AssertionResult ThrowsInvalidArgument(const std::function<void()>& fn,
+                                      const std::string& fragment) {
   try {
     fn();
   } catch (const std::invalid_argument& e) {
-    if (Contains(e.what(), fragment)) return true;
-    std::fprintf(stderr, "  message without '%s': %s\n", fragment.c_str(),
-                 e.what());
-    return false;
+    if (Contains(e.what(), fragment)) return AssertionResult::Success();
+    return AssertionResult::Failure("message without '" + fragment + "': " + e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "  unexpected exception: %s\n", e.what());
-    return false;
+    return AssertionResult::Failure(std::string("unexpected exception: ") + e.what());
   }
-  std::fprintf(stderr, "  nothing was thrown\n");
-  return false;
+  return AssertionResult::Failure("nothing was thrown");
 }
 
 // As XLA prints it (HloPrintOptions::ShortParsable): a row sum of x*y, the
@@ -115,96 +100,96 @@ ENTRY main.7 {
 }
 )";
 
-void TestRoundTripReduce() {
+}  // namespace
+
+TEST(Api, RoundTripReduce) {
   const std::string printed = exla::RoundTripHloText(kReduceModule);
-  CHECK(Normalize(printed) == Normalize(kReduceModule));
+  EXPECT_EQ(Normalize(printed), Normalize(kReduceModule));
   // And printing is stable.
-  CHECK(exla::RoundTripHloText(printed) == printed);
-  CHECK(Contains(printed, "to_apply=region_0.8"));
+  EXPECT_EQ(exla::RoundTripHloText(printed), printed);
+  EXPECT_TRUE(Contains(printed, "to_apply=region_0.8"));
 }
 
-void TestRoundTripKeepsMetadata() {
+TEST(Api, RoundTripKeepsMetadata) {
   const std::string printed = exla::RoundTripHloText(kReduceModuleWithMetadata);
-  CHECK(Normalize(printed) == Normalize(kReduceModuleWithMetadata));
+  EXPECT_EQ(Normalize(printed), Normalize(kReduceModuleWithMetadata));
 }
 
-void TestDceRemovesDeadCode() {
+TEST(Api, DceRemovesDeadCode) {
   exla::Options options;
   options.passes = {"dce"};
   std::vector<exla::PassRecord> records;
   const std::string out =
       exla::OptimizeHloText(kDeadCodeModule, options, &records);
-  CHECK(!Contains(out, "dead.5"));
-  CHECK(!Contains(out, "unused.3"));
-  CHECK(Contains(out, "ROOT sum.6"));
-  CHECK(Contains(out, "p1.2"));
-  CHECK(records.size() == 1);
-  if (!records.empty()) {
-    CHECK(records[0].name == "dce");
-    CHECK(records[0].changed);
-  }
+  EXPECT_FALSE(Contains(out, "dead.5"));
+  EXPECT_FALSE(Contains(out, "unused.3"));
+  EXPECT_TRUE(Contains(out, "ROOT sum.6"));
+  EXPECT_TRUE(Contains(out, "p1.2"));
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].name, "dce");
+  EXPECT_TRUE(records[0].changed);
   // What dce leaves is a fixed point of dce.
   std::vector<exla::PassRecord> again;
-  CHECK(exla::OptimizeHloText(out, options, &again) == out);
-  CHECK(again.size() == 1 && !again[0].changed);
+  EXPECT_EQ(exla::OptimizeHloText(out, options, &again), out);
+  EXPECT_TRUE(again.size() == 1 && !again[0].changed);
 }
 
-void TestDceKeepsLiveCode() {
+TEST(Api, DceKeepsLiveCode) {
   exla::Options options;
   options.passes = {"dce"};
   std::vector<exla::PassRecord> records;
   const std::string out = exla::OptimizeHloText(kReduceModule, options, &records);
-  CHECK(Normalize(out) == Normalize(kReduceModule));
-  CHECK(records.size() == 1 && !records[0].changed);
+  EXPECT_EQ(Normalize(out), Normalize(kReduceModule));
+  EXPECT_TRUE(records.size() == 1 && !records[0].changed);
 }
 
-void TestDefaultPipelineWithoutLimitKeepsSmallModule() {
+TEST(Api, DefaultPipelineWithoutLimitKeepsSmallModule) {
   // No threshold: nothing is too large, so the numbers cannot change; the
   // module must still parse and print.
   exla::Options options;
   std::vector<exla::PassRecord> records;
   const std::string out = exla::OptimizeHloText(kReduceModule, options, &records);
-  CHECK(Contains(out, "ENTRY main.10"));
-  CHECK(records.size() <= exla::DefaultPipeline().size());
+  EXPECT_TRUE(Contains(out, "ENTRY main.10"));
+  EXPECT_LE(records.size(), exla::DefaultPipeline().size());
 }
 
-void TestPassNames() {
+TEST(Api, PassNames) {
   const std::vector<std::string> available = exla::AvailablePasses();
   const std::vector<std::string> pipeline = exla::DefaultPipeline();
-  CHECK(!pipeline.empty());
+  EXPECT_FALSE(pipeline.empty());
   for (const std::string& name : pipeline) {
     bool known = false;
     for (const std::string& a : available) known = known || a == name;
-    CHECK(known);
+    EXPECT_TRUE(known) << name << " is not in AvailablePasses()";
   }
   bool has_dce = false;
   for (const std::string& a : available) has_dce = has_dce || a == "dce";
-  CHECK(has_dce);
+  EXPECT_TRUE(has_dce);
 }
 
-void TestMalformedTextThrows() {
+TEST(Api, MalformedTextThrows) {
   // Unclosed dimension list on line 4.
   const std::string bad =
       "HloModule m\n\nENTRY main {\n  x = f32[2 parameter(0)\n}\n";
-  CHECK(ThrowsInvalidArgument([&] { exla::RoundTripHloText(bad); }, "line 4"));
-  CHECK(ThrowsInvalidArgument(
+  EXPECT_TRUE(ThrowsInvalidArgument([&] { exla::RoundTripHloText(bad); }, "line 4"));
+  EXPECT_TRUE(ThrowsInvalidArgument(
       [&] {
         std::vector<exla::PassRecord> records;
         exla::OptimizeHloText(bad, exla::Options(), &records);
       },
       "line 4"));
   // Not HLO at all.
-  CHECK(ThrowsInvalidArgument([] { exla::RoundTripHloText("hello"); }, ""));
+  EXPECT_TRUE(ThrowsInvalidArgument([] { exla::RoundTripHloText("hello"); }, ""));
   // An operand that is never defined.
   const std::string undefined =
       "HloModule m\n\nENTRY main {\n  ROOT y = f32[] negate(nowhere)\n}\n";
-  CHECK(ThrowsInvalidArgument([&] { exla::RoundTripHloText(undefined); }, ""));
+  EXPECT_TRUE(ThrowsInvalidArgument([&] { exla::RoundTripHloText(undefined); }, ""));
 }
 
-void TestUnknownPassThrows() {
+TEST(Api, UnknownPassThrows) {
   exla::Options options;
   options.passes = {"no-such-pass"};
-  CHECK(ThrowsInvalidArgument(
+  EXPECT_TRUE(ThrowsInvalidArgument(
       [&] {
         std::vector<exla::PassRecord> records;
         exla::OptimizeHloText(kReduceModule, options, &records);
@@ -212,7 +197,8 @@ void TestUnknownPassThrows() {
       "no-such-pass"));
 }
 
-void TestCleanupPasses() {
+
+TEST(Api, CleanupPasses) {
   const std::vector<std::string> cleanups = exla::CleanupPasses();
   const std::vector<std::string> available = exla::AvailablePasses();
   bool has_dce = false, has_splitter = false;
@@ -221,13 +207,13 @@ void TestCleanupPasses() {
     has_splitter = has_splitter || name == "tensor-splitter";
     bool known = false;
     for (const std::string& a : available) known = known || a == name;
-    CHECK(known);
+    EXPECT_TRUE(known);
   }
-  CHECK(has_dce);
-  CHECK(!has_splitter);
+  EXPECT_TRUE(has_dce);
+  EXPECT_FALSE(has_splitter);
 }
 
-void TestReadHloSignature() {
+TEST(Api, ReadHloSignature) {
   const std::string text =
       "HloModule m, input_output_alias={ {1}: (0, {}, may-alias), {2, 0}: (1, {1}) }\n\n"
       "ENTRY e {\n"
@@ -239,66 +225,33 @@ void TestReadHloSignature() {
       "  ROOT t = (f32[2,3]{1,0}, f32[2,3]{1,0}, (pred[], f32[2,3]{1,0})) tuple(a, a, inner)\n"
       "}\n";
   const exla::HloSignature signature = exla::ReadHloSignature(text);
-  CHECK(signature.parameters.size() == 3);
-  CHECK(signature.parameters[0].element_type == "f32");
-  CHECK((signature.parameters[0].dims == std::vector<int64_t>{2, 3}));
-  CHECK(signature.parameters[0].is_array && !signature.parameters[0].is_dynamic);
-  CHECK(!signature.parameters[1].is_array && signature.parameters[1].element_type == "tuple");
-  CHECK(signature.parameters[2].is_dynamic);
-  CHECK(signature.output_is_tuple);
-  CHECK(signature.outputs.size() == 4);  // the nested tuple is flattened
-  CHECK(signature.outputs[2].element_type == "pred" && signature.outputs[2].dims.empty());
-  CHECK(signature.aliases.size() == 2);
-  CHECK((signature.aliases[0].output_index == std::vector<int64_t>{1}));
-  CHECK(signature.aliases[0].parameter == 0 && signature.aliases[0].parameter_index.empty());
-  CHECK((signature.aliases[1].output_index == std::vector<int64_t>{2, 0}));
-  CHECK((signature.aliases[1].parameter_index == std::vector<int64_t>{1}));
+  EXPECT_TRUE(signature.parameters.size() == 3);
+  EXPECT_EQ(signature.parameters[0].element_type, "f32");
+  EXPECT_TRUE((signature.parameters[0].dims == std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(signature.parameters[0].is_array && !signature.parameters[0].is_dynamic);
+  EXPECT_TRUE(!signature.parameters[1].is_array);
+  EXPECT_EQ(signature.parameters[1].element_type, "tuple");
+  EXPECT_TRUE(signature.parameters[2].is_dynamic);
+  EXPECT_TRUE(signature.output_is_tuple);
+  EXPECT_TRUE(signature.outputs.size() == 4);  // the nested tuple is flattened
+  EXPECT_TRUE(signature.outputs[2].element_type == "pred" && signature.outputs[2].dims.empty());
+  EXPECT_TRUE(signature.aliases.size() == 2);
+  EXPECT_TRUE((signature.aliases[0].output_index == std::vector<int64_t>{1}));
+  EXPECT_TRUE(signature.aliases[0].parameter == 0 && signature.aliases[0].parameter_index.empty());
+  EXPECT_TRUE((signature.aliases[1].output_index == std::vector<int64_t>{2, 0}));
+  EXPECT_TRUE((signature.aliases[1].parameter_index == std::vector<int64_t>{1}));
 
   const exla::HloSignature plain =
       exla::ReadHloSignature("HloModule m\n\nENTRY e {\n  ROOT c = s32[] constant(1)\n}\n");
-  CHECK(plain.parameters.empty() && !plain.output_is_tuple && plain.aliases.empty());
-  CHECK(plain.outputs.size() == 1 && plain.outputs[0].element_type == "s32");
+  EXPECT_TRUE(plain.parameters.empty() && !plain.output_is_tuple && plain.aliases.empty());
+  EXPECT_TRUE(plain.outputs.size() == 1 && plain.outputs[0].element_type == "s32");
 
-  CHECK(ThrowsInvalidArgument(
+  EXPECT_TRUE(ThrowsInvalidArgument(
       [] {
         exla::ReadHloSignature(
             "HloModule m, input_output_alias={ {0}: (x, {}) }\n\n"
             "ENTRY e {\n  ROOT c = s32[] constant(1)\n}\n");
       },
       "input_output_alias"));
-  CHECK(ThrowsInvalidArgument([] { exla::ReadHloSignature("HloModule m\n\nENTRY e {\n"); }, ""));
-}
-
-}  // namespace
-
-int main() {
-  const std::vector<std::pair<const char*, void (*)()>> tests = {
-      {"RoundTripReduce", TestRoundTripReduce},
-      {"RoundTripKeepsMetadata", TestRoundTripKeepsMetadata},
-      {"DceRemovesDeadCode", TestDceRemovesDeadCode},
-      {"DceKeepsLiveCode", TestDceKeepsLiveCode},
-      {"DefaultPipelineWithoutLimitKeepsSmallModule",
-       TestDefaultPipelineWithoutLimitKeepsSmallModule},
-      {"PassNames", TestPassNames},
-      {"MalformedTextThrows", TestMalformedTextThrows},
-      {"UnknownPassThrows", TestUnknownPassThrows},
-      {"CleanupPasses", TestCleanupPasses},
-      {"ReadHloSignature", TestReadHloSignature},
-  };
-  for (const auto& [name, fn] : tests) {
-    const int before = g_failures;
-    try {
-      fn();
-    } catch (const std::exception& e) {
-      ++g_failures;
-      std::fprintf(stderr, "%s: unexpected exception: %s\n", name, e.what());
-    }
-    std::printf("%s %s\n", g_failures == before ? "ok  " : "FAIL", name);
-  }
-  if (g_failures != 0) {
-    std::fprintf(stderr, "%d check(s) failed\n", g_failures);
-    return 1;
-  }
-  std::printf("all %zu tests passed\n", tests.size());
-  return 0;
+  EXPECT_TRUE(ThrowsInvalidArgument([] { exla::ReadHloSignature("HloModule m\n\nENTRY e {\n"); }, ""));
 }
