@@ -91,13 +91,20 @@ def explain_function(exla_fn: Any, options: Options, args: tuple, kwargs: dict) 
 
     def optimize(planned_memory: bool) -> tuple[str, Report]:
         return optimize_hlo(text, threshold=options.threshold, split_size=options.split_size,
+                            memory_limit=options.memory_limit, strict=options.strict,
                             passes=options.passes, dump_dir=options.dump_dir,
                             planned_memory=planned_memory)
+
+    from exla.errors import ExlaError
 
     planned_error = None
     try:
         after, report = optimize(True)
+    except ExlaError:
+        raise  # strict: the limit or threshold cannot be met
     except (ValueError, RuntimeError) as exc:
+        if options.memory_limit is not None:
+            raise  # the limit needs XLA's planned memory: no report without it
         planned_error = str(exc)
         _log.warning("exla.explain(%s): XLA's planned memory is unavailable: %s", name, exc)
         after, report = optimize(False)

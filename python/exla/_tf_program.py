@@ -199,7 +199,8 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
       concrete: the function traced for ``flat_specs`` in the eager context.
       flat_specs: static ``tf.TensorSpec`` of the flat explicit inputs.
       platform: from :func:`exla.bridge.tensorflow_call.current_platform`.
-      options: :class:`exla.options.Options` (threshold, split_size, passes).
+      options: :class:`exla.options.Options` (threshold, split_size, memory_limit,
+        passes, strict).
       dump_root: write the module before/after every pass under this directory.
       convert_unchanged: make the artifact even when no pass changed the
         module, if it writes variables (a VJP runs it without the writes).
@@ -223,6 +224,7 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
     updates = _updates(signature, n_outputs, n_explicit, captures)
     rewritten, report = optimize_hlo(
         text, threshold=options.threshold, split_size=options.split_size,
+        memory_limit=options.memory_limit, strict=options.strict,
         passes=options.passes, dump_dir=_dump_dir(dump_root, name) or None)
     changed = pass_changed_module(report)
     artifact = None

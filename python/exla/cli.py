@@ -1,6 +1,7 @@
 """exla's command line.
 
     python -m exla optimize FILE [--threshold SIZE] [--split-size SIZE]
+                                 [--memory-limit SIZE]
                                  [--passes a,b] [--dump-dir DIR]
                                  [--output FILE] [--no-memory]
     python -m exla passes
@@ -74,6 +75,11 @@ def _build_parser() -> argparse.ArgumentParser:
                           help="no tensor larger than SIZE outside a loop, e.g. 100MB, 1GiB")
     optimize.add_argument("--split-size", type=_size, metavar="SIZE",
                           help="size of the slices inside the loops")
+    optimize.add_argument("--memory-limit", type=_size, metavar="SIZE",
+                          help="XLA's planned peak memory of the whole program (arguments, "
+                          "outputs, temporaries) at most SIZE; exla searches the threshold")
+    optimize.add_argument("--strict", action="store_true",
+                          help="fail (exit status 1) when the limit or threshold cannot be met")
     optimize.add_argument("--passes", type=_pass_list, metavar="A,B",
                           help="passes to run, in order (default: the default pipeline)")
     optimize.add_argument("--dump-dir", metavar="DIR",
@@ -128,6 +134,7 @@ def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         optimised, report = optimize_hlo(
             text, threshold=args.threshold, split_size=args.split_size,
+            memory_limit=args.memory_limit, strict=args.strict or None,
             passes=args.passes, dump_dir=args.dump_dir)
     except ValueError as e:
         raise _Failure(f"{args.file}: {_one_line(e)}") from None

@@ -28,7 +28,7 @@ __all__ = ["explain", "Explanation"]
 
 def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = None,
             split_size: int | str | None = None, passes: Sequence[str] | None = None,
-            **kwargs: Any) -> Explanation:
+            memory_limit: int | str | None = None, **kwargs: Any) -> Explanation:
     """Runs exla's pipeline on ``fn`` for ``args``/``kwargs`` and reports what it did.
 
     Nothing is executed: the function is traced and lowered to HLO, the passes
@@ -43,6 +43,9 @@ def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = No
         ``EXLA_FLAGS``/``XLA_FLAGS``.
       split_size: as :func:`exla.function`.
       passes: as :func:`exla.function`.
+      memory_limit: as :func:`exla.function`: the report then gives XLA's
+        planned peak against the limit, the plan chosen and the candidates
+        tried (``report.limit_plan``).
       **kwargs: keyword arguments of the call.
 
     Returns:
@@ -64,6 +67,7 @@ def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = No
 
     if isinstance(fn, ExlaFunction):
         return fn.explain(*args, threshold=threshold, split_size=split_size, passes=passes,
-                          **kwargs)
-    exla_fn = ExlaFunction(fn, threshold=threshold, split_size=split_size, passes=passes)
+                          memory_limit=memory_limit, **kwargs)
+    exla_fn = ExlaFunction(fn, threshold=threshold, split_size=split_size, passes=passes,
+                           memory_limit=memory_limit)
     return exla_fn.explain(*args, **kwargs)

@@ -112,11 +112,12 @@ def _strict_error(name: str, exc: BaseException) -> ExlaError:
 
 
 def _checked_overrides(threshold: int | str | None, split_size: int | str | None,
-                       passes: Sequence[str] | None) -> dict[str, Any]:
+                       passes: Sequence[str] | None,
+                       memory_limit: int | str | None = None) -> dict[str, Any]:
     """The explicit options of an exla function; bad sizes or pass names fail at once.
 
     >>> _checked_overrides("1GB", None, ["dce"])
-    {'threshold': 1000000000, 'split_size': None, 'passes': ('dce',)}
+    {'threshold': 1000000000, 'split_size': None, 'memory_limit': None, 'passes': ('dce',)}
     """
     from exla.options import parse_size
 
@@ -130,6 +131,8 @@ def _checked_overrides(threshold: int | str | None, split_size: int | str | None
     return {
         "threshold": None if threshold is None else parse_size(threshold, flag="threshold"),
         "split_size": None if split_size is None else parse_size(split_size, flag="split_size"),
+        "memory_limit": (None if memory_limit is None
+                         else parse_size(memory_limit, flag="memory_limit")),
         "passes": passes,
     }
 
@@ -155,7 +158,8 @@ class ExlaFunction:
 
     def __init__(self, fn: Callable[..., Any], *, threshold: int | str | None = None,
                  split_size: int | str | None = None, passes: Sequence[str] | None = None,
-                 strict: bool = False, name: str | None = None, _internal: bool = False) -> None:
+                 strict: bool = False, name: str | None = None, _internal: bool = False,
+                 memory_limit: int | str | None = None) -> None:
         tf = _tf()
         from tensorflow.python.eager.polymorphic_function import polymorphic_function
 
@@ -174,7 +178,7 @@ class ExlaFunction:
         self._tf_fn = tf_fn
         self._python_function = getattr(tf_fn, "python_function", fn)
         self._name = name or getattr(self._python_function, "__name__", None) or "function"
-        self._overrides = _checked_overrides(threshold, split_size, passes)
+        self._overrides = _checked_overrides(threshold, split_size, passes, memory_limit)
         self._strict = strict
         self._internal = _internal
         self._is_vjp = False
@@ -219,12 +223,13 @@ class ExlaFunction:
 
     def explain(self, *args: Any, threshold: int | str | None = None,
                 split_size: int | str | None = None, passes: Sequence[str] | None = None,
-                **kwargs: Any) -> Any:
+                memory_limit: int | str | None = None, **kwargs: Any) -> Any:
         """What exla does to this function for these arguments: see :func:`exla.explain`."""
         from exla._explanation import explain_function
 
         overrides = {k: v for k, v in (("threshold", threshold), ("split_size", split_size),
-                                       ("passes", passes)) if v is not None}
+                                       ("passes", passes), ("memory_limit", memory_limit))
+                     if v is not None}
         options = self.options().replace(**overrides) if overrides else self.options()
         return explain_function(self, options, args, kwargs)
 
@@ -477,7 +482,7 @@ class ExlaFunction:
 
 def function(fn: Callable[..., Any] | None = None, *, threshold: int | str | None = None,
              split_size: int | str | None = None, passes: Sequence[str] | None = None,
-             strict: bool = False) -> Any:
+             strict: bool = False, memory_limit: int | str | None = None) -> Any:
     """Compiles ``fn`` with XLA after exla's memory-safety passes.
 
     Use as ``@exla.function`` or ``@exla.function(threshold="1GB")``, on a
@@ -493,7 +498,13 @@ def function(fn: Callable[..., Any] | None = None, *, threshold: int | str | Non
       passes: exla passes to run, in order; default: the default pipeline,
         less those named in ``--xla_disable_hlo_passes``.
       strict: raise :class:`ExlaError` when exla fails instead of warning and
-        running the original function (also ``EXLA_STRICT=1``).
+        running the original function (also ``EXLA_STRICT=1``); also when the
+        memory limit or the threshold cannot be met (otherwise one warning).
+      memory_limit: XLA's planned peak memory of the whole program
+        (temporaries, arguments and outputs) may not exceed this size;
+        default: ``--xla_memory_limit``. exla chooses the threshold and split
+        size itself (see :func:`exla.optimize_hlo`); an explicit threshold
+        still bounds every tensor.
 
     Returns:
       An :class:`ExlaFunction` (or a decorator making one, when ``fn`` is None).
@@ -505,6 +516,6 @@ def function(fn: Callable[..., Any] | None = None, *, threshold: int | str | Non
     """
     def wrap(f: Callable[..., Any]) -> ExlaFunction:
         return ExlaFunction(f, threshold=threshold, split_size=split_size, passes=passes,
-                            strict=strict)
+                            strict=strict, memory_limit=memory_limit)
 
     return wrap if fn is None else wrap(fn)

@@ -8,7 +8,7 @@ import time
 from typing import Sequence
 
 from exla import _core
-from exla.options import parse_size, resolve_passes
+from exla.options import env_bool, format_size, parse_size, resolve_passes
 from exla.report import PassRecord, Report
 
 __all__ = ["optimize_hlo", "available_passes", "default_pipeline", "as_hlo_text"]
@@ -75,6 +75,28 @@ def _planned_temp(text: str, which: str) -> int:
         raise type(e)(f"planned memory of the {which} module: {e}") from e
 
 
+def _messages(records: list) -> list[tuple[str, str]]:
+    # The extension may append extra fields (messages) after the first three.
+    return [(str(r[0]), str(m)) for r in records if len(r) > 3 for m in r[3]]
+
+
+def _over_threshold_message(report: Report, text: str) -> str:
+    from exla._memory_limit import unsplit_instructions
+
+    names = "; ".join(unsplit_instructions(report.messages, text)) or report.largest_tensor_after
+    return (f"exla cannot meet the threshold {format_size(report.threshold)}: the largest tensor "
+            f"left is {format_size(report.largest_tensor_bytes_after)}. Instructions kept above "
+            f"the threshold: {names}")
+
+
+def _fail_or_warn(message: str, strict: bool) -> None:
+    if strict:
+        from exla.errors import ExlaError
+
+        raise ExlaError(message)
+    _log.warning("%s", message)
+
+
 def optimize_hlo(
     hlo: str | bytes,
     *,
@@ -84,6 +106,8 @@ def optimize_hlo(
     disabled_passes: Sequence[str] = (),
     dump_dir: str | os.PathLike[str] | None = None,
     planned_memory: bool = False,
+    memory_limit: str | int | None = None,
+    strict: bool | None = None,
 ) -> tuple[str, Report]:
     """Runs exla's passes on an HLO module.
 
@@ -103,6 +127,15 @@ def optimize_hlo(
         and after every pass.
       planned_memory: also compute XLA's planned scratch memory before and
         after (compiles both modules for the CPU with jaxlib; slower).
+      memory_limit: XLA's planned peak of the rewritten program (temporaries,
+        arguments and outputs, from its CPU buffer assignment) may not exceed
+        this size. exla searches thresholds and split sizes itself, checking
+        each candidate with XLA (see ``report.limit_plan``). With
+        ``threshold`` or ``split_size`` also given, the threshold still
+        bounds every tensor (the search only goes below it) and the split
+        size is kept; the limit bounds the program.
+      strict: raise :class:`exla.ExlaError` instead of warning when the limit
+        or the threshold cannot be met; None: ``EXLA_STRICT``.
 
     Returns:
       ``(text, report)``: the optimised HLO text and a :class:`Report`. When no
@@ -110,9 +143,11 @@ def optimize_hlo(
 
     Raises:
       ValueError: malformed HLO (the message gives line and column), an unknown
-        pass name, or a bad size.
+        pass name, a bad size, or a memory limit below the program's own
+        arguments and outputs.
       ImportError: the C++ extension is not built.
-      exla.ExlaError: an internal error of exla's C++ core.
+      exla.ExlaError: an internal error of exla's C++ core; with ``strict``, a
+        limit or threshold that cannot be met.
 
     Example: a kernel matrix-vector product whose 1000x1000 kernel (4 MB)
     becomes a loop over row blocks under a 1 MB limit.
@@ -137,6 +172,9 @@ def optimize_hlo(
     text = as_hlo_text(hlo)
     threshold_bytes = 0 if threshold is None else parse_size(threshold, flag="threshold")
     split_bytes = 0 if split_size is None else parse_size(split_size, flag="split_size")
+    limit_bytes = None if memory_limit is None else parse_size(memory_limit, flag="memory_limit")
+    if strict is None:
+        strict = env_bool("EXLA_STRICT")
     pass_list = resolve_passes(passes, disabled_passes)
     dump = ""
     if dump_dir is not None:
@@ -144,17 +182,30 @@ def optimize_hlo(
         os.makedirs(dump, exist_ok=True)
 
     before = _core.module_summary(text)  # also rejects malformed text early
-    if pass_list is not None and not pass_list:
-        # Every pass disabled: the extension refuses an empty list, and the
-        # honest result is the module as it was.
-        optimised, records = _core.round_trip(text), []
+
+    def run(threshold_bytes: int, split_bytes: int) -> tuple[str, list]:
+        if pass_list is not None and not pass_list:
+            # Every pass disabled: the extension refuses an empty list, and the
+            # honest result is the module as it was.
+            return _core.round_trip(text), []
+        return _core.optimize(text, pass_list, threshold_bytes, split_bytes, dump)
+
+    plan = None
+    if limit_bytes is None:
+        optimised, records = run(threshold_bytes, split_bytes)
     else:
-        optimised, records = _core.optimize(text, pass_list, threshold_bytes, split_bytes, dump)
+        from exla import _memory_limit
+
+        optimised, records, plan = _memory_limit.search(
+            text, limit_bytes, lambda t, s: run(t or 0, s or 0), _messages,
+            threshold=threshold_bytes or None, split_size=split_bytes or None)
     after = _core.module_summary(optimised)
     seconds = time.perf_counter() - start
+    if plan is not None:
+        # exla's own time: XLA's compilations during the search are reported apart.
+        seconds -= plan.xla_seconds
 
     report = Report(
-        # The extension may append extra fields (messages) after the first three.
         passes=[PassRecord(str(r[0]), bool(r[1]), float(r[2])) for r in records],
         instructions_before=int(before["instructions"]),
         instructions_after=int(after["instructions"]),
@@ -164,8 +215,19 @@ def optimize_hlo(
         largest_tensor_after=str(after["largest_tensor"]),
         seconds=seconds,
         threshold=threshold_bytes or None,
-        messages=[(str(r[0]), str(m)) for r in records if len(r) > 3 for m in r[3]],
+        messages=_messages(records),
+        memory_limit=limit_bytes,
+        limit_plan=plan,
     )
+    if plan is not None:
+        report.threshold = plan.chosen.threshold if plan.chosen else report.threshold
+        report.planned_peak_bytes = plan.peak_bytes
+        if not plan.fits:
+            _fail_or_warn(_memory_limit.over_limit_message(plan), strict)
+    elif (threshold_bytes and report.largest_tensor_bytes_after > threshold_bytes
+          and "tensor-splitter" in (p.name for p in report.passes)):
+        # Only a pipeline with the splitter promises the threshold.
+        _fail_or_warn(_over_threshold_message(report, optimised), strict)
     if planned_memory:
         report.planned_temp_bytes_before = _planned_temp(text, "input")
         report.planned_temp_bytes_after = _planned_temp(optimised, "optimised")

@@ -26,7 +26,7 @@ and ``EXLA_DISABLE`` are read here too, with one boolean syntax
 (:func:`parse_bool`) and one size syntax (:func:`parse_size`).
 
 Names: a setting has one name in Python and in the binding (``threshold``,
-``split_size``, ``passes``, ``dump_dir``); the flags keep XLA's names, and the
+``split_size``, ``memory_limit``, ``passes``, ``dump_dir``); the flags keep XLA's names, and the
 C++ core's ``exla::Options`` spells the sizes out. The whole mapping:
 
 ==============  ===============================  ==============================
@@ -34,6 +34,8 @@ Python          flag                             C++ ``exla::Options``
 ==============  ===============================  ==============================
 threshold       --xla_tensor_size_threshold      tensor_size_threshold
 split_size      --xla_tensor_split_size          tensor_split_size
+memory_limit    --xla_memory_limit               (Python only: a search over
+                                                 the two sizes above)
 passes          --exla_passes                    passes
 dump_dir        --exla_dump_to, EXLA_DUMP_TO     dump_dir
 strict          --exla_strict, EXLA_STRICT       (Python only)
@@ -222,6 +224,7 @@ def format_size(num_bytes: int | None) -> str:
 _SIZE_FLAGS = {
     "xla_tensor_size_threshold": "threshold",
     "xla_tensor_split_size": "split_size",
+    "xla_memory_limit": "memory_limit",
 }
 _EXLA_ONLY_FLAGS = {
     **_SIZE_FLAGS,
@@ -242,6 +245,7 @@ _EXLA_PREFIXES = ("xla_tensor_", "exla_")
 
 _FLAG_HELP = (
     "exla's flags: --xla_tensor_size_threshold=SIZE, --xla_tensor_split_size=SIZE, "
+    "--xla_memory_limit=SIZE, "
     "--exla_passes=a,b, --exla_dump_to=DIR, --exla_strict[=true|false], "
     "--xla_disable_hlo_passes=a,b"
 )
@@ -344,7 +348,7 @@ def _apply(fields: dict, token: _Token, source: str) -> None:
         return
     if token.value is None or token.value == "":
         raise ValueError(f"{source}: {flag} needs a value: {flag}=VALUE")
-    if field in ("threshold", "split_size"):
+    if field in ("threshold", "split_size", "memory_limit"):
         fields[field] = parse_size(token.value, flag=flag)
     elif field == "passes":
         fields[field] = _split_list(token.value)
@@ -373,6 +377,11 @@ class Options:
         loop (``--xla_tensor_size_threshold``); None: no limit.
       split_size: the size in bytes of the slices inside a loop
         (``--xla_tensor_split_size``); None: chosen by the splitter.
+      memory_limit: XLA's planned peak memory of the whole rewritten program
+        (arguments, outputs and temporaries) may not exceed this many bytes
+        (``--xla_memory_limit``); exla then searches for a threshold and
+        split size itself (within ``threshold``/``split_size`` when they are
+        given too); None: no program-level limit.
       passes: the passes to run, in order (``--exla_passes``); None: the
         default pipeline.
       disabled_passes: passes not to run (``--xla_disable_hlo_passes``; names
@@ -383,11 +392,12 @@ class Options:
         program when exla fails (``--exla_strict``); meant for tests.
 
     >>> Options(threshold="1GB", passes="dce,remove-copies")
-    Options(threshold=1000000000, split_size=None, passes=('dce', 'remove-copies'), disabled_passes=(), dump_dir=None, strict=False)
+    Options(threshold=1000000000, split_size=None, memory_limit=None, passes=('dce', 'remove-copies'), disabled_passes=(), dump_dir=None, strict=False)
     """
 
     threshold: int | None = None
     split_size: int | None = None
+    memory_limit: int | None = None
     passes: tuple[str, ...] | None = None
     disabled_passes: tuple[str, ...] = ()
     dump_dir: str | None = None
@@ -395,7 +405,7 @@ class Options:
 
     def __post_init__(self) -> None:
         # Normalise user-supplied values so that equal settings compare equal.
-        for name in ("threshold", "split_size"):
+        for name in ("threshold", "split_size", "memory_limit"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, parse_size(value, flag=name))
@@ -417,7 +427,7 @@ class Options:
             ``--exla_*`` flag (a typo of one of exla's), or a bad value.
 
         >>> Options.from_flags("--xla_tensor_size_threshold=1GB --xla_cpu_enable_fast_math=false")
-        Options(threshold=1000000000, split_size=None, passes=None, disabled_passes=(), dump_dir=None, strict=False)
+        Options(threshold=1000000000, split_size=None, memory_limit=None, passes=None, disabled_passes=(), dump_dir=None, strict=False)
         """
         options, _ = _parse(flags, base=base, source=source)
         return options
@@ -514,7 +524,7 @@ def split_xla_flags(xla_flags: str, *, base: Options | None = None) -> tuple[Opt
         exla's, which would otherwise make TensorFlow abort the process).
 
     >>> split_xla_flags("--xla_dump_to=/tmp/d --xla_tensor_size_threshold=100MiB")
-    (Options(threshold=104857600, split_size=None, passes=None, disabled_passes=(), dump_dir=None, strict=False), '--xla_dump_to=/tmp/d')
+    (Options(threshold=104857600, split_size=None, memory_limit=None, passes=None, disabled_passes=(), dump_dir=None, strict=False), '--xla_dump_to=/tmp/d')
     """
     return _parse(xla_flags, base=base, source="XLA_FLAGS")
 
@@ -592,7 +602,7 @@ def resolve_passes(passes: Iterable[str] | str | None, disabled: Iterable[str] =
 
 
 def resolve_options(*, threshold: int | str | None = None, split_size: int | str | None = None,
-                    passes: Iterable[str] | str | None = None, strict: bool = False,
+                    memory_limit: int | str | None = None, passes: Iterable[str] | str | None = None, strict: bool = False,
                     dump_dir: str | None = None,
                     environ: Mapping[str, str] | None = None) -> Options:
     """exla's settings for one function: keywords, then ``EXLA_FLAGS``, ``XLA_FLAGS``, the environment.
@@ -612,7 +622,8 @@ def resolve_options(*, threshold: int | str | None = None, split_size: int | str
 
     environ = os.environ if environ is None else environ
     options = Options.from_env(environ)
-    keywords = {"threshold": threshold, "split_size": split_size, "passes": passes,
+    keywords = {"threshold": threshold, "split_size": split_size, "memory_limit": memory_limit,
+                "passes": passes,
                 "dump_dir": dump_dir}
     options = options.replace(**{k: v for k, v in keywords.items() if v is not None})
     names = options.passes if options.passes is not None else tuple(_core.default_pipeline())

@@ -47,6 +47,11 @@ class Report:
       threshold: the size limit the passes worked to, if any.
       messages: ``(pass name, message)`` notes the passes left, e.g. why a
         tensor could not be split.
+      memory_limit: the program-level limit asked for, if any.
+      planned_peak_bytes: XLA's planned peak (temporaries, arguments and
+        outputs) of the output, measured under a memory limit.
+      limit_plan: the search under the memory limit: the candidates tried,
+        the plan chosen, XLA's compilations (an ``exla._memory_limit.LimitPlan``).
 
     >>> import exla
     >>> hlo = "HloModule m\\n\\nENTRY e {\\n  x = f32[4] parameter(0)\\n  d = f32[4] negate(x)\\n  ROOT y = f32[4] add(x, x)\\n}"
@@ -67,6 +72,9 @@ class Report:
     seconds: float = 0.0
     threshold: int | None = None
     messages: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    memory_limit: int | None = None
+    planned_peak_bytes: int | None = None
+    limit_plan: Any = None
 
     @property
     def changed_passes(self) -> list[str]:
@@ -85,12 +93,21 @@ class Report:
             return None
         return self.largest_tensor_bytes_after <= self.threshold
 
+    @property
+    def within_memory_limit(self) -> bool | None:
+        """Whether XLA's planned peak is at most the memory limit (None: no limit)."""
+        if self.limit_plan is None:
+            return None
+        return self.limit_plan.fits
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict of every field plus ``changed_passes``."""
         result = dataclasses.asdict(self)
         result["passes"] = [p._asdict() for p in self.passes]
         result["messages"] = [list(m) for m in self.messages]
         result["changed_passes"] = self.changed_passes
+        if self.limit_plan is not None:
+            result["limit_plan"] = dataclasses.asdict(self.limit_plan)
         return result
 
     def __str__(self) -> str:
@@ -111,6 +128,8 @@ class Report:
                 f"planned temp memory (XLA CPU): {format_size(self.planned_temp_bytes_before)} -> "
                 f"{format_size(self.planned_temp_bytes_after)}")
         lines.append(f"instructions: {self.instructions_before} -> {self.instructions_after}")
+        if self.limit_plan is not None:
+            lines.extend(self.limit_plan.summary())
         for name, message in self.messages:
             lines.append(f"  note ({name}): {message}")
         return "\n".join(lines)

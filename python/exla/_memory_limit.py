@@ -1,0 +1,318 @@
+"""The program-level memory limit: a search over the splitter's settings.
+
+The C++ passes guarantee a size per tensor (``threshold``) and work on slices
+of ``split_size``; what a user can state is a budget for the whole program.
+XLA's own buffer assignment decides how much memory a program needs (several
+tensors live at once, fusion removes others), so no closed formula maps a
+budget to a threshold. This module searches: each candidate ``(threshold,
+split_size)`` is optimised with the C++ pipeline and measured by compiling it
+for the CPU (:func:`exla.bridge.xla.planned_memory`); the cheapest candidate
+whose planned peak fits is kept.
+
+Search: the first threshold is the room the limit leaves above the program's
+own arguments and outputs (or the explicit ``threshold`` if smaller); it is
+halved until a candidate fits or the peak stops falling, then the gap between
+the last threshold that did not fit and the first that did is bisected so that
+chunks are as large as the limit allows. At most :data:`MAX_CANDIDATES` XLA
+compilations are spent per module.
+
+Cost of a plan: the number of ``while`` loops in the rewritten module, then
+the threshold (larger is better: fewer, larger slices). It is a proxy for the
+extra time of a plan, not a flop count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import re
+import threading
+import time
+from collections import OrderedDict
+from typing import Callable
+
+from exla.options import format_size
+
+__all__ = ["Candidate", "LimitPlan", "search", "planned_memory_cached", "unsplit_instructions",
+           "MAX_CANDIDATES"]
+
+_log = logging.getLogger("exla")
+
+MAX_CANDIDATES = 12
+"""Most XLA compilations the search spends on one module (the input included)."""
+
+_MIN_THRESHOLD = 1024  # below this a split only multiplies loop overhead
+
+# XLA's planned memory per module text; compiling is the search's main cost and
+# the same text comes back (the same module for several thresholds, or the same
+# function traced again).
+_CACHE_SIZE = 256
+_cache: "OrderedDict[str, object]" = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+@dataclasses.dataclass
+class Candidate:
+    """One plan the search measured.
+
+    Attributes:
+      threshold: the per-tensor threshold given to the passes (None: none).
+      split_size: the split size given to the passes (None: the splitter's).
+      peak_bytes: XLA's planned peak (temporaries + arguments + outputs -
+        aliased) of the rewritten module.
+      loops: ``while`` loops in the rewritten module.
+      fits: whether ``peak_bytes`` is at most the limit.
+    """
+
+    threshold: int | None
+    split_size: int | None
+    peak_bytes: int
+    loops: int
+    fits: bool
+
+    def __str__(self) -> str:
+        split = format_size(self.split_size) if self.split_size else "auto"
+        verdict = "fits" if self.fits else "over"
+        return (f"threshold {format_size(self.threshold)}, split {split}: peak "
+                f"{format_size(self.peak_bytes)}, {self.loops} loop(s), {verdict}")
+
+
+@dataclasses.dataclass
+class LimitPlan:
+    """What the search under a memory limit found.
+
+    Attributes:
+      limit: the limit in bytes.
+      floor_bytes: the program's own arguments plus outputs (not aliased):
+        no plan can go below it.
+      peak_bytes_before: XLA's planned peak of the input module.
+      peak_bytes: the planned peak of the plan chosen.
+      fits: whether the chosen plan meets the limit.
+      chosen: the chosen candidate (the smallest peak when none fits).
+      candidates: every candidate measured, in order.
+      xla_compiles: XLA compilations done (cached measurements not counted).
+      xla_seconds: time in those compilations.
+      exla_seconds: time in exla's own passes during the search.
+      unsplit: the splitter's notes on the instructions it left above the
+        threshold in the chosen plan (see :func:`unsplit_instructions`).
+      split: the input's instructions above the chosen threshold that the
+        plan no longer forms whole (``name opcode shape size``).
+    """
+
+    limit: int
+    floor_bytes: int = 0
+    peak_bytes_before: int = 0
+    peak_bytes: int = 0
+    fits: bool = False
+    chosen: Candidate | None = None
+    candidates: list[Candidate] = dataclasses.field(default_factory=list)
+    xla_compiles: int = 0
+    xla_seconds: float = 0.0
+    exla_seconds: float = 0.0
+    unsplit: list[str] = dataclasses.field(default_factory=list)
+    split: list[str] = dataclasses.field(default_factory=list)
+
+    def summary(self) -> list[str]:
+        """Lines for a report."""
+        verdict = "meets" if self.fits else "DOES NOT meet"
+        lines = [f"memory limit {format_size(self.limit)}: planned peak "
+                 f"{format_size(self.peak_bytes_before)} -> {format_size(self.peak_bytes)} "
+                 f"({verdict} the limit; arguments + outputs {format_size(self.floor_bytes)})"]
+        if self.chosen is not None:
+            lines.append(f"  plan chosen: {self.chosen}")
+        if self.split:
+            lines.append(f"  split into loops: {'; '.join(self.split)}")
+        if self.unsplit:
+            lines.append(f"  left above the threshold: {'; '.join(self.unsplit)}")
+        lines.append(f"  {len(self.candidates)} candidate(s), {self.xla_compiles} XLA "
+                     f"compilation(s) in {self.xla_seconds:.2f} s, exla passes "
+                     f"{self.exla_seconds * 1e3:.1f} ms")
+        lines.extend(f"    tried: {c}" for c in self.candidates)
+        return lines
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def planned_memory_cached(text: str, plan: LimitPlan | None = None):
+    """:func:`exla.bridge.xla.planned_memory` with a cache; counts compiles in ``plan``."""
+    from exla.bridge import xla as bridge
+
+    key = _key(text)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    start = time.perf_counter()
+    stats = bridge.planned_memory(text)
+    if plan is not None:
+        plan.xla_compiles += 1
+        plan.xla_seconds += time.perf_counter() - start
+    with _cache_lock:
+        _cache[key] = stats
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return stats
+
+
+_UNSPLIT_RE = re.compile(r"^left (?P<where>\S+) (?P<shape>.+?) \((?P<size>[^()]*)\) unsplit: "
+                         r"(?P<reason>.*)$", re.S)
+
+
+def unsplit_instructions(messages: list[tuple[str, str]], text: str) -> list[str]:
+    """The instructions the splitter left above the threshold, one line each.
+
+    Each line names the instruction, its opcode (read from ``text``, the
+    rewritten module), shape, size and the splitter's reason.
+    """
+    lines = []
+    for _, message in messages:
+        match = _UNSPLIT_RE.match(message)
+        if match is None:
+            continue
+        name = match.group("where").rsplit("/", 1)[-1]
+        opcode = re.search(rf"(?m)^\s*(?:ROOT\s+)?%?{re.escape(name)} = .*? ([a-z][a-z0-9-]*)\(",
+                           text)
+        lines.append(f"{match.group('where')} ({opcode.group(1) if opcode else '?'}) "
+                     f"{match.group('shape')} {match.group('size')}: {match.group('reason')}")
+    return lines
+
+
+_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4,
+          "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+_ARRAY_RE = re.compile(r"(?m)^\s*(?:ROOT\s+)?%?([\w.\-]+) = ([a-z0-9]+)\[([0-9,]*)\]\S* "
+                       r"([a-z][a-z0-9\-]*)\(")
+
+
+def _arrays(text: str) -> list[tuple[str, str, str, int]]:
+    """``(name, opcode, shape, bytes)`` of the array-shaped instructions of a module."""
+    result = []
+    for name, dtype, dims, opcode in _ARRAY_RE.findall(text):
+        if dtype not in _BYTES:
+            continue
+        size = _BYTES[dtype]
+        for d in filter(None, dims.split(",")):
+            size *= int(d)
+        result.append((name, opcode, f"{dtype}[{dims}]", size))
+    return result
+
+
+Optimize = Callable[[int | None, int | None], tuple[str, list]]
+"""``optimize(threshold, split_size) -> (text, records)``: the C++ pipeline."""
+
+
+def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[list], list],
+           *, threshold: int | None = None, split_size: int | None = None,
+           ) -> tuple[str, list, LimitPlan]:
+    """Finds the cheapest ``(threshold, split_size)`` whose rewritten module fits ``limit``.
+
+    Args:
+      text: the input module.
+      limit: the limit in bytes on XLA's planned peak.
+      optimize: runs the pipeline for one candidate.
+      messages_of: the ``(pass, message)`` notes of a candidate's records.
+      threshold: the user's per-tensor threshold: candidates never exceed it.
+      split_size: the user's split size: kept fixed.
+
+    Returns:
+      ``(text, records, plan)`` of the chosen candidate (the one with the
+      smallest peak when none fits).
+
+    Raises:
+      ValueError: ``limit`` is below the program's arguments plus outputs.
+    """
+    plan = LimitPlan(limit=limit)
+    before = planned_memory_cached(text, plan)
+    plan.peak_bytes_before = before.total_bytes
+    plan.floor_bytes = before.argument_bytes + before.output_bytes - before.alias_bytes
+    if limit < plan.floor_bytes:
+        raise ValueError(
+            f"memory limit {format_size(limit)} ({limit} bytes) is below the program's own "
+            f"arguments and outputs, {format_size(plan.floor_bytes)} ({plan.floor_bytes} bytes): "
+            f"no rewrite can fit it")
+
+    results: dict[tuple, tuple[str, list, Candidate]] = {}
+
+    def measure(t: int | None) -> Candidate:
+        key = (t, split_size)
+        if key not in results:
+            start = time.perf_counter()
+            out, records = optimize(t, split_size)
+            plan.exla_seconds += time.perf_counter() - start
+            stats = planned_memory_cached(out, plan)
+            peak = stats.total_bytes
+            candidate = Candidate(t, split_size, peak, out.count(" while("), peak <= limit)
+            plan.candidates.append(candidate)
+            results[key] = (out, records, candidate)
+            _log.debug("exla: memory limit %s: %s", format_size(limit), candidate)
+        return results[key][2]
+
+    first = measure(threshold)  # the user's own settings (none: the clean-ups only)
+    if not first.fits:
+        room = limit - plan.floor_bytes
+        t = room if threshold is None else min(threshold, room)
+        # A threshold at or above the largest tensor splits nothing: start below it.
+        largest = max((size for *_, size in _arrays(text)), default=0)
+        t = max(min(t, largest - 1), _MIN_THRESHOLD)
+        too_big: int | None = None
+        best_peak, stalls = first.peak_bytes, 0
+        while t >= _MIN_THRESHOLD and plan.xla_compiles < MAX_CANDIDATES:
+            candidate = measure(t)
+            if candidate.fits:
+                break
+            too_big = t
+            # The peak may plateau (a tensor that cannot be split) and then
+            # fall again; give up only after two halvings without progress.
+            stalls = stalls + 1 if candidate.peak_bytes >= best_peak else 0
+            best_peak = min(best_peak, candidate.peak_bytes)
+            if stalls >= 3:
+                break
+            t //= 2
+        else:
+            candidate = None
+        if candidate is not None and candidate.fits and too_big is not None:
+            # Bisect upwards for larger chunks: fewer iterations.
+            low, high = t, too_big
+            for _ in range(2):
+                if plan.xla_compiles >= MAX_CANDIDATES or high - low < max(_MIN_THRESHOLD, low // 8):
+                    break
+                middle = (low + high) // 2
+                if measure(middle).fits:
+                    low = middle
+                else:
+                    high = middle
+
+    fitting = [r for r in results.values() if r[2].fits]
+    if fitting:
+        # Fewest loops, then the largest threshold (larger chunks).
+        out, records, chosen = min(fitting, key=lambda r: (r[2].loops, -(r[2].threshold or 2**63)))
+    else:
+        # The smallest peak; on a tie, the smallest threshold, whose splitter
+        # notes name what stays too large.
+        out, records, chosen = min(results.values(), key=lambda r: (
+            r[2].peak_bytes, r[2].threshold is None, r[2].threshold or 0))
+    plan.chosen = chosen
+    plan.fits = chosen.fits
+    plan.peak_bytes = chosen.peak_bytes
+    plan.unsplit = unsplit_instructions(messages_of(records), out)
+    if chosen.threshold:
+        left = {line.split(" ", 1)[0].rsplit("/", 1)[-1] for line in plan.unsplit}
+        remaining = {name for name, *_ in _arrays(out)}
+        plan.split = [f"{name} {opcode} {shape} {format_size(size)}"
+                      for name, opcode, shape, size in _arrays(text)
+                      if size > chosen.threshold and opcode != "parameter"
+                      and name not in left and name not in remaining]
+    return out, records, plan
+
+
+def over_limit_message(plan: LimitPlan) -> str:
+    """The warning (or strict error) for a limit no candidate meets."""
+    names = "; ".join(plan.unsplit) if plan.unsplit else (
+        "the splitter left no tensor above the threshold; the peak comes from many tensors "
+        "live at once")
+    return (f"exla cannot fit the program in memory limit {format_size(plan.limit)}: the "
+            f"smallest planned peak reached is {format_size(plan.peak_bytes)} "
+            f"({plan.peak_bytes} bytes; {len(plan.candidates)} plans tried). Instructions "
+            f"kept above the threshold: {names}")

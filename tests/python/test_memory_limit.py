@@ -1,0 +1,163 @@
+"""The program-level memory limit (``memory_limit=``, ``--xla_memory_limit``, ``--memory-limit``).
+
+Every "fits" is measured with XLA's own CPU buffer assignment, and every
+rewritten program is run against the unrewritten one.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import exla
+from exla.options import Options, resolve_options
+
+pytestmark = pytest.mark.usefixtures("extension")
+
+# exp(X Xᵀ) feeds a sort whose result is the program's output: nothing can be
+# split, so no limit below two n x n buffers can be met.
+SORTED_TEMPLATE = """HloModule sorted_{n}
+
+less {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}}
+
+ENTRY sorted_{n} {{
+  x = f32[{n},8] parameter(0)
+  k = f32[{n},{n}] dot(x, x), lhs_contracting_dims={{1}}, rhs_contracting_dims={{1}}
+  e = f32[{n},{n}] exponential(k)
+  ROOT s = f32[{n},{n}] sort(e), dimensions={{1}}, to_apply=less
+}}
+"""
+
+
+def _peak(text: str) -> int:
+    from exla.bridge import xla as bridge
+
+    return bridge.planned_memory(text).total_bytes
+
+
+def _run(text: str, args: list) -> list[np.ndarray]:
+    from exla.bridge.tensorflow_call import call_hlo
+
+    return [t.numpy() for t in call_hlo(text, args)]
+
+
+def test_kernel_matvec_fits_and_computes_the_same(kmv_hlo):
+    text = kmv_hlo(2000)  # a 16 MB kernel matrix
+    assert _peak(text) > 16_000_000
+    optimised, report = exla.optimize_hlo(text, memory_limit="4MB")
+    assert report.within_memory_limit
+    assert report.planned_peak_bytes == _peak(optimised) <= 4_000_000
+    plan = report.limit_plan
+    assert plan.chosen.fits and plan.chosen.loops >= 1
+    assert 2 <= len(plan.candidates) and plan.xla_compiles <= 12
+    assert any(s.startswith("e exponential f32[2000,2000]") for s in plan.split), plan.split
+    assert "memory limit 4 MB" in str(report) and "plan chosen" in str(report)
+    rng = np.random.default_rng(0)
+    args = [rng.normal(size=(2000, 8)).astype(np.float32) * 0.1,
+            rng.normal(size=(2000, 1)).astype(np.float32)]
+    (expected,), (actual,) = _run(text, args), _run(optimised, args)
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_met_limit_is_not_split_further(kmv_hlo):
+    text = kmv_hlo(500)  # 1 MB kernel: fits 100MB as it is
+    optimised, report = exla.optimize_hlo(text, memory_limit="100MB")
+    assert report.within_memory_limit and " while(" not in optimised
+    assert len(report.limit_plan.candidates) == 1
+
+
+def test_attention_function_fits(caplog):
+    tf = pytest.importorskip("tensorflow")
+
+    def attention(q, k, v):
+        scores = tf.matmul(q, k, transpose_b=True) / 8.0  # 1024 x 1024: 4 MB
+        return tf.matmul(tf.nn.softmax(scores, axis=-1), v)
+
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.normal(size=(1024, 64)).astype(np.float32) for _ in range(3))
+    explanation = exla.explain(attention, q, k, v, memory_limit="2MB")
+    assert explanation.rewritten and explanation.within_memory_limit
+    assert _peak(explanation.hlo_after) <= 2_000_000 < _peak(explanation.hlo_before)
+    expected = _run(explanation.hlo_before, [q, k, v])
+    actual = _run(explanation.hlo_after, [q, k, v])
+    np.testing.assert_allclose(actual[0], expected[0], rtol=1e-4, atol=1e-5)
+    f = exla.function(attention, memory_limit="2MB", strict=True)
+    np.testing.assert_allclose(f(q, k, v).numpy(), expected[0], rtol=1e-4, atol=1e-5)
+    assert f.programs[0].rewritten
+
+
+def test_limit_that_cannot_be_met_warns_once_naming_the_instruction(caplog):
+    text = SORTED_TEMPLATE.format(n=1000)  # 4 MB matrices, output 4 MB
+    with caplog.at_level(logging.WARNING, logger="exla"):
+        _, report = exla.optimize_hlo(text, memory_limit="6MB", strict=False)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert "cannot fit the program in memory limit 6 MB" in warnings[0]
+    assert "(sort)" in warnings[0] and "f32[1000,1000]" in warnings[0]
+    assert "smallest planned peak reached is" in warnings[0]
+    assert report.within_memory_limit is False
+    with pytest.raises(exla.ExlaError, match=r"sorted_1000/\w+ \(sort\)"):
+        exla.optimize_hlo(text, memory_limit="6MB", strict=True)
+
+
+def test_strict_from_environment(monkeypatch):
+    monkeypatch.setenv("EXLA_STRICT", "1")
+    with pytest.raises(exla.ExlaError, match="cannot fit"):
+        exla.optimize_hlo(SORTED_TEMPLATE.format(n=1000), memory_limit="6MB")
+
+
+def test_threshold_that_cannot_be_met_warns_and_strict_raises(caplog):
+    text = SORTED_TEMPLATE.format(n=1000)
+    with caplog.at_level(logging.WARNING, logger="exla"):
+        exla.optimize_hlo(text, threshold="1MB", strict=False)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "cannot meet the threshold 1 MB" in warnings[0], warnings
+    assert "(sort)" in warnings[0]
+    with pytest.raises(exla.ExlaError, match="cannot meet the threshold"):
+        exla.optimize_hlo(text, threshold="1MB", strict=True)
+
+
+def test_limit_below_inputs_and_outputs_is_rejected(kmv_hlo):
+    text = SORTED_TEMPLATE.format(n=1000)  # output alone: 4 MB; input 32 KB
+    with pytest.raises(ValueError, match=r"below the program's own arguments and outputs, "
+                                         r"4.03 MB \(4032000 bytes\)"):
+        exla.optimize_hlo(text, memory_limit="3MB")
+
+
+def test_flag_from_xla_flags_and_exla_flags():
+    assert Options.from_flags("--xla_memory_limit=300MB --xla_cpu_enable_fast_math=false"
+                              ).memory_limit == 300_000_000
+    env = {"XLA_FLAGS": "--xla_memory_limit=1GB", "EXLA_FLAGS": "--xla_memory_limit=2GiB"}
+    assert resolve_options(environ=env).memory_limit == 2 * 2**30
+    assert resolve_options(memory_limit="5MB", environ=env).memory_limit == 5_000_000
+    with pytest.raises(ValueError, match="--xla_memory_limit"):
+        Options.from_flags("--xla_memory_limit=lots")
+
+
+def test_function_reads_the_flag(monkeypatch):
+    monkeypatch.setenv("EXLA_FLAGS", "--xla_memory_limit=7MB")
+    assert exla.function(lambda x: x).options().memory_limit == 7_000_000
+
+
+def test_cli_memory_limit(tmp_path, kmv_hlo, subprocess_env):
+    path = tmp_path / "kmv.hlo"
+    path.write_text(kmv_hlo(2000))
+    done = subprocess.run([sys.executable, "-m", "exla", "optimize", str(path), "--memory-limit",
+                           "4MB"], env=subprocess_env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "memory limit 4 MB" in done.stderr.decode()
+    assert _peak(done.stdout.decode()) <= 4_000_000
+    sorted_path = tmp_path / "sorted.hlo"
+    sorted_path.write_text(SORTED_TEMPLATE.format(n=1000))
+    done = subprocess.run([sys.executable, "-m", "exla", "optimize", str(sorted_path),
+                           "--memory-limit", "3MB"], env=subprocess_env, capture_output=True,
+                          timeout=120)
+    assert done.returncode == 2 and "below the program's own" in done.stderr.decode()
