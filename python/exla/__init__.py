@@ -14,10 +14,11 @@ needed.
 
 from exla.explain import explain
 from exla.function import function
+from exla.jit import jit  # JAX
 from exla.optimize import optimize_hlo
 from exla.options import Options, parse_size
 from exla.report import Report
 
 __version__ = "0.1.0"
 
-__all__ = ["function", "explain", "optimize_hlo", "parse_size", "Options", "Report", "__version__"]
+__all__ = ["function", "jit", "explain", "optimize_hlo", "parse_size", "Options", "Report", "__version__"]

@@ -90,7 +90,8 @@ def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = No
     jaxlib) to give its planned temporary memory.
 
     Args:
-      fn: an :func:`exla.function`, a ``tf.function`` or a Python function.
+      fn: an :func:`exla.function`, a ``tf.function``, a Python function (all
+        TensorFlow), or an :func:`exla.jit` or ``jax.jit`` function (JAX).
       *args: the arguments of a call: tensors, NumPy arrays, ``tf.TensorSpec``
         (static shapes) or Python values.
       threshold: as :func:`exla.function`; default: ``fn``'s own setting, then
@@ -107,6 +108,11 @@ def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = No
       Exception: whatever tracing, lowering or a pass raises: ``explain`` is a
         diagnostic tool and never hides a failure.
     """
+    from exla import _jax_explain
+
+    if _jax_explain.is_jax_function(fn):  # exla.jit / jax.jit: see exla._jax_explain
+        return _jax_explain.explain_jax(fn, args, kwargs, threshold=threshold,
+                                        split_size=split_size, passes=passes)
     import tensorflow as tf
 
     from exla import _tf_program

@@ -23,6 +23,7 @@ __all__ = [
     "proto_to_text",
     "text_to_proto",
     "text_to_stablehlo",
+    "stablehlo_to_text",
     "text_to_portable_artifact",
     "verify",
     "planned_memory",
@@ -48,6 +49,7 @@ _REQUIRED = (
     ("_jax", "mlir"),
     ("_jax.mlir", "hlo_to_stablehlo"),
     ("_jax.mlir", "serialize_portable_artifact"),
+    ("_jax.mlir", "mlir_module_to_xla_computation"),
     ("_jax.HloPrintOptions", "short_parsable"),
     ("_jax.HloModule", "as_serialized_hlo_module_proto"),
     ("_jax.XlaComputation", "get_hlo_module"),
@@ -242,6 +244,25 @@ def text_to_stablehlo(text: str) -> bytes:
         return xla.jax.mlir.hlo_to_stablehlo(proto)
     except xla.jax.XlaRuntimeError as e:
         raise ValueError(f"cannot convert the module to StableHLO: {_message(e)}") from None
+
+
+def stablehlo_to_text(module: str | bytes) -> str:
+    """Converts a StableHLO module (MLIR text or bytecode) to HLO text (XLA's own converter).
+
+    The inverse of :func:`text_to_stablehlo`, for the programs JAX hands to
+    XLA: parameters stay flat (no tuple), several results become a tuple root,
+    donated parameters become the module's ``input_output_alias``.
+
+    Raises:
+      ValueError: the module is not valid StableHLO.
+    """
+    xla = _xla()
+    try:
+        computation = xla.jax.mlir.mlir_module_to_xla_computation(
+            module, use_tuple_args=False, return_tuple=False)
+        return computation.get_hlo_module().to_string(_print_options(xla, True))
+    except xla.jax.XlaRuntimeError as e:
+        raise ValueError(f"cannot convert the StableHLO module to HLO: {_message(e)}") from None
 
 
 @functools.lru_cache(maxsize=1)
