@@ -119,7 +119,7 @@ def _fail(program: jax_bridge.Program, options: Options, error: Exception) -> No
         if reason in _warned:
             return
         _warned.add(reason)
-    _log.warning("exla failed on JAX program %r (%s); it runs without exla", program.name, reason)
+    _log.warning("exla failed on JAX program %r (%s); running without exla", program.name, reason)
 
 
 class _Hook:
