@@ -243,3 +243,11 @@ def test_explain_accepts_jax_functions():
     assert "while" in report.hlo_after and "exla.explain(knn)" in str(report)
     # A plain jax.jit function with the threshold given to explain.
     assert exla.explain(jax.jit(fn), *args, threshold=threshold).rewritten
+
+
+def test_docstring_example():
+    import doctest
+    import sys
+
+    result = doctest.testmod(sys.modules["exla.jit"], optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
