@@ -59,9 +59,10 @@ def planned_temp_mb(jitted: Any, args: tuple, threshold: str | None,
                     split_size: str | None) -> tuple[float, float | None]:
     """XLA's planned temporary memory (MiB) of a ``jax.jit`` function, as it is and after exla."""
     import exla
+    from exla.bridge import jax as jax_bridge
     from exla.bridge import xla
 
-    text = jitted.lower(*args).as_text(dialect="hlo")
+    text = jax_bridge.lowered_hlo_text(jitted.lower(*args))  # what exla's compile hook sees
     if threshold is None:
         return xla.planned_memory(text).temp_bytes / 2**20, None
     _, report = exla.optimize_hlo(text, threshold=threshold, split_size=split_size,

@@ -40,7 +40,9 @@ def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, A
 
     start = time.perf_counter()
     lowered = fn.lower(*args, **kwargs)
-    text = lowered.as_text(dialect="hlo")
+    from exla.bridge import jax as jax_bridge
+
+    text = jax_bridge.lowered_hlo_text(lowered)
     lowered_at = time.perf_counter()
 
     def optimize(planned_memory: bool) -> tuple[str, Report]:

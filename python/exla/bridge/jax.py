@@ -25,7 +25,7 @@ import threading
 from typing import Any, Protocol, Sequence
 
 __all__ = ["CompileHook", "Program", "install_compile_hook", "uninstall_compile_hook",
-           "hook_installed", "SUPPORTED_JAX"]
+           "hook_installed", "lowered_hlo_text", "SUPPORTED_JAX"]
 
 _log = logging.getLogger("exla")
 
@@ -125,6 +125,17 @@ class Program:
         bytecode = xla.text_to_stablehlo(text)
         with self._module.context:
             return _jax().ir.Module.parse(bytecode)
+
+
+def lowered_hlo_text(lowered: Any) -> str:
+    """HLO text of a ``jax.stages.Lowered``, exactly as the compile hook sees it.
+
+    Unlike ``lowered.as_text(dialect="hlo")``, nested ``jax.jit`` calls are
+    inlined (see :func:`exla.bridge.xla.stablehlo_to_text`).
+    """
+    from exla.bridge import xla
+
+    return xla.stablehlo_to_text(_jax().mlir.module_to_bytecode(lowered.compiler_ir("stablehlo")))
 
 
 class CompileHook(Protocol):
