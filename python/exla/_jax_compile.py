@@ -69,10 +69,21 @@ def marker(key: str, name: str) -> str:
 
 
 def enable_environment() -> None:
-    """The zero-code path: rewrite every program JAX compiles with the environment's settings."""
+    """The zero-code path: rewrite every program JAX compiles with the environment's settings.
+
+    JAX's persistent compilation cache is turned off: it is looked up before
+    the compile step exla hooks, under a key that does not include exla's
+    flags, so it could hand back a program compiled without exla (or with
+    other flags) and run out of memory after all.
+    """
     global _environment
     _environment = True
     ensure_installed()
+    import jax
+
+    if jax.config.jax_enable_compilation_cache:
+        jax.config.update("jax_enable_compilation_cache", False)
+        _log.info("exla: JAX's persistent compilation cache is off while exla rewrites programs")
 
 
 def ensure_installed() -> None:

@@ -37,6 +37,7 @@ SCRIPT = textwrap.dedent("""
     mesh = Mesh(np.array(jax.devices()), ("d",))
     y = jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("d")))
     print("sharded", float(jax.jit(lambda y: jnp.sum(y * 2))(y)))
+    print("cache", jax.config.jax_enable_compilation_cache)
 """)
 
 
@@ -66,6 +67,8 @@ def test_xla_flags_route_jax_jit_through_exla(tmp_path):
     assert ours["devices"] == "8" and ours["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8"
     assert abs(float(ours["kmv"]) - float(theirs["kmv"])) <= 1e-5 * abs(float(theirs["kmv"]))
     assert ours["sharded"] == theirs["sharded"] == "240.0"  # eight devices: left to JAX
+    # JAX's persistent cache is looked up before exla sees a program: off under exla.
+    assert theirs["cache"] == "True" and ours["cache"] == "False"
     dumped = {p.name for p in dump.iterdir()}
     assert "jit_kmv" in dumped and not any("lambda" in name for name in dumped)
     assert any("tensor-splitter" in p.name for p in (dump / "jit_kmv").iterdir())
