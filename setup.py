@@ -67,9 +67,10 @@ setup(
     ],
     extras_require={
         "gpflow": ["gpflow==2.11.2", "tf_keras==2.21.0"],
-        "test": ["pytest>=8", "gpflow==2.11.2", "tf_keras==2.21.0"],
+        "test": ["pytest>=8", "gpflow==2.11.2", "tf_keras==2.21.0",
+                 "optax==0.2.5", "chex==0.1.92"],  # optax: the JAX training test
         "experiments": ["tqdm", "matplotlib", "pykeops==2.3", "scikit-learn", "scipy",
-                        "gpflow==2.11.2", "tf_keras==2.21.0"],
+                        "gpflow==2.11.2", "tf_keras==2.21.0", "optax==0.2.5", "chex==0.1.92"],
     },
     entry_points={"console_scripts": ["exla=exla.cli:main"]},
     zip_safe=False,

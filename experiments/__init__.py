@@ -25,4 +25,6 @@ EXPERIMENTS = {
     "knn": "experiments.knn",
     "transformer": "experiments.transformer",
     "wide_mlp": "experiments.wide_mlp",
+    "jax_kernel_matvec": "experiments.jax_kernel_matvec",
+    "jax_wide_mlp": "experiments.jax_wide_mlp",
 }

@@ -22,6 +22,7 @@ from exla.explain import Explanation as Explanation
 from exla.explain import explain as explain
 from exla.function import ExlaFunction as ExlaFunction
 from exla.function import function as function
+from exla.jit import jit as jit
 from exla.optimize import optimize_hlo as optimize_hlo
 from exla.options import Options as Options
 from exla.options import parse_size as parse_size
@@ -30,5 +31,5 @@ from exla.report import Report as Report
 
 __version__ = "0.1.0"
 
-__all__ = ["function", "explain", "optimize_hlo", "parse_size", "Options", "Report", "ExlaError",
+__all__ = ["function", "jit", "explain", "optimize_hlo", "parse_size", "Options", "Report", "ExlaError",
            "ExlaFunction", "Explanation", "ProgramInfo", "__version__"]

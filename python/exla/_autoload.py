@@ -13,7 +13,8 @@ import anything, so it only recognises ``1``/``true``/``yes``/``on``;
    flags, and moves them to ``EXLA_FLAGS`` so child processes inherit them;
 2. installs an import hook: when the script imports TensorFlow, every
    ``tf.function(jit_compile=True)`` is routed through exla
-   (:mod:`exla._tf_patch`). Until then exla costs nothing more.
+   (:mod:`exla._tf_patch`); when it imports jax, every program ``jax.jit``
+   compiles (:mod:`exla._jax_compile`). Until then exla costs nothing more.
 
 A malformed or unknown exla flag (``--xla_tensor_size_treshold=1GB``) is
 removed from ``XLA_FLAGS`` too, logged, and makes ``import tensorflow`` fail
@@ -118,17 +119,18 @@ def _take_flags(environ: MutableMapping[str, str]) -> None:
 
 
 class _PatchingLoader(importlib.abc.Loader):
-    """Loads ``tensorflow`` with its own loader, then patches it."""
+    """Loads ``tensorflow`` (or ``jax``) with its own loader, then patches it."""
 
-    def __init__(self, loader: Any) -> None:
+    def __init__(self, loader: Any, after: Any = None) -> None:
         self._loader = loader
+        self._after = after or _after_tensorflow_import
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
         return self._loader.create_module(spec)
 
     def exec_module(self, module: Any) -> None:
         self._loader.exec_module(module)
-        _after_tensorflow_import()
+        self._after()
 
     def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package, ...
         return getattr(self._loader, name)
@@ -137,9 +139,11 @@ class _PatchingLoader(importlib.abc.Loader):
 class _TensorFlowImportHook(importlib.abc.MetaPathFinder):
     """Finds ``tensorflow`` with the other finders and wraps its loader."""
 
+    _module, _after = "tensorflow", None
+
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "tensorflow":
+        if fullname != self._module:
             return None
         if _flag_error is not None:
             raise ImportError(_flag_error)
@@ -153,11 +157,36 @@ class _TensorFlowImportHook(importlib.abc.MetaPathFinder):
             return None
         if spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _PatchingLoader(spec.loader)
+        spec.loader = _PatchingLoader(spec.loader, self._after)
         return spec
 
 
 _hook = _TensorFlowImportHook()
+
+
+# -- JAX: every jax.jit compile goes through exla (exla._jax_compile) --------
+
+def _after_jax_import() -> None:
+    try:
+        sys.meta_path.remove(_jax_hook)
+    except ValueError:
+        pass
+    try:
+        from exla import _jax_compile
+
+        _jax_compile.enable_environment()
+    except Exception as exc:  # noqa: BLE001 - exla must never stop the user's program
+        _log.warning("exla: could not hook into JAX (%s: %s); running without exla",
+                     type(exc).__name__, exc)
+
+
+class _JaxImportHook(_TensorFlowImportHook):
+    """Finds ``jax`` and routes its compilations through exla once it is loaded."""
+
+    _module, _after = "jax", staticmethod(_after_jax_import)
+
+
+_jax_hook = _JaxImportHook()
 
 
 def _remove_hook() -> None:
@@ -188,6 +217,11 @@ def install(environ: MutableMapping[str, str] | None = None) -> None:
     if _disabled(environ):
         return
     _take_flags(environ)
+    if "jax" in sys.modules:
+        if _flag_error is None:
+            _after_jax_import()
+    elif _jax_hook not in sys.meta_path:
+        sys.meta_path.insert(0, _jax_hook)
     if "tensorflow" in sys.modules:
         if _flag_error is None:
             _after_tensorflow_import()

@@ -108,7 +108,7 @@ def explain_function(exla_fn: Any, options: Options, args: tuple, kwargs: dict) 
         planned_error = str(exc)
         _log.warning("exla.explain(%s): XLA's planned memory is unavailable: %s", name, exc)
         after, report = optimize(False)
-    rewritten = _tf_program.pass_changed_module(report)
+    rewritten = report.rewrote_program
     conversion = 0.0
     if rewritten:
         from exla.bridge import xla as bridge

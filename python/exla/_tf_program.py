@@ -35,8 +35,7 @@ from typing import Any, Sequence
 
 from exla._hlo_signature import HloSignature, read_signature
 
-__all__ = ["Capture", "Program", "UnsupportedProgram", "build_program", "emit", "extract_hlo",
-           "pass_changed_module"]
+__all__ = ["Capture", "Program", "UnsupportedProgram", "build_program", "emit", "extract_hlo"]
 
 _log = logging.getLogger("exla")
 
@@ -177,18 +176,6 @@ def _dump_dir(root: str | None, name: str) -> str:
     raise RuntimeError(f"too many dump directories for {name} under {root}")
 
 
-def pass_changed_module(report: Any) -> bool:
-    """Whether a pass other than the clean-ups (the C++ core's list) rewrote the module.
-
-    A clean-up alone (e.g. remove-copies dropping the copies TensorFlow emits
-    for variable updates) is no reason to replace the original program.
-    """
-    from exla import _core
-
-    cleanups = set(_core.cleanup_passes())
-    return any(name not in cleanups for name in report.changed_passes)
-
-
 def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform: str,
                   options: Any, *, dump_root: str | None = None,
                   convert_unchanged: bool = False) -> Program:
@@ -226,7 +213,7 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
         text, threshold=options.threshold, split_size=options.split_size,
         memory_limit=options.memory_limit, strict=options.strict,
         passes=options.passes, dump_dir=_dump_dir(dump_root, name) or None)
-    changed = pass_changed_module(report)
+    changed = report.rewrote_program
     artifact = None
     if changed or (convert_unchanged and updates):
         if read_signature(rewritten).results != signature.results:

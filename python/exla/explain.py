@@ -36,7 +36,8 @@ def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = No
     jaxlib) to give its planned temporary memory.
 
     Args:
-      fn: an :func:`exla.function`, a ``tf.function`` or a Python function.
+      fn: an :func:`exla.function`, a ``tf.function``, a Python function (all
+        TensorFlow), or an :func:`exla.jit` or ``jax.jit`` function (JAX).
       *args: the arguments of a call: tensors, NumPy arrays, ``tf.TensorSpec``
         (static shapes) or Python values.
       threshold: as :func:`exla.function`; default: ``fn``'s own setting, then
@@ -63,6 +64,12 @@ def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = No
     >>> report.largest_tensor_bytes_before, report.largest_tensor_bytes_after <= 1_000_000
     (16000000, True)
     """
+    from exla import _jax_explain
+
+    if _jax_explain.is_jax_function(fn):  # exla.jit / jax.jit: see exla._jax_explain
+        return _jax_explain.explain_jax(fn, args, kwargs, threshold=threshold,
+                                        split_size=split_size, passes=passes,
+                                        memory_limit=memory_limit)
     from exla.function import ExlaFunction
 
     if isinstance(fn, ExlaFunction):

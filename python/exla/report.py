@@ -87,6 +87,19 @@ class Report:
         return any(p.changed for p in self.passes)
 
     @property
+    def rewrote_program(self) -> bool:
+        """Whether a pass other than the clean-ups (the C++ core's list) changed the module.
+
+        A clean-up alone (e.g. remove-copies dropping the copies TensorFlow
+        emits for variable updates) is no reason to replace the original
+        program, so the frontends run the rewritten one only when this holds.
+        """
+        from exla import _core
+
+        cleanups = set(_core.cleanup_passes())
+        return any(name not in cleanups for name in self.changed_passes)
+
+    @property
     def within_threshold(self) -> bool | None:
         """Whether no tensor of the output exceeds the threshold (None: no threshold)."""
         if not self.threshold:

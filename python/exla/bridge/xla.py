@@ -23,6 +23,7 @@ __all__ = [
     "proto_to_text",
     "text_to_proto",
     "text_to_stablehlo",
+    "stablehlo_to_text",
     "text_to_portable_artifact",
     "verify",
     "planned_memory",
@@ -48,6 +49,8 @@ _REQUIRED = (
     ("_jax", "mlir"),
     ("_jax.mlir", "hlo_to_stablehlo"),
     ("_jax.mlir", "serialize_portable_artifact"),
+    ("_jax.mlir", "mlir_module_to_xla_computation"),
+    ("_jax.mlir", "refine_polymorphic_shapes"),
     ("_jax.HloPrintOptions", "short_parsable"),
     ("_jax.HloModule", "as_serialized_hlo_module_proto"),
     ("_jax.XlaComputation", "get_hlo_module"),
@@ -242,6 +245,42 @@ def text_to_stablehlo(text: str) -> bytes:
         return xla.jax.mlir.hlo_to_stablehlo(proto)
     except xla.jax.XlaRuntimeError as e:
         raise ValueError(f"cannot convert the module to StableHLO: {_message(e)}") from None
+
+
+def stablehlo_to_text(module: bytes, *, inline_calls: bool = True) -> str:
+    """Converts a StableHLO module (MLIR bytecode or text as bytes) to HLO text.
+
+    The inverse of :func:`text_to_stablehlo`, for the programs JAX hands to
+    XLA: parameters stay flat (no tuple), several results become a tuple root,
+    donated parameters become the module's ``input_output_alias``.
+
+    Args:
+      module: the module, as ``jax``'s ``module_to_bytecode`` gives it.
+      inline_calls: inline the module's function calls first. JAX lowers every
+        nested ``jax.jit`` (``jax.nn.relu`` is one) to a ``func.call``, which
+        becomes an HLO ``call`` that exla's passes do not look into; XLA inlines
+        them as its first step anyway. Done with jaxlib's StableHLO shape
+        refinement pipeline, whose first pass is MLIR's inliner; if it rejects
+        the module, the calls stay.
+
+    Raises:
+      ValueError: the module is not valid StableHLO.
+    """
+    xla = _xla()
+    if isinstance(module, str):
+        module = module.encode()
+    if inline_calls:
+        try:
+            module = xla.jax.mlir.refine_polymorphic_shapes(
+                module, enable_shape_assertions=False, validate_static_shapes=True)
+        except xla.jax.XlaRuntimeError as e:
+            _log.debug("exla: calls left in the module (%s)", _message(e))
+    try:
+        computation = xla.jax.mlir.mlir_module_to_xla_computation(
+            module, use_tuple_args=False, return_tuple=False)
+        return computation.get_hlo_module().to_string(_print_options(xla, True))
+    except xla.jax.XlaRuntimeError as e:
+        raise ValueError(f"cannot convert the StableHLO module to HLO: {_message(e)}") from None
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,197 @@
+"""The one module of exla that uses JAX's private API (``jax._src``).
+
+Every program ``jax.jit`` compiles, including the small helper programs JAX
+compiles for eager operations, passes through one function,
+``jax._src.compiler.backend_compile_and_load(backend, module, executable_devices,
+options, host_callbacks)``, with ``module`` the StableHLO ``ir.Module`` about to
+be handed to XLA. That is the one place where an unchanged JAX script can be
+routed through exla, so this module replaces that function by a wrapper that
+asks a :class:`CompileHook` whether to compile a rewritten module instead.
+
+Everything else (jax's caches, calling convention, donation, the executable
+that runs) stays JAX's own: a program exla leaves unchanged is compiled from
+JAX's own module, and nothing at all is added to a call.
+
+The layout is checked once, at first use, against jax 0.7.1; another release
+fails with one clear message instead of an AttributeError deep inside JAX.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import threading
+from typing import Any, Protocol, Sequence
+
+__all__ = ["CompileHook", "Program", "install_compile_hook", "uninstall_compile_hook",
+           "hook_installed", "lowered_hlo_text", "SUPPORTED_JAX"]
+
+_log = logging.getLogger("exla")
+
+SUPPORTED_JAX = "0.7.1"
+"""The jax release whose private API layout this module was written for."""
+
+_COMPILE_PARAMETERS = ("backend", "module", "executable_devices", "options", "host_callbacks")
+
+
+class _Jax:
+    """The pieces of ``jax._src`` that exla uses, found once."""
+
+    def __init__(self, compiler: Any, mlir: Any, ir: Any, version: str) -> None:
+        self.compiler = compiler
+        self.mlir = mlir
+        self.ir = ir
+        self.version = version
+
+
+@functools.lru_cache(maxsize=None)
+def _jax() -> _Jax:
+    """Imports jax, checks the private API exla needs and returns it.
+
+    Raises:
+      ImportError: jax is missing or lays out its private API differently from
+        jax 0.7.1.
+    """
+    # jaxlib aborts the process on a flag in XLA_FLAGS it does not know, such
+    # as exla's: they must leave the environment before jax starts a backend.
+    from exla.options import strip_xla_flags
+
+    strip_xla_flags()
+    try:
+        import jax
+        from jax._src import compiler
+        from jax._src.interpreters import mlir
+        from jax._src.lib.mlir import ir
+    except ImportError as e:
+        raise ImportError(f"exla's JAX support needs jax=={SUPPORTED_JAX} and jaxlib=={SUPPORTED_JAX}; "
+                          f"importing them failed: {e}") from e
+    version = getattr(jax, "__version__", "")
+    problems = []
+    target = getattr(compiler, "backend_compile_and_load", None)
+    if target is None:
+        problems.append("jax._src.compiler.backend_compile_and_load is missing")
+    else:
+        parameters = tuple(inspect.signature(inspect.unwrap(target)).parameters)
+        if parameters != _COMPILE_PARAMETERS:
+            problems.append(f"jax._src.compiler.backend_compile_and_load takes {parameters}, "
+                            f"not {_COMPILE_PARAMETERS}")
+    for owner, name in ((mlir, "module_to_bytecode"), (ir, "Module"), (ir, "StringAttr")):
+        if not hasattr(owner, name):
+            problems.append(f"{owner.__name__}.{name} is missing")
+    if problems:
+        raise ImportError(f"exla.bridge.jax was written for jax {SUPPORTED_JAX}, but jax "
+                          f"{version or '(unknown version)'} differs: {'; '.join(problems)}. "
+                          f"Install jax=={SUPPORTED_JAX} jaxlib=={SUPPORTED_JAX}.")
+    if version != SUPPORTED_JAX:
+        _log.warning("exla was tested with jax %s; jax %s is installed", SUPPORTED_JAX, version)
+    return _Jax(compiler, mlir, ir, version)
+
+
+class Program:
+    """A program JAX is about to compile, as the hook sees it."""
+
+    def __init__(self, module: Any, executable_devices: Sequence[Any], host_callbacks: Sequence[Any]) -> None:
+        self._module = module
+        self.num_devices = len(executable_devices)
+        self.has_host_callbacks = bool(host_callbacks)
+
+    @functools.cached_property
+    def name(self) -> str:
+        """The module's name, e.g. ``jit_f`` for ``jax.jit(f)``."""
+        ir = _jax().ir
+        return ir.StringAttr(self._module.operation.attributes["sym_name"]).value
+
+    @functools.cached_property
+    def function_names(self) -> tuple[str, ...]:
+        """The names of the module's functions (``main`` and nested ``jax.jit`` calls)."""
+        ir = _jax().ir
+        names = []
+        for op in self._module.body.operations:
+            if "sym_name" in op.attributes:
+                names.append(ir.StringAttr(op.attributes["sym_name"]).value)
+        return tuple(names)
+
+    def hlo_text(self) -> str:
+        """The module as HLO text (XLA's StableHLO -> HLO converter)."""
+        from exla.bridge import xla
+
+        return xla.stablehlo_to_text(_jax().mlir.module_to_bytecode(self._module))
+
+    def module_from_text(self, text: str) -> Any:
+        """An ``ir.Module`` of HLO text, in the context of JAX's module."""
+        from exla.bridge import xla
+
+        bytecode = xla.text_to_stablehlo(text)
+        with self._module.context:
+            return _jax().ir.Module.parse(bytecode)
+
+
+def lowered_hlo_text(lowered: Any) -> str:
+    """HLO text of a ``jax.stages.Lowered``, exactly as the compile hook sees it.
+
+    Unlike ``lowered.as_text(dialect="hlo")``, nested ``jax.jit`` calls are
+    inlined (see :func:`exla.bridge.xla.stablehlo_to_text`).
+    """
+    from exla.bridge import xla
+
+    return xla.stablehlo_to_text(_jax().mlir.module_to_bytecode(lowered.compiler_ir("stablehlo")))
+
+
+class CompileHook(Protocol):
+    """What decides, for each program JAX compiles, whether exla rewrites it."""
+
+    def rewrite(self, program: Program) -> str | None:
+        """HLO text to compile instead of ``program``, or None to compile it unchanged."""
+
+    def compile_failed(self, program: Program, error: Exception) -> None:
+        """The rewritten module failed to convert or compile: raise, or return to fall back."""
+
+
+_lock = threading.Lock()
+_hook: CompileHook | None = None
+_original: Any = None
+
+
+def _compile_and_load(backend: Any, module: Any, executable_devices: Any, options: Any,
+                      host_callbacks: Sequence[Any]) -> Any:
+    hook = _hook
+    if hook is not None:
+        program = Program(module, executable_devices, host_callbacks)
+        text = hook.rewrite(program)
+        if text is not None:
+            try:
+                rewritten = program.module_from_text(text)
+                return _original(backend, rewritten, executable_devices, options, host_callbacks)
+            except Exception as error:  # noqa: BLE001 - the hook raises or falls back
+                hook.compile_failed(program, error)
+    return _original(backend, module, executable_devices, options, host_callbacks)
+
+
+def install_compile_hook(hook: CompileHook) -> None:
+    """Routes every compilation of JAX through ``hook`` (replacing an earlier hook).
+
+    Raises:
+      ImportError: jax is missing or not the release this bridge supports.
+    """
+    global _hook, _original
+    compiler = _jax().compiler
+    with _lock:
+        _hook = hook
+        if compiler.backend_compile_and_load is not _compile_and_load:
+            _original = compiler.backend_compile_and_load
+            compiler.backend_compile_and_load = _compile_and_load
+
+
+def uninstall_compile_hook() -> None:
+    """Restores JAX's own compilation."""
+    global _hook
+    with _lock:
+        _hook = None
+        if _original is not None:
+            _jax().compiler.backend_compile_and_load = _original
+
+
+def hook_installed() -> CompileHook | None:
+    """The hook in place, if any."""
+    return _hook

@@ -1,0 +1,21 @@
+"""Smoke runs of the JAX experiments (plain jax.jit vs the unchanged script with XLA_FLAGS)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.experiments.test_smoke import _check, _run
+
+
+def test_jax_kernel_matvec_smoke(tmp_path: Path) -> None:
+    rows = _run("jax_kernel_matvec", tmp_path)
+    _check(rows, {"jax", "exla"}, 1e-10)
+    exla = next(r for r in rows if r["backend"] == "exla")
+    assert exla["exla_path"] == "flags"  # XLA fuses the smoke size whole: no memory claim here
+
+
+def test_jax_wide_mlp_smoke(tmp_path: Path) -> None:
+    rows = _run("jax_wide_mlp", tmp_path)
+    _check(rows, {"jax", "exla"}, 1e-4)
+    exla = next(r for r in rows if r["backend"] == "exla")
+    assert float(exla["planned_temp_mb"]) < float(exla["planned_temp_plain_mb"]) / 2
