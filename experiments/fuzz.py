@@ -118,6 +118,32 @@ def default_rewrite(text: str, program: fp.Program, passes: list[str] | None) ->
     return new_text, "tensor-splitter" in report.changed_passes
 
 
+def _scale_parameter(text: str, factor: float = 1.001) -> str:
+    """`text` with ENTRY's parameter 0 multiplied by `factor`: a wrong rewrite."""
+    import re
+
+    entry = text.index("\nENTRY ")
+    pattern = re.compile(r"^(\s*)(%?[\w.\-]+) = ((f32|f64)\[[\d,]*\](?:\{[\d,]*\})?) "
+                         r"parameter\(0\)(.*)$", re.M)
+    match = pattern.search(text, entry)
+    indent, name, shape, element, rest = match.groups()
+    lines = [f"{indent}{name}.orig = {shape} parameter(0){rest}",
+             f"{indent}{name}.c = {element}[] constant({factor})",
+             f"{indent}{name}.b = {shape} broadcast({name}.c), dimensions={{}}",
+             f"{indent}{name} = {shape} multiply({name}.orig, {name}.b)"]
+    return text[:match.start()] + "\n".join(lines) + text[match.end():]
+
+
+def _wrong_rewrite(text: str, program: fp.Program, passes: list[str] | None) -> tuple[str, bool]:
+    new_text, split = default_rewrite(text, program, passes)
+    return _scale_parameter(new_text), split
+
+
+# The fuzzer's self-check (`--inject`): rewrites known to be wrong, which every
+# program must report as a mismatch.
+INJECTED: dict[str, Rewrite] = {"scale-parameter": _wrong_rewrite}
+
+
 def _execute(text: str, args: list[np.ndarray]) -> list[np.ndarray]:
     from exla.bridge.tensorflow_call import call_hlo
 
@@ -191,9 +217,9 @@ def run_program(seed: int, rewrite: Rewrite = default_rewrite,
 
 
 def _passes_without_known(program, attempt, original, reference, perturbed, twin32_error) -> bool:
-    import exla
+    from exla.optimize import default_pipeline
 
-    passes = [p for p in exla.default_pipeline() if p != KNOWN_PASS]
+    passes = [p for p in default_pipeline() if p != KNOWN_PASS]
     category, _, outputs = attempt(passes)
     if category or outputs is None:
         return False
@@ -231,7 +257,7 @@ def save_reproducer(out_dir: Path, program: fp.Program, args: list[np.ndarray], 
 # ----- batches in child processes ------------------------------------------------------
 
 
-def _worker(seeds: list[int], progress: Path, out_dir: Path) -> None:
+def _worker(seeds: list[int], progress: Path, out_dir: Path, inject: str | None = None) -> None:
     """Child process: runs `seeds`, appending one JSON line per event to `progress`."""
     import jax
 
@@ -239,7 +265,11 @@ def _worker(seeds: list[int], progress: Path, out_dir: Path) -> None:
     with open(progress, "a", buffering=1) as log:
         for seed in seeds:
             log.write(json.dumps({"start": seed}) + "\n")
-            verdict = run_program(seed, out_dir=out_dir)
+            try:
+                verdict = run_program(seed, INJECTED[inject] if inject else default_rewrite,
+                                      out_dir)
+            except Exception as e:  # noqa: BLE001  (a fault of the fuzzer: counted, not fatal)
+                verdict = Verdict(seed, "skipped:fuzzer", detail=f"{type(e).__name__}: {e}")
             log.write(json.dumps({"done": dataclasses.asdict(verdict)}) + "\n")
 
 
@@ -262,7 +292,7 @@ def _read_progress(path: Path) -> tuple[list[Verdict], int | None]:
 
 
 def _run_batch(seeds: list[int], out_dir: Path, timeout_s: float,
-               on_verdict: Callable[[Verdict], None]) -> None:
+               on_verdict: Callable[[Verdict], None], inject: str | None = None) -> None:
     """Runs `seeds` in children until each has a verdict; a child that dies or
     hangs costs the program it was running, which is counted as a crash."""
     remaining = list(seeds)
@@ -271,6 +301,8 @@ def _run_batch(seeds: list[int], out_dir: Path, timeout_s: float,
             progress = Path(tmp) / "progress.jsonl"
             command = [sys.executable, "-m", "experiments.fuzz", "--worker", str(progress),
                        "--out", str(out_dir), "--seeds", ",".join(map(str, remaining))]
+            if inject:
+                command += ["--inject", inject]
             child = subprocess.Popen(command, cwd=str(fp_root()), stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True)
             last_change, seen = time.monotonic(), 0
@@ -357,7 +389,7 @@ class Summary:
 
 
 def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: int = 40,
-         timeout_s: float = 300.0, verbose: bool = True) -> Summary:
+         timeout_s: float = 300.0, verbose: bool = True, inject: str | None = None) -> Summary:
     """Runs `n` programs (seeds ``seed*1_000_000 + i``) in child processes."""
     import concurrent.futures
     import threading
@@ -377,7 +409,7 @@ def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: i
                       f"{verdict.detail[:200]}", flush=True)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(lambda b: _run_batch(b, out_dir, timeout_s, record), batches))
+        list(pool.map(lambda b: _run_batch(b, out_dir, timeout_s, record, inject), batches))
     summary.verdicts.sort(key=lambda v: v.seed)
     return summary
 
@@ -392,22 +424,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per program")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="reproducer directory")
     parser.add_argument("--replay", type=int, help="run the program of one seed, in-process")
+    parser.add_argument("--inject", choices=sorted(INJECTED),
+                        help="self-check: use a known-wrong rewrite (every program must mismatch)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--seeds", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker is not None:
-        _worker([int(s) for s in args.seeds.split(",")], args.worker, args.out)
+        _worker([int(s) for s in args.seeds.split(",")], args.worker, args.out, args.inject)
         return 0
     if args.replay is not None:
         import jax
 
         jax.config.update("jax_enable_x64", True)
         print(fp.generate(args.replay).describe())
-        verdict = run_program(args.replay, out_dir=args.out)
+        verdict = run_program(args.replay, INJECTED[args.inject] if args.inject
+                              else default_rewrite, args.out)
         print(json.dumps(dataclasses.asdict(verdict), indent=1))
         return 0 if verdict.category == "ok" else 1
     start = time.time()
-    summary = fuzz(args.n, args.seed, args.out, args.jobs, args.batch, args.timeout)
+    summary = fuzz(args.n, args.seed, args.out, args.jobs, args.batch, args.timeout,
+                   inject=args.inject)
     print(summary.report())
     print(f"({time.time() - start:.0f} s; reproducers in {args.out})")
     return 0 if summary.line().endswith("mismatches 0 / crashes 0 / exceptions 0") else 1
