@@ -18,6 +18,8 @@ Programs run in child processes in batches, so a segfault or a hang costs one
 program (counted as a crash), not the run. Every failure leaves a reproducer:
 ``<out>/<seed>/`` with the program, HLO before and after, inputs and outputs
 (``.npz``); ``python -m experiments fuzz --replay SEED`` runs one program again.
+Every verdict is appended to ``<out>/verdicts.jsonl`` as it comes, so a run cut
+short still has its figures (``--summarize --out DIR``).
 
 A mismatch is attributed to the algebraic rewriter when the program passes
 with that pass left out (its distance expansion ``|x|^2 + |y|^2 - 2 x.y`` is a
@@ -401,15 +403,19 @@ def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: i
     summary = Summary()
     lock = threading.Lock()
 
+    log = open(out_dir / "verdicts.jsonl", "a", buffering=1)
+
     def record(verdict: Verdict) -> None:
         with lock:
             summary.add(verdict)
+            log.write(json.dumps(dataclasses.asdict(verdict)) + "\n")
             if verbose and (verdict.category != "ok" or len(summary.verdicts) % 50 == 0):
                 print(f"[{len(summary.verdicts)}/{n}] seed {verdict.seed} {verdict.category} "
                       f"{verdict.detail[:200]}", flush=True)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(lambda b: _run_batch(b, out_dir, timeout_s, record, inject), batches))
+    log.close()
     summary.verdicts.sort(key=lambda v: v.seed)
     return summary
 
@@ -424,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per program")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="reproducer directory")
     parser.add_argument("--replay", type=int, help="run the program of one seed, in-process")
+    parser.add_argument("--summarize", action="store_true",
+                        help="print the summary of the verdicts recorded in --out (a run so far)")
     parser.add_argument("--inject", choices=sorted(INJECTED),
                         help="self-check: use a known-wrong rewrite (every program must mismatch)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
@@ -431,6 +439,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.worker is not None:
         _worker([int(s) for s in args.seeds.split(",")], args.worker, args.out, args.inject)
+        return 0
+    if args.summarize:
+        summary = Summary([Verdict(**json.loads(line)) for line in
+                           (args.out / "verdicts.jsonl").read_text().splitlines() if line])
+        print(summary.report())
         return 0
     if args.replay is not None:
         import jax
