@@ -170,13 +170,13 @@ def run_program(seed: int, rewrite: Rewrite = default_rewrite,
     try:
         before = fp.lower(program, args)
         original = _execute(before, args)
-        reference = fp.run_direct(twin64, args64)
-        perturbed = fp.run_direct(twin64, _perturb(args, EPS[program.dtype], seed))
+        reference, perturbed = fp.run_direct(
+            twin64, args64, _perturb(args, EPS[program.dtype], seed))
         twin32_error = None
         if program.dtype == "float64":
             twin32 = program.twin("float32")
             twin32_error = _normwise(
-                fp.run_direct(twin32, [a.astype(np.float32) for a in args]), reference)
+                fp.run_direct(twin32, [a.astype(np.float32) for a in args])[0], reference)
     except Exception as e:  # noqa: BLE001  (the program itself does not run: a generator fault)
         verdict.category = "skipped:frontend"
         verdict.detail = f"{type(e).__name__}: {e}"[:2000]
@@ -391,25 +391,38 @@ class Summary:
 
 
 def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: int = 40,
-         timeout_s: float = 300.0, verbose: bool = True, inject: str | None = None) -> Summary:
-    """Runs `n` programs (seeds ``seed*1_000_000 + i``) in child processes."""
+         timeout_s: float = 300.0, verbose: bool = True, inject: str | None = None,
+         resume: bool = False) -> Summary:
+    """Runs `n` programs (seeds ``seed*1_000_000 + i``) in child processes.
+
+    With `resume`, verdicts already in ``<out_dir>/verdicts.jsonl`` are kept
+    and their programs not run again.
+    """
     import concurrent.futures
     import threading
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = [seed * 1_000_000 + i for i in range(n)]
-    batches = [seeds[i:i + batch] for i in range(0, n, batch)]
     summary = Summary()
+    log_path = out_dir / "verdicts.jsonl"
+    if resume and log_path.exists():  # a run cut short: keep its verdicts, run the rest
+        for line in log_path.read_text().splitlines():
+            verdict = Verdict(**json.loads(line))
+            if verdict.seed in seeds and verdict.seed not in {v.seed for v in summary.verdicts}:
+                summary.add(verdict)
+        done = {v.seed for v in summary.verdicts}
+        seeds = [s for s in seeds if s not in done]
+    batches = [seeds[i:i + batch] for i in range(0, len(seeds), batch)]
     lock = threading.Lock()
 
-    log = open(out_dir / "verdicts.jsonl", "a", buffering=1)
+    log = open(log_path, "a", buffering=1)
 
     def record(verdict: Verdict) -> None:
         with lock:
             summary.add(verdict)
             log.write(json.dumps(dataclasses.asdict(verdict)) + "\n")
-            if verbose and (verdict.category != "ok" or len(summary.verdicts) % 50 == 0):
+            if verbose and (verdict.category != "ok" or len(summary.verdicts) % 25 == 0):
                 print(f"[{len(summary.verdicts)}/{n}] seed {verdict.seed} {verdict.category} "
                       f"{verdict.detail[:200]}", flush=True)
 
@@ -430,6 +443,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per program")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="reproducer directory")
     parser.add_argument("--replay", type=int, help="run the program of one seed, in-process")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the verdicts already in --out and run only the rest")
     parser.add_argument("--summarize", action="store_true",
                         help="print the summary of the verdicts recorded in --out (a run so far)")
     parser.add_argument("--inject", choices=sorted(INJECTED),
@@ -456,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if verdict.category == "ok" else 1
     start = time.time()
     summary = fuzz(args.n, args.seed, args.out, args.jobs, args.batch, args.timeout,
-                   inject=args.inject)
+                   inject=args.inject, resume=args.resume)
     print(summary.report())
     print(f"({time.time() - start:.0f} s; reproducers in {args.out})")
     return 0 if summary.line().endswith("mismatches 0 / crashes 0 / exceptions 0") else 1

@@ -370,16 +370,21 @@ def lower(program: Program, args: list[np.ndarray]) -> str:
     return xla.proto_to_text(lowered.compiler_ir("hlo").as_serialized_hlo_module_proto())
 
 
-def run_direct(program: Program, args: list[np.ndarray]) -> list[np.ndarray]:
-    """Runs the program through its frontend's own jit (the reference path)."""
+def run_direct(program: Program, *arg_sets: list[np.ndarray]) -> list[list[np.ndarray]]:
+    """Runs the program through its frontend's own jit (the reference path),
+    once per argument set, compiling once."""
     fn = build(program)
     if program.frontend == "tf":
         import tensorflow as tf
 
-        out = tf.function(fn, jit_compile=True, autograph=False)(*args)
+        compiled = tf.function(fn, jit_compile=True, autograph=False)
     else:
         import jax
 
-        out = jax.jit(fn, keep_unused=True)(*args)
-    outs = out if isinstance(out, (tuple, list)) else [out]
-    return [np.asarray(o) for o in outs]
+        compiled = jax.jit(fn, keep_unused=True)
+    results = []
+    for args in arg_sets:
+        out = compiled(*args)
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        results.append([np.asarray(o) for o in outs])
+    return results
