@@ -307,7 +307,7 @@ def _run_batch(seeds: list[int], out_dir: Path, timeout_s: float,
                 command += ["--inject", inject]
             child = subprocess.Popen(command, cwd=str(fp_root()), stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True)
-            last_change, seen = time.monotonic(), 0
+            last_change, seen, hung = time.monotonic(), 0, False
             while child.poll() is None:
                 time.sleep(0.5)
                 done, _ = _read_progress(progress)
@@ -315,6 +315,7 @@ def _run_batch(seeds: list[int], out_dir: Path, timeout_s: float,
                     seen, last_change = len(done), time.monotonic()
                 elif time.monotonic() - last_change > timeout_s:
                     child.kill()
+                    hung = True
                     break
             stderr = child.communicate()[1] or ""
             done, started = _read_progress(progress)
@@ -328,8 +329,12 @@ def _run_batch(seeds: list[int], out_dir: Path, timeout_s: float,
         # starting one, the first remaining) is the crash.
         culprit = started if started is not None else remaining[0]
         program = fp.generate(culprit)
-        crash = Verdict(culprit, "crash", ops=program.ops(),
-                        detail=f"child exit {child.returncode}: {stderr[-1500:]}")
+        # A program the watchdog stopped is a timeout (a hang, or a machine
+        # too loaded for --timeout), not a crash of exla.
+        crash = Verdict(culprit, "timeout" if hung else "crash", ops=program.ops(),
+                        detail=f"child exit {child.returncode}"
+                               f"{' after ' + str(timeout_s) + ' s without progress' if hung else ''}: "
+                               f"{stderr[-1500:]}")
         _save_crash(out_dir, program, crash)
         on_verdict(crash)
         remaining.remove(culprit)
@@ -363,7 +368,7 @@ class Summary:
     def line(self) -> str:
         return (f"tried {len(self.verdicts)} / split {sum(v.split for v in self.verdicts)} / "
                 f"mismatches {self.count('mismatch')} / crashes {self.count('crash')} / "
-                f"exceptions {self.count('exception')}")
+                f"exceptions {self.count('exception')} / timeouts {self.count('timeout')}")
 
     def categories(self) -> dict[str, int]:
         return dict(sorted(collections.Counter(v.category for v in self.verdicts).items()))
@@ -474,7 +479,8 @@ def main(argv: list[str] | None = None) -> int:
                    inject=args.inject, resume=args.resume)
     print(summary.report())
     print(f"({time.time() - start:.0f} s; reproducers in {args.out})")
-    return 0 if summary.line().endswith("mismatches 0 / crashes 0 / exceptions 0") else 1
+    return 0 if summary.line().endswith(
+        "mismatches 0 / crashes 0 / exceptions 0 / timeouts 0") else 1
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ def test_quick_slice_finds_nothing_unknown(tmp_path):
     assert len(summary.verdicts) == 70
     assert summary.count("crash") == 0, summary.report()
     assert summary.count("exception") == 0, summary.report()
+    assert summary.count("timeout") == 0, summary.report()
     assert summary.count("skipped") == 0, summary.report()  # the generator's own faults
     assert summary.count("mismatch") == summary.count(f"mismatch:{fuzz.KNOWN_PASS}"), \
         summary.report()
