@@ -2,11 +2,14 @@
 #   make demo   installs exla into .venv and runs the out-of-memory demonstration
 #   make test   installs exla with its test and experiment dependencies into .venv
 #               and runs the tests
+#   make sanitize   the C++ tests and the Python IR tests (round-trip corpus,
+#               parse errors, verifier) under AddressSanitizer and
+#               UndefinedBehaviorSanitizer (needs install-test first)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test install install-test clean
+.PHONY: demo test install install-test sanitize clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +26,9 @@ demo: install
 
 test: install-test
 	EXLA_REQUIRE_EXTENSION=1 $(PY) -m pytest -q tests
+
+sanitize: $(PY)
+	PYTHON=$(PY) bash .ci/sanitize.sh
 
 clean:
 	rm -rf $(VENV) build python/exla/*.so python/*.egg-info
