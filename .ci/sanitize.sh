@@ -61,9 +61,12 @@ ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 "$OUT/exla_test"
 tested_cc=$(date +%s)
 echo "sanitize: C++ tests passed in $((tested_cc - built)) s"
 
-# The ASan runtime must be the first library in the process.
+# The ASan runtime must be the first library in the process, and libstdc++
+# must be loaded when it starts: ASan intercepts __cxa_throw and finds the
+# real one only then (Python itself does not link libstdc++).
 asan_runtime=$("$CXX" -print-file-name=libasan.so)
-LD_PRELOAD="$asan_runtime" \
+cxx_runtime=$("$CXX" -print-file-name=libstdc++.so)
+LD_PRELOAD="$asan_runtime $cxx_runtime" \
 ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:detect_odr_violation=0 \
 PYTHONPATH="$PWD/$OUT/python:$PWD${PYTHONPATH:+:$PYTHONPATH}" EXLA_REQUIRE_EXTENSION=1 \
   "$PYTHON" -m pytest -q -p no:cacheprovider tests/ir "$@"
