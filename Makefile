@@ -5,11 +5,14 @@
 #   make cctest builds and runs only the C++ tests (tests/cc/*_test.cc), one
 #               binary each under build/cctest/; CCTEST_FILTER='Dce.*' runs a
 #               subset (gtest filter syntax)
+#   make sanitize   the C++ tests and the Python IR tests (round-trip corpus,
+#               parse errors, verifier) under AddressSanitizer and
+#               UndefinedBehaviorSanitizer (needs install-test first)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test cctest install install-test clean
+.PHONY: demo test cctest install install-test sanitize clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +72,9 @@ cctest: $(CCTEST_BINS)
 	done; \
 	if [ $$ran = 0 ]; then echo "no C++ test matches CCTEST_FILTER=$(CCTEST_FILTER)"; exit 1; fi; \
 	if [ -n "$$failed" ]; then echo "C++ tests failed:$$failed"; exit 1; fi
+
+sanitize: $(PY)
+	PYTHON=$(PY) bash .ci/sanitize.sh
 
 clean:
 	rm -rf $(VENV) build python/exla/*.so python/*.egg-info

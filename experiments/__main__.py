@@ -45,6 +45,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["fuzz"]:  # not a measured experiment: its own options and summary
+        from experiments import fuzz
+
+        return fuzz.main(argv[1:])
     args = _parser().parse_args(argv)
     if args.name != "report" and not args.report_only:
         from experiments.harness.backends import flags_env

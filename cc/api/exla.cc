@@ -2,6 +2,7 @@
 
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/verifier.h"
 #include "passes/pipeline.h"
 
 namespace exla {
@@ -16,6 +17,7 @@ std::string OptimizeHloText(const std::string& hlo_text, const Options& options,
   for (const std::string& name : names) pipeline.AddPass(CreatePass(name, options));
   pipeline.set_skip_cleanups_until_change(options.passes.empty());
   std::unique_ptr<HloModule> module = ParseHloModule(hlo_text);
+  VerifyModuleOrThrow(*module, hlo_text);  // passes may assume a well-formed module
   pipeline.Run(module.get(), options.dump_dir, records);
   return PrintHloModule(*module);
 }

@@ -9,6 +9,7 @@
 #include "api/exla.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/verifier.h"
 
 namespace py = pybind11;
 
@@ -142,6 +143,10 @@ PYBIND11_MODULE(_exla, m) {
   m.def("optimize", &exla::Optimize, py::arg("text"), py::arg("passes") = py::none(),
         py::arg("threshold") = 0, py::arg("split_size") = 0, py::arg("dump_dir") = "",
         "Runs exla's passes; returns (text, [(pass, changed, seconds, messages), ...]).");
+  m.def("verify", [](const std::string& text) {
+    py::gil_scoped_release release;
+    exla::VerifyModuleOrThrow(*exla::ParseHloModule(text), text);
+  }, py::arg("text"), "Raises ValueError (with line and column) if the module is malformed.");
   m.def("default_pipeline", &exla::DefaultPipeline);
   m.def("available_passes", &exla::AvailablePasses);
   m.def("cleanup_passes", &exla::CleanupPasses,

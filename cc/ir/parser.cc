@@ -3,6 +3,7 @@
 #include "ir/attribute_syntax.h"
 
 #include <cctype>
+#include <charconv>
 #include <cstring>
 #include <unordered_map>
 
@@ -113,7 +114,13 @@ class HloParser {
       pos_ = start;
       Fail("expected an integer");
     }
-    return std::stoll(std::string(text_.substr(start, pos_ - start)));
+    int64_t value = 0;
+    const char* first = text_.data() + start;
+    if (std::from_chars(first, text_.data() + pos_, value).ec != std::errc()) {
+      pos_ = start;
+      Fail("integer out of range (it must fit in 64 bits)");
+    }
+    return value;
   }
 
   // How SkipToDepthZero stopped.
@@ -240,6 +247,10 @@ class HloParser {
 
   std::string_view text_;
   size_t pos_ = 0;
+  // Tuple shapes nest by recursion; the limit keeps hostile input from
+  // overflowing the stack (XLA never prints more than a few levels).
+  static constexpr int kMaxShapeNesting = 256;
+  int shape_nesting_ = 0;
   bool saw_percent_ = false;
   bool saw_signature_ = false;
   bool saw_operand_shape_ = false;
@@ -263,13 +274,20 @@ Shape HloParser::ParseShape() {
   SkipSpace();
   Shape shape;
   if (Consume('(')) {
+    if (shape_nesting_ == kMaxShapeNesting) {
+      --pos_;
+      Fail("tuple shape nested more than " + std::to_string(kMaxShapeNesting) + " levels deep");
+    }
+    ++shape_nesting_;
     shape.kind_ = Shape::Kind::kTuple;
     SkipSpace();
-    if (Consume(')')) return shape;
-    do {
-      shape.tuple_.push_back(ParseShape());
-    } while (Consume(','));
-    Expect(')', "to close the tuple shape");
+    if (!Consume(')')) {
+      do {
+        shape.tuple_.push_back(ParseShape());
+      } while (Consume(','));
+      Expect(')', "to close the tuple shape");
+    }
+    --shape_nesting_;
     return shape;
   }
   size_t start = pos_;

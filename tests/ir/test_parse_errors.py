@@ -170,3 +170,52 @@ def test_unknown_attributes_are_carried_verbatim():
     assert re.sub(r"\s+", " ", out).strip() == \
         re.sub(r"\s+", " ", text).strip()
     assert _exla.round_trip(out) == out
+
+
+def _nested_tuple(depth: int) -> str:
+    return "(" * depth + "f32[2]{0}" + ")" * depth
+
+
+def test_deeply_nested_tuple_shape_is_refused_without_crashing():
+    """A tuple shape 100,000 levels deep once overflowed the parser's stack
+    (a segfault); it must be a ValueError at the offending parenthesis. Run in
+    a child so that a crash fails this test instead of killing the run."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from exla import _exla\n"
+        "depth = 100_000\n"
+        "shape = '(' * depth + 'f32[2]{0}' + ')' * depth\n"
+        "text = 'HloModule m\\nENTRY e {\\n  ROOT p = ' + shape + ' parameter(0)\\n}\\n'\n"
+        "try:\n"
+        "    _exla.round_trip(text)\n"
+        "except ValueError as e:\n"
+        "    print(e)\n"
+        "    sys.exit(0)\n"
+        "sys.exit(3)\n")
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           timeout=120)
+    assert child.returncode == 0, (child.returncode, child.stderr[-2000:])
+    message = child.stdout
+    assert "nested more than 256 levels" in message, message
+    # The 257th '(' of line 3: "  ROOT p = " is 11 characters.
+    _assert_at(message, 3, 11 + 257)
+
+
+def test_tuple_shapes_up_to_the_limit_round_trip():
+    text = f"HloModule m\nENTRY e {{\n  ROOT p = {_nested_tuple(256)} parameter(0)\n}}\n"
+    assert _exla.round_trip(text).split() == text.split()
+    message = _error(text.replace(_nested_tuple(256), _nested_tuple(257)))
+    assert "nested more than 256 levels" in message, message
+
+
+@pytest.mark.parametrize("dimension", ["99999999999999999999", "-99999999999999999999",
+                                       "9223372036854775808"])
+def test_dimension_overflowing_int64_is_a_value_error(dimension):
+    """It used to escape as IndexError('stoll')."""
+    text = _replace("y = f32[4]{0} parameter(1)", f"y = f32[{dimension}]{{0}} parameter(1)")
+    message = _error(text)
+    _assert_at(message, 5, len("  y = f32[") + 1)
+    assert "64 bits" in message and dimension in message, message

@@ -1,0 +1,691 @@
+#include "ir/verifier.h"
+
+#include "ir/builder.h"  // InferDotShape: the verifier and the builder agree on dot shapes
+#include "ir/verifier_structure.h"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace exla {
+namespace {
+
+// What the verifier knows about an opcode. Everything opcode-specific goes
+// through RuleFor(), the only place that names opcodes.
+enum class Rule {
+  kUnknown,  // carried verbatim: generic checks only
+  kUnary,
+  kUnaryToPred,
+  kBinary,
+  kCompare,
+  kSelect,
+  kClamp,
+  kConvert,
+  kBroadcast,
+  kReshape,
+  kTranspose,
+  kReverse,
+  kSlice,
+  kDynamicSlice,
+  kDynamicUpdateSlice,
+  kConcatenate,
+  kIota,
+  kDot,
+  kReduce,
+  kTuple,
+  kGetTupleElement,
+  kWhile,
+  kCall,
+  kParameter,
+  kConstant,
+};
+
+Rule RuleFor(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAbs:
+    case HloOpcode::kNegate:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kTanh:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kTan:
+    case HloOpcode::kFloor:
+    case HloOpcode::kCeil:
+    case HloOpcode::kRoundNearestAfz:
+    case HloOpcode::kRoundNearestEven:
+    case HloOpcode::kSign:
+    case HloOpcode::kNot:
+    case HloOpcode::kCopy:
+    case HloOpcode::kErf:
+    case HloOpcode::kPopulationCount:
+    case HloOpcode::kClz:
+      return Rule::kUnary;
+    case HloOpcode::kIsFinite:
+      return Rule::kUnaryToPred;
+    case HloOpcode::kAdd:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kDivide:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kPower:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+    case HloOpcode::kXor:
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightArithmetic:
+    case HloOpcode::kShiftRightLogical:
+      return Rule::kBinary;
+    case HloOpcode::kCompare:
+      return Rule::kCompare;
+    case HloOpcode::kSelect:
+      return Rule::kSelect;
+    case HloOpcode::kClamp:
+      return Rule::kClamp;
+    case HloOpcode::kConvert:
+      return Rule::kConvert;
+    case HloOpcode::kBroadcast:
+      return Rule::kBroadcast;
+    case HloOpcode::kReshape:
+      return Rule::kReshape;
+    case HloOpcode::kTranspose:
+      return Rule::kTranspose;
+    case HloOpcode::kReverse:
+      return Rule::kReverse;
+    case HloOpcode::kSlice:
+      return Rule::kSlice;
+    case HloOpcode::kDynamicSlice:
+      return Rule::kDynamicSlice;
+    case HloOpcode::kDynamicUpdateSlice:
+      return Rule::kDynamicUpdateSlice;
+    case HloOpcode::kConcatenate:
+      return Rule::kConcatenate;
+    case HloOpcode::kIota:
+      return Rule::kIota;
+    case HloOpcode::kDot:
+      return Rule::kDot;
+    case HloOpcode::kReduce:
+      return Rule::kReduce;
+    case HloOpcode::kTuple:
+      return Rule::kTuple;
+    case HloOpcode::kGetTupleElement:
+      return Rule::kGetTupleElement;
+    case HloOpcode::kWhile:
+      return Rule::kWhile;
+    case HloOpcode::kCall:
+      return Rule::kCall;
+    case HloOpcode::kParameter:
+      return Rule::kParameter;
+    case HloOpcode::kConstant:
+      return Rule::kConstant;
+    default:
+      return Rule::kUnknown;
+  }
+}
+
+// Same kind, element types and dimensions at every level; layouts ignored.
+bool SameShape(const Shape& a, const Shape& b) {
+  if (a.kind() != b.kind()) return false;
+  if (a.IsTuple()) {
+    if (a.tuple_shapes().size() != b.tuple_shapes().size()) return false;
+    for (size_t i = 0; i < a.tuple_shapes().size(); ++i) {
+      if (!SameShape(a.tuple_shape(static_cast<int>(i)), b.tuple_shape(static_cast<int>(i)))) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return !a.IsArray() || a.Compatible(b);
+}
+
+bool HasDynamicDimension(const Shape& shape) {
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) {
+      if (HasDynamicDimension(element)) return true;
+    }
+    return false;
+  }
+  return shape.IsArray() && shape.IsDynamic();
+}
+
+std::string Join(const std::vector<int64_t>& values) {
+  std::string text = "{";
+  for (size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
+  return text + "}";
+}
+
+// Leaf values of a constant literal (`1`, `{1, 2}`, `{ {1, 2}, {3, 4} }`), or
+// -1 when the literal is elided (`{...}`) or has a form not counted here.
+int64_t LiteralElementCount(const std::string& literal) {
+  if (literal.find("...") != std::string::npos || literal.find('(') != std::string::npos) {
+    return -1;
+  }
+  int64_t count = 0;
+  bool in_token = false;
+  for (char c : literal) {
+    bool separator = c == ',' || c == '{' || c == '}' || c == ' ' || c == '\n' || c == '\t';
+    if (!separator && !in_token) ++count;
+    in_token = !separator;
+  }
+  return count;
+}
+
+class Verifier {
+ public:
+  explicit Verifier(const HloModule& module) : module_(module) {}
+
+  std::vector<VerifierError> Run() {
+    VerifyModuleStructure();
+    for (const auto& computation : module_.computations()) VerifyComputation(*computation);
+    return std::move(errors_);
+  }
+
+ private:
+  void Error(const HloComputation* computation, const HloInstruction* instruction,
+             std::string message) {
+    errors_.push_back({computation ? computation->name() : "",
+                       instruction ? instruction->name() : "", std::move(message)});
+  }
+  void Error(std::string message) { Error(computation_, instruction_, std::move(message)); }
+  verifier_internal::Report Reporter() {
+    return [this](const HloComputation* computation, const HloInstruction* instruction,
+                  std::string message) { Error(computation, instruction, std::move(message)); };
+  }
+
+  void VerifyModuleStructure() {
+    const HloComputation* first_entry = nullptr;
+    for (const auto& computation : module_.computations()) {
+      if (!computation->is_entry()) continue;
+      if (first_entry != nullptr) {
+        Error(computation.get(), nullptr,
+              "a second ENTRY computation (the first is '" + first_entry->name() + "')");
+      }
+      if (first_entry == nullptr) first_entry = computation.get();
+    }
+    if (module_.entry() == nullptr) Error(nullptr, nullptr, "the module has no ENTRY computation");
+    verifier_internal::CheckCallGraphIsAcyclic(module_, Reporter());
+  }
+
+  void VerifyComputation(const HloComputation& computation) {
+    computation_ = &computation;
+    instruction_ = nullptr;
+    if (computation.root() == nullptr || computation.root()->parent() != &computation) {
+      Error("the root is not an instruction of this computation");
+    }
+    VerifyParameterNumbers(computation);
+    verifier_internal::CheckOperandGraphIsAcyclic(computation, Reporter());
+    for (const auto& instruction : computation.instructions()) {
+      instruction_ = instruction.get();
+      VerifyInstruction(*instruction);
+    }
+    instruction_ = nullptr;
+  }
+
+  void VerifyParameterNumbers(const HloComputation& computation) {
+    std::unordered_map<int64_t, const HloInstruction*> numbers;
+    for (const auto& instruction : computation.instructions()) {
+      if (RuleFor(instruction->opcode()) != Rule::kParameter) continue;
+      int64_t number;
+      try {
+        number = std::stoll(instruction->payload());
+      } catch (const std::exception&) {
+        Error(&computation, instruction.get(),
+              "parameter number '" + instruction->payload() + "' is not a valid integer");
+        continue;
+      }
+      auto [it, inserted] = numbers.emplace(number, instruction.get());
+      if (!inserted) {
+        Error(&computation, instruction.get(),
+              "duplicate parameter number " + std::to_string(number) + " (also '" +
+                  it->second->name() + "')");
+      }
+    }
+    for (const auto& [number, instruction] : numbers) {
+      if (number >= static_cast<int64_t>(numbers.size())) {
+        int64_t missing = 0;
+        while (numbers.count(missing)) ++missing;
+        Error(&computation, instruction,
+              "parameter numbers must be 0.." + std::to_string(numbers.size() - 1) + ": " +
+                  std::to_string(number) + " is used but " + std::to_string(missing) +
+                  " is missing");
+        break;
+      }
+    }
+  }
+
+  void VerifyShapeDimensions(const Shape& shape) {
+    if (shape.IsTuple()) {
+      for (const Shape& element : shape.tuple_shapes()) VerifyShapeDimensions(element);
+      return;
+    }
+    for (int i = 0; i < shape.rank(); ++i) {
+      if (shape.dim(i) < 0 && !shape.is_dynamic_dim(i)) {
+        Error("negative dimension " + std::to_string(shape.dim(i)) + " in shape " +
+              shape.ToString());
+      }
+    }
+  }
+
+  bool ExpectOperands(const HloInstruction& instruction, int count) {
+    if (instruction.operand_count() == count) return true;
+    Error(std::string(instruction.opcode_name()) + " takes " + std::to_string(count) + " operand(s), has " +
+          std::to_string(instruction.operand_count()));
+    return false;
+  }
+
+  bool ExpectArrays(const HloInstruction& instruction) {
+    if (!instruction.shape().IsArray()) {
+      Error(std::string(instruction.opcode_name()) + " must have an array shape, has " +
+            instruction.shape().ToString());
+      return false;
+    }
+    for (const HloInstruction* operand : instruction.operands()) {
+      if (!operand->shape().IsArray()) {
+        Error(std::string(instruction.opcode_name()) + " operand '" + operand->name() + "' must be an array, is " +
+              operand->shape().ToString());
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void ExpectShape(const HloInstruction& instruction, const Shape& inferred) {
+    if (!SameShape(instruction.shape(), inferred)) {
+      Error(std::string(instruction.opcode_name()) + " has shape " + instruction.shape().ToString(false) +
+            " but its operands give " + inferred.ToString(false));
+    }
+  }
+
+  // Each of `dims` in [0, rank) and no repeats.
+  bool ExpectDimensions(const std::string& what, const std::vector<int64_t>& dims, int rank) {
+    std::unordered_set<int64_t> seen;
+    for (int64_t d : dims) {
+      if (d < 0 || d >= rank) {
+        Error(what + "=" + Join(dims) + " out of range for rank " + std::to_string(rank));
+        return false;
+      }
+      if (!seen.insert(d).second) {
+        Error(what + "=" + Join(dims) + " repeats dimension " + std::to_string(d));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const HloComputation* Callee(const HloInstruction& instruction, const char* key) {
+    const HloComputation* callee = instruction.CalledComputation(key);
+    if (callee == nullptr) Error(std::string(instruction.opcode_name()) + " needs a '" + key + "' computation");
+    return callee;
+  }
+
+  void VerifyInstruction(const HloInstruction& instruction) {
+    VerifyShapeDimensions(instruction.shape());
+    for (const HloInstruction* operand : instruction.operands()) {
+      if (HasDynamicDimension(operand->shape())) return;  // shape rules for static shapes only
+    }
+    if (HasDynamicDimension(instruction.shape())) return;
+    VerifyShapeRule(instruction);
+  }
+
+  void VerifyShapeRule(const HloInstruction& instruction) {
+    const Shape& shape = instruction.shape();
+    const Rule rule = RuleFor(instruction.opcode());
+    const std::string op(instruction.opcode_name());
+    auto operand_shape = [&](int i) -> const Shape& { return instruction.operand(i)->shape(); };
+    switch (rule) {
+      case Rule::kUnknown:
+      case Rule::kParameter:
+        return;
+      case Rule::kConstant: {
+        if (!shape.IsArray() || IsComplexType(shape.element_type())) return;
+        int64_t count = LiteralElementCount(instruction.payload());
+        if (count >= 0 && count != shape.ElementCount()) {
+          Error("constant literal has " + std::to_string(count) + " element(s) but its shape " +
+                shape.ToString(false) + " holds " + std::to_string(shape.ElementCount()));
+        }
+        return;
+      }
+      case Rule::kUnary:
+      case Rule::kUnaryToPred:
+      case Rule::kConvert: {
+        if (!ExpectOperands(instruction, 1) || !ExpectArrays(instruction)) return;
+        Shape inferred = operand_shape(0);
+        if (rule == Rule::kUnaryToPred) inferred.set_element_type(PrimitiveType::kPred);
+        // convert changes the type; abs of a complex number is real.
+        if (rule == Rule::kConvert || IsComplexType(inferred.element_type())) {
+          inferred.set_element_type(shape.element_type());
+        }
+        return ExpectShape(instruction, inferred);
+      }
+      case Rule::kBinary:
+      case Rule::kCompare: {
+        if (!ExpectOperands(instruction, 2) || !ExpectArrays(instruction)) return;
+        if (!SameShape(operand_shape(0), operand_shape(1))) {
+          return Error(op + " operands differ: " + operand_shape(0).ToString(false) + " vs " +
+                       operand_shape(1).ToString(false));
+        }
+        Shape inferred = operand_shape(0);
+        if (rule == Rule::kCompare) inferred.set_element_type(PrimitiveType::kPred);
+        return ExpectShape(instruction, inferred);
+      }
+      case Rule::kSelect:
+      case Rule::kClamp: {
+        if (!ExpectOperands(instruction, 3) || !ExpectArrays(instruction)) return;
+        // select(pred, on_true, on_false); clamp(min, operand, max).
+        const Shape& value = operand_shape(1);
+        const Shape& other = operand_shape(rule == Rule::kSelect ? 2 : 0);
+        const Shape& extra = operand_shape(rule == Rule::kSelect ? 0 : 2);
+        if (rule == Rule::kSelect) {
+          if (!SameShape(value, other)) {
+            return Error("select branches differ: " + value.ToString(false) + " vs " +
+                         other.ToString(false));
+          }
+          if (extra.element_type() != PrimitiveType::kPred ||
+              (extra.rank() != 0 && extra.dims() != value.dims())) {
+            return Error("select predicate " + extra.ToString(false) +
+                         " must be pred of the branches' dimensions");
+          }
+        } else {
+          for (const Shape* bound : {&other, &extra}) {
+            if (bound->rank() != 0 && !SameShape(*bound, value)) {
+              return Error("clamp bound " + bound->ToString(false) +
+                           " must be a scalar or match " + value.ToString(false));
+            }
+          }
+        }
+        return ExpectShape(instruction, value);
+      }
+      case Rule::kBroadcast: {
+        if (!ExpectOperands(instruction, 1) || !ExpectArrays(instruction)) return;
+        std::vector<int64_t> dims = instruction.dimensions();
+        if (static_cast<int>(dims.size()) != operand_shape(0).rank()) {
+          return Error("broadcast dimensions=" + Join(dims) + " must name one result dimension" +
+                       " per operand dimension (" + std::to_string(operand_shape(0).rank()) + ")");
+        }
+        if (!ExpectDimensions("broadcast dimensions", dims, shape.rank())) return;
+        for (size_t i = 0; i < dims.size(); ++i) {
+          if (shape.dim(static_cast<int>(dims[i])) != operand_shape(0).dim(static_cast<int>(i))) {
+            return Error("broadcast maps operand dimension " + std::to_string(i) + " (size " +
+                         std::to_string(operand_shape(0).dim(static_cast<int>(i))) +
+                         ") to result dimension " + std::to_string(dims[i]) + " (size " +
+                         std::to_string(shape.dim(static_cast<int>(dims[i]))) + ")");
+          }
+        }
+        if (shape.element_type() != operand_shape(0).element_type()) {
+          return Error("broadcast changes the element type");
+        }
+        return;
+      }
+      case Rule::kReshape: {
+        if (!ExpectOperands(instruction, 1) || !ExpectArrays(instruction)) return;
+        if (shape.ElementCount() != operand_shape(0).ElementCount() ||
+            shape.element_type() != operand_shape(0).element_type()) {
+          return Error("reshape of " + operand_shape(0).ToString(false) + " to " +
+                       shape.ToString(false) + " changes the element count or type");
+        }
+        return;
+      }
+      case Rule::kTranspose:
+      case Rule::kReverse: {
+        if (!ExpectOperands(instruction, 1) || !ExpectArrays(instruction)) return;
+        std::vector<int64_t> dims = instruction.dimensions();
+        const Shape& in = operand_shape(0);
+        if (!ExpectDimensions(op + " dimensions", dims, in.rank())) return;
+        Shape inferred = in;
+        if (rule == Rule::kTranspose) {
+          if (static_cast<int>(dims.size()) != in.rank()) {
+            return Error("transpose dimensions=" + Join(dims) + " is not a permutation of " +
+                         std::to_string(in.rank()) + " dimensions");
+          }
+          for (size_t i = 0; i < dims.size(); ++i) {
+            inferred.set_dim(static_cast<int>(i), in.dim(static_cast<int>(dims[i])));
+          }
+        }
+        return ExpectShape(instruction, inferred);
+      }
+      case Rule::kSlice: {
+        if (!ExpectOperands(instruction, 1) || !ExpectArrays(instruction)) return;
+        const Shape& in = operand_shape(0);
+        std::vector<SliceBounds> bounds = instruction.slice();
+        if (static_cast<int>(bounds.size()) != in.rank()) {
+          return Error("slice gives " + std::to_string(bounds.size()) + " bound(s) for rank " +
+                       std::to_string(in.rank()));
+        }
+        Shape inferred = in;
+        for (int i = 0; i < in.rank(); ++i) {
+          const SliceBounds& b = bounds[i];
+          if (b.start < 0 || b.start > b.limit || b.limit > in.dim(i) || b.stride < 1) {
+            return Error("slice bounds [" + std::to_string(b.start) + ":" +
+                         std::to_string(b.limit) + ":" + std::to_string(b.stride) +
+                         "] out of range for dimension " + std::to_string(i) + " of size " +
+                         std::to_string(in.dim(i)));
+          }
+          inferred.set_dim(i, (b.limit - b.start + b.stride - 1) / b.stride);
+        }
+        return ExpectShape(instruction, inferred);
+      }
+      case Rule::kDynamicSlice: {
+        if (!ExpectArrays(instruction) || instruction.operand_count() < 1) return;
+        const Shape& in = operand_shape(0);
+        std::vector<int64_t> sizes = instruction.IntListAttribute("dynamic_slice_sizes");
+        if (static_cast<int>(sizes.size()) != in.rank()) {
+          return Error("dynamic_slice_sizes=" + Join(sizes) + " does not match rank " +
+                       std::to_string(in.rank()));
+        }
+        Shape inferred = in;
+        for (int i = 0; i < in.rank(); ++i) {
+          if (sizes[i] < 0 || sizes[i] > in.dim(i)) {
+            return Error("dynamic_slice_sizes=" + Join(sizes) + " exceeds the operand " +
+                         in.ToString(false));
+          }
+          inferred.set_dim(i, sizes[i]);
+        }
+        return ExpectShape(instruction, inferred);
+      }
+      case Rule::kDynamicUpdateSlice: {
+        if (!ExpectArrays(instruction) || instruction.operand_count() < 2) return;
+        const Shape& in = operand_shape(0);
+        const Shape& update = operand_shape(1);
+        if (update.rank() != in.rank()) {
+          return Error("dynamic-update-slice update " + update.ToString(false) +
+                       " has another rank than the operand " + in.ToString(false));
+        }
+        for (int i = 0; i < in.rank(); ++i) {
+          if (update.dim(i) > in.dim(i)) {
+            return Error("dynamic-update-slice update " + update.ToString(false) +
+                         " is larger than the operand " + in.ToString(false));
+          }
+        }
+        return ExpectShape(instruction, in);
+      }
+      case Rule::kConcatenate: {
+        if (instruction.operand_count() < 1 || !ExpectArrays(instruction)) return;
+        std::vector<int64_t> dims = instruction.dimensions();
+        const Shape& first = operand_shape(0);
+        if (dims.size() != 1) return Error("concatenate needs one dimension, has " + Join(dims));
+        if (!ExpectDimensions("concatenate dimensions", dims, first.rank())) return;
+        Shape inferred = first;
+        for (int i = 1; i < instruction.operand_count(); ++i) {
+          const Shape& next = operand_shape(i);
+          bool fits = next.rank() == first.rank() && next.element_type() == first.element_type();
+          for (int d = 0; fits && d < first.rank(); ++d) {
+            fits = d == dims[0] || next.dim(d) == first.dim(d);
+          }
+          if (!fits) {
+            return Error("concatenate operands " + first.ToString(false) + " and " +
+                         next.ToString(false) + " differ outside dimension " +
+                         std::to_string(dims[0]));
+          }
+          inferred.set_dim(static_cast<int>(dims[0]),
+                           inferred.dim(static_cast<int>(dims[0])) + next.dim(static_cast<int>(dims[0])));
+        }
+        return ExpectShape(instruction, inferred);
+      }
+      case Rule::kIota: {
+        std::optional<int64_t> dim = instruction.IntAttribute("iota_dimension");
+        if (!shape.IsArray() || !dim || *dim < 0 || *dim >= shape.rank()) {
+          return Error("iota_dimension out of range for " + shape.ToString(false));
+        }
+        return;
+      }
+      case Rule::kDot: {
+        if (!ExpectOperands(instruction, 2) || !ExpectArrays(instruction)) return;
+        const Shape& lhs = operand_shape(0);
+        const Shape& rhs = operand_shape(1);
+        DotDimensions d = instruction.dot_dimensions();
+        std::vector<int64_t> lhs_all = d.lhs_batch, rhs_all = d.rhs_batch;
+        lhs_all.insert(lhs_all.end(), d.lhs_contracting.begin(), d.lhs_contracting.end());
+        rhs_all.insert(rhs_all.end(), d.rhs_contracting.begin(), d.rhs_contracting.end());
+        if (!ExpectDimensions("dot lhs batch and contracting dims", lhs_all, lhs.rank()) ||
+            !ExpectDimensions("dot rhs batch and contracting dims", rhs_all, rhs.rank())) {
+          return;
+        }
+        if (d.lhs_batch.size() != d.rhs_batch.size() ||
+            d.lhs_contracting.size() != d.rhs_contracting.size()) {
+          return Error("dot has unequal numbers of lhs and rhs batch or contracting dimensions");
+        }
+        for (size_t i = 0; i < lhs_all.size(); ++i) {
+          if (lhs.dim(static_cast<int>(lhs_all[i])) != rhs.dim(static_cast<int>(rhs_all[i]))) {
+            return Error("dot pairs lhs dimension " + std::to_string(lhs_all[i]) + " (size " +
+                         std::to_string(lhs.dim(static_cast<int>(lhs_all[i]))) +
+                         ") with rhs dimension " + std::to_string(rhs_all[i]) + " (size " +
+                         std::to_string(rhs.dim(static_cast<int>(rhs_all[i]))) + ")");
+          }
+        }
+        // The result type may differ (preferred_element_type): compare dimensions.
+        Shape inferred = InferDotShape(lhs, rhs, d, shape.element_type());
+        return ExpectShape(instruction, inferred);
+      }
+      case Rule::kReduce: {
+        int n = instruction.operand_count() / 2;
+        if (instruction.operand_count() % 2 != 0 || n == 0) {
+          return Error("reduce needs pairs of operands and initial values, has " +
+                       std::to_string(instruction.operand_count()) + " operand(s)");
+        }
+        if (Callee(instruction, "to_apply") == nullptr) return;
+        std::vector<Shape> results;
+        std::vector<int64_t> dims = instruction.dimensions();
+        for (int i = 0; i < n; ++i) {
+          const Shape& in = operand_shape(i);
+          if (!in.IsArray()) return Error("reduce operands must be arrays");
+          if (!ExpectDimensions("reduce dimensions", dims, in.rank())) return;
+          std::vector<int64_t> kept;
+          for (int k = 0; k < in.rank(); ++k) {
+            if (std::find(dims.begin(), dims.end(), k) == dims.end()) kept.push_back(in.dim(k));
+          }
+          results.push_back(Shape::Array(operand_shape(n + i).element_type(), kept));
+        }
+        return ExpectShape(instruction, n == 1 ? results[0] : Shape::Tuple(results));
+      }
+      case Rule::kTuple: {
+        std::vector<Shape> elements;
+        for (const HloInstruction* operand : instruction.operands()) {
+          elements.push_back(operand->shape());
+        }
+        return ExpectShape(instruction, Shape::Tuple(elements));
+      }
+      case Rule::kGetTupleElement: {
+        if (!ExpectOperands(instruction, 1)) return;
+        std::optional<int64_t> index = instruction.IntAttribute("index");
+        const Shape& tuple = operand_shape(0);
+        if (!tuple.IsTuple() || !index || *index < 0 ||
+            *index >= static_cast<int64_t>(tuple.tuple_shapes().size())) {
+          return Error("get-tuple-element index out of range for " + tuple.ToString(false));
+        }
+        return ExpectShape(instruction, tuple.tuple_shape(static_cast<int>(*index)));
+      }
+      case Rule::kWhile: {
+        if (!ExpectOperands(instruction, 1)) return;
+        const HloComputation* body = Callee(instruction, "body");
+        const HloComputation* condition = Callee(instruction, "condition");
+        if (body == nullptr || condition == nullptr) return;
+        ExpectShape(instruction, operand_shape(0));
+        for (const HloComputation* callee : {body, condition}) {
+          std::vector<HloInstruction*> parameters = callee->parameters();
+          if (parameters.size() != 1 || !SameShape(parameters[0]->shape(), shape)) {
+            return Error("while " + std::string(callee == body ? "body" : "condition") + " '" +
+                         callee->name() + "' must take one parameter of shape " +
+                         shape.ToString(false));
+          }
+        }
+        if (body->root() && !SameShape(body->root()->shape(), shape)) {
+          return Error("while body '" + body->name() + "' returns " +
+                       body->root()->shape().ToString(false) + ", not " + shape.ToString(false));
+        }
+        if (condition->root() &&
+            !SameShape(condition->root()->shape(), Shape::Array(PrimitiveType::kPred, {}))) {
+          return Error("while condition '" + condition->name() + "' must return pred[]");
+        }
+        return;
+      }
+      case Rule::kCall: {
+        const HloComputation* callee = Callee(instruction, "to_apply");
+        if (callee == nullptr) return;
+        std::vector<HloInstruction*> parameters = callee->parameters();
+        if (static_cast<int>(parameters.size()) != instruction.operand_count()) {
+          return Error("call passes " + std::to_string(instruction.operand_count()) +
+                       " operand(s) to '" + callee->name() + "', which takes " +
+                       std::to_string(parameters.size()));
+        }
+        for (size_t i = 0; i < parameters.size(); ++i) {
+          if (!SameShape(parameters[i]->shape(), operand_shape(static_cast<int>(i)))) {
+            return Error("call operand " + std::to_string(i) + " is " +
+                         operand_shape(static_cast<int>(i)).ToString(false) + " but '" +
+                         callee->name() + "' takes " + parameters[i]->shape().ToString(false));
+          }
+        }
+        if (callee->root()) ExpectShape(instruction, callee->root()->shape());
+        return;
+      }
+    }
+  }
+
+  const HloModule& module_;
+  const HloComputation* computation_ = nullptr;
+  const HloInstruction* instruction_ = nullptr;
+  std::vector<VerifierError> errors_;
+};
+
+}  // namespace
+
+std::string VerifierError::ToString() const {
+  std::string where;
+  if (!computation.empty()) where = "computation '" + computation + "'";
+  if (!instruction.empty()) where += (where.empty() ? "" : ", ") + ("instruction '" + instruction + "'");
+  return where.empty() ? message : where + ": " + message;
+}
+
+std::vector<VerifierError> VerifyModule(const HloModule& module) {
+  return Verifier(module).Run();
+}
+
+void VerifyModuleOrThrow(const HloModule& module, std::string_view text) {
+  std::vector<VerifierError> errors = VerifyModule(module);
+  if (errors.empty()) return;
+  constexpr size_t kShown = 5;
+  std::string message = "invalid HLO module: ";
+  for (size_t i = 0; i < errors.size() && i < kShown; ++i) {
+    const VerifierError& error = errors[i];
+    std::string position =
+        verifier_internal::DefinitionPosition(text, error.computation, error.instruction);
+    message += (i ? "; " : "") + position + error.ToString();
+  }
+  if (errors.size() > kShown) {
+    message += "; and " + std::to_string(errors.size() - kShown) + " more";
+  }
+  throw std::invalid_argument(message);
+}
+
+}  // namespace exla

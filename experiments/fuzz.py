@@ -1,0 +1,491 @@
+"""Differential fuzzer: random TensorFlow and JAX programs, unrewritten against rewritten.
+
+``python -m experiments fuzz --n 2000 --seed S [--jobs 2] [--out DIR]``
+
+Each program (:mod:`experiments.fuzz_programs`) is lowered to HLO, rewritten by
+``exla.optimize_hlo`` at a threshold small enough to force splitting, and both
+modules are run through ``exla.bridge.tensorflow_call.call_hlo``. The verdict
+uses the original program's own error as the yardstick: for a float32 program
+the float64 twin (same program, same inputs) is the reference, and the
+rewritten program fails if its error exceeds ``max(4 x original error,
+4 x (condition x eps))``, where ``condition x eps`` is measured as the change
+of the float64 result when the inputs move by one ulp of the program's
+precision. A float64 program has no higher reference; its yardstick is its
+float32 twin's error scaled by ``eps64 / eps32``. Rewritten and original are
+also compared directly (shapes, NaN pattern).
+
+Programs run in child processes in batches, so a segfault or a hang costs one
+program (counted as a crash), not the run. Every failure leaves a reproducer:
+``<out>/<seed>/`` with the program, HLO before and after, inputs and outputs
+(``.npz``); ``python -m experiments fuzz --replay SEED`` runs one program again.
+Every verdict is appended to ``<out>/verdicts.jsonl`` as it comes, so a run cut
+short still has its figures (``--summarize --out DIR``).
+
+A mismatch is attributed to the algebraic rewriter when the program passes
+with that pass left out (its distance expansion ``|x|^2 + |y|^2 - 2 x.y`` is a
+known source of float32 error); such mismatches are counted under their own
+category, never dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from experiments import fuzz_programs as fp
+
+EPS = {"float32": float(np.finfo(np.float32).eps), "float64": float(np.finfo(np.float64).eps)}
+KNOWN_PASS = "algebraic-rewriter"
+DEFAULT_OUT = Path(tempfile.gettempdir()) / "exla-fuzz"
+
+Rewrite = Callable[[str, fp.Program, "list[str] | None"], "tuple[str, bool]"]
+
+
+@dataclasses.dataclass
+class Verdict:
+    """What happened to one program."""
+
+    seed: int
+    category: str  # "ok", "mismatch", "mismatch:algebraic-rewriter", "exception:...", "crash", "skipped:..."
+    split: bool = False
+    ops: list[str] = dataclasses.field(default_factory=list)
+    error_original: float | None = None
+    error_rewritten: float | None = None
+    yardstick: float | None = None
+    detail: str = ""
+    seconds: float = 0.0
+
+
+def _normwise(actual: list[np.ndarray], reference: list[np.ndarray]) -> float:
+    """max over outputs of max|a - r| / max|r|: error on the output's own scale."""
+    worst = 0.0
+    for a, r in zip(actual, reference):
+        a = np.asarray(a, np.float64)
+        r = np.asarray(r, np.float64)
+        if a.shape != r.shape:
+            return float("inf")
+        if a.size == 0:
+            continue
+        finite = np.isfinite(r)
+        if not np.array_equal(finite, np.isfinite(a)):
+            return float("inf")
+        if not finite.any():
+            continue
+        scale = max(float(np.max(np.abs(r[finite]))), np.finfo(np.float64).tiny)
+        worst = max(worst, float(np.max(np.abs(a[finite] - r[finite]))) / scale)
+    return worst
+
+
+def judge(program: fp.Program, original: list[np.ndarray], rewritten: list[np.ndarray],
+          reference: list[np.ndarray], perturbed: list[np.ndarray],
+          twin32_error: float | None = None) -> tuple[bool, float, float, float]:
+    """Whether `rewritten` is as accurate as `original`: (ok, err_orig, err_rw, yardstick).
+
+    `reference` is the float64 result, `perturbed` the float64 result with the
+    inputs moved by about one ulp of the program's precision (its spread is
+    the condition number times eps). For a float64 program `original` is its
+    own reference, and `twin32_error` (the float32 twin's error) sets the
+    yardstick.
+    """
+    eps = EPS[program.dtype]
+    conditioned = max(_normwise(perturbed, reference), eps)
+    if program.dtype == "float32":
+        err_orig = _normwise(original, reference)
+    else:
+        err_orig = (twin32_error or 0.0) * EPS["float64"] / EPS["float32"]
+        reference = original
+    err_rw = _normwise(rewritten, reference)
+    yardstick = max(4.0 * err_orig, 4.0 * conditioned)
+    shapes_agree = [np.shape(a) for a in original] == [np.shape(b) for b in rewritten]
+    return shapes_agree and err_rw <= yardstick, err_orig, err_rw, yardstick
+
+
+def default_rewrite(text: str, program: fp.Program, passes: list[str] | None) -> tuple[str, bool]:
+    """exla.optimize_hlo at the program's threshold: (new text, whether it split)."""
+    import exla
+
+    new_text, report = exla.optimize_hlo(text, threshold=program.threshold,
+                                         split_size=program.split_size, passes=passes)
+    return new_text, "tensor-splitter" in report.changed_passes
+
+
+def _scale_parameter(text: str, factor: float = 1.001) -> str:
+    """`text` with ENTRY's parameter 0 multiplied by `factor`: a wrong rewrite."""
+    import re
+
+    entry = text.index("\nENTRY ")
+    pattern = re.compile(r"^(\s*)(%?[\w.\-]+) = ((f32|f64)\[[\d,]*\](?:\{[\d,]*\})?) "
+                         r"parameter\(0\)(.*)$", re.M)
+    match = pattern.search(text, entry)
+    indent, name, shape, element, rest = match.groups()
+    lines = [f"{indent}{name}.orig = {shape} parameter(0){rest}",
+             f"{indent}{name}.c = {element}[] constant({factor})",
+             f"{indent}{name}.b = {shape} broadcast({name}.c), dimensions={{}}",
+             f"{indent}{name} = {shape} multiply({name}.orig, {name}.b)"]
+    return text[:match.start()] + "\n".join(lines) + text[match.end():]
+
+
+def _wrong_rewrite(text: str, program: fp.Program, passes: list[str] | None) -> tuple[str, bool]:
+    new_text, split = default_rewrite(text, program, passes)
+    return _scale_parameter(new_text), split
+
+
+# The fuzzer's self-check (`--inject`): rewrites known to be wrong, which every
+# program must report as a mismatch.
+INJECTED: dict[str, Rewrite] = {"scale-parameter": _wrong_rewrite}
+
+
+def _execute(text: str, args: list[np.ndarray]) -> list[np.ndarray]:
+    from exla.bridge.tensorflow_call import call_hlo
+
+    return [np.asarray(o) for o in call_hlo(text, list(args))]
+
+
+def _perturb(args: list[np.ndarray], eps: float, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed + 2)
+    return [a.astype(np.float64) * (1.0 + eps * rng.choice([-1.0, 1.0], size=a.shape))
+            for a in args]
+
+
+def run_program(seed: int, rewrite: Rewrite = default_rewrite,
+                out_dir: Path | None = None) -> Verdict:
+    """Generates, rewrites, runs and judges the program of `seed`."""
+    start = time.perf_counter()
+    program = fp.generate(seed)
+    verdict = Verdict(seed, "ok", ops=program.ops())
+    args = fp.make_inputs(program)
+    args64 = [a.astype(np.float64) for a in args]
+    twin64 = program.twin("float64")
+    try:
+        before = fp.lower(program, args)
+        original = _execute(before, args)
+        reference, perturbed = fp.run_direct(
+            twin64, args64, _perturb(args, EPS[program.dtype], seed))
+        twin32_error = None
+        if program.dtype == "float64":
+            twin32 = program.twin("float32")
+            twin32_error = _normwise(
+                fp.run_direct(twin32, [a.astype(np.float32) for a in args])[0], reference)
+    except Exception as e:  # noqa: BLE001  (the program itself does not run: a generator fault)
+        verdict.category = "skipped:frontend"
+        verdict.detail = f"{type(e).__name__}: {e}"[:2000]
+        return _finish(verdict, start)
+
+    def attempt(passes: list[str] | None) -> tuple[str, str, list[np.ndarray] | None]:
+        """(category, after text, outputs) of one rewrite; category '' when it ran."""
+        try:
+            after, split = rewrite(before, program, passes)
+            if passes is None:
+                verdict.split = split
+        except Exception as e:  # noqa: BLE001
+            verdict.detail = f"optimize: {type(e).__name__}: {e}"[:2000]
+            return "exception:optimize", "", None
+        if after == before:
+            return "", after, original
+        try:
+            return "", after, _execute(after, args)
+        except Exception as e:  # noqa: BLE001
+            verdict.detail = f"run rewritten: {type(e).__name__}: {e}"[:2000]
+            return "exception:run-rewritten", after, None
+
+    category, after, rewritten = attempt(None)
+    if not category:
+        ok, verdict.error_original, verdict.error_rewritten, verdict.yardstick = judge(
+            program, original, rewritten, reference, perturbed, twin32_error)
+        if not ok:
+            category = "mismatch"
+            verdict.detail = (f"rewritten error {verdict.error_rewritten:.3g} > yardstick "
+                              f"{verdict.yardstick:.3g} (original {verdict.error_original:.3g})")
+            if _passes_without_known(program, attempt, original, reference, perturbed,
+                                     twin32_error):
+                category = f"mismatch:{KNOWN_PASS}"
+    verdict.category = category or "ok"
+    if verdict.category != "ok" and out_dir is not None:
+        save_reproducer(out_dir, program, args, before, after,
+                        {"original": original, "rewritten": rewritten or [],
+                         "reference": reference}, verdict)
+    return _finish(verdict, start)
+
+
+def _passes_without_known(program, attempt, original, reference, perturbed, twin32_error) -> bool:
+    from exla.optimize import default_pipeline
+
+    passes = [p for p in default_pipeline() if p != KNOWN_PASS]
+    category, _, outputs = attempt(passes)
+    if category or outputs is None:
+        return False
+    return judge(program, original, outputs, reference, perturbed, twin32_error)[0]
+
+
+def _finish(verdict: Verdict, start: float) -> Verdict:
+    verdict.seconds = round(time.perf_counter() - start, 3)
+    return verdict
+
+
+def _as_arrays(prefix: str, arrays: Iterable[np.ndarray]) -> dict[str, np.ndarray]:
+    return {f"{prefix}{i}": np.asarray(a) for i, a in enumerate(arrays)}
+
+
+def save_reproducer(out_dir: Path, program: fp.Program, args: list[np.ndarray], before: str,
+                    after: str, outputs: dict[str, list[np.ndarray]], verdict: Verdict) -> Path:
+    """Writes `<out_dir>/<seed>/`: program.json, before.hlo, after.hlo, inputs.npz, outputs.npz."""
+    where = Path(out_dir) / str(program.seed)
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "program.json").write_text(json.dumps(
+        {"program": dataclasses.asdict(program), "description": program.describe(),
+         "verdict": dataclasses.asdict(verdict),
+         "replay": f"python -m experiments fuzz --replay {program.seed}"}, indent=1))
+    (where / "before.hlo").write_text(before)
+    (where / "after.hlo").write_text(after)
+    np.savez(where / "inputs.npz", *args)
+    arrays: dict[str, np.ndarray] = {}
+    for name, values in outputs.items():
+        arrays.update(_as_arrays(f"{name}_", values))
+    np.savez(where / "outputs.npz", **arrays)
+    return where
+
+
+# ----- batches in child processes ------------------------------------------------------
+
+
+def _worker(seeds: list[int], progress: Path, out_dir: Path, inject: str | None = None) -> None:
+    """Child process: runs `seeds`, appending one JSON line per event to `progress`."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)  # float64 twins; float32 programs stay float32
+    with open(progress, "a", buffering=1) as log:
+        for seed in seeds:
+            log.write(json.dumps({"start": seed}) + "\n")
+            try:
+                verdict = run_program(seed, INJECTED[inject] if inject else default_rewrite,
+                                      out_dir)
+            except Exception as e:  # noqa: BLE001  (a fault of the fuzzer: counted, not fatal)
+                verdict = Verdict(seed, "skipped:fuzzer", detail=f"{type(e).__name__}: {e}")
+            log.write(json.dumps({"done": dataclasses.asdict(verdict)}) + "\n")
+
+
+def _read_progress(path: Path) -> tuple[list[Verdict], int | None]:
+    done: list[Verdict] = []
+    started = None
+    if not path.exists():
+        return done, None
+    for line in path.read_text().splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:  # a line cut short by a crash
+            continue
+        if "start" in event:
+            started = event["start"]
+        else:
+            done.append(Verdict(**event["done"]))
+            started = None
+    return done, started
+
+
+def _run_batch(seeds: list[int], out_dir: Path, timeout_s: float,
+               on_verdict: Callable[[Verdict], None], inject: str | None = None) -> None:
+    """Runs `seeds` in children until each has a verdict; a child that dies or
+    hangs costs the program it was running, which is counted as a crash."""
+    remaining = list(seeds)
+    while remaining:
+        with tempfile.TemporaryDirectory() as tmp:
+            progress = Path(tmp) / "progress.jsonl"
+            command = [sys.executable, "-m", "experiments.fuzz", "--worker", str(progress),
+                       "--out", str(out_dir), "--seeds", ",".join(map(str, remaining))]
+            if inject:
+                command += ["--inject", inject]
+            child = subprocess.Popen(command, cwd=str(fp_root()), stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
+            last_change, seen, hung = time.monotonic(), 0, False
+            while child.poll() is None:
+                time.sleep(0.5)
+                done, _ = _read_progress(progress)
+                if len(done) != seen:
+                    seen, last_change = len(done), time.monotonic()
+                elif time.monotonic() - last_change > timeout_s:
+                    child.kill()
+                    hung = True
+                    break
+            stderr = child.communicate()[1] or ""
+            done, started = _read_progress(progress)
+        for verdict in done:
+            on_verdict(verdict)
+        finished = {v.seed for v in done}
+        remaining = [s for s in remaining if s not in finished]
+        if not remaining:
+            break
+        # The child died: the program it had started (or, if it died before
+        # starting one, the first remaining) is the crash.
+        culprit = started if started is not None else remaining[0]
+        program = fp.generate(culprit)
+        # A program the watchdog stopped is a timeout (a hang, or a machine
+        # too loaded for --timeout), not a crash of exla.
+        crash = Verdict(culprit, "timeout" if hung else "crash", ops=program.ops(),
+                        detail=f"child exit {child.returncode}"
+                               f"{' after ' + str(timeout_s) + ' s without progress' if hung else ''}: "
+                               f"{stderr[-1500:]}")
+        _save_crash(out_dir, program, crash)
+        on_verdict(crash)
+        remaining.remove(culprit)
+
+
+def _save_crash(out_dir: Path, program: fp.Program, verdict: Verdict) -> None:
+    args = fp.make_inputs(program)
+    try:
+        before = fp.lower(program, args)
+    except Exception as e:  # noqa: BLE001
+        before = f"// lowering failed: {e}"
+    save_reproducer(out_dir, program, args, before, "", {}, verdict)
+
+
+def fp_root() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+@dataclasses.dataclass
+class Summary:
+    """Counts of a fuzzing run."""
+
+    verdicts: list[Verdict] = dataclasses.field(default_factory=list)
+
+    def add(self, verdict: Verdict) -> None:
+        self.verdicts.append(verdict)
+
+    def count(self, prefix: str) -> int:
+        return sum(1 for v in self.verdicts if v.category.startswith(prefix))
+
+    def line(self) -> str:
+        return (f"tried {len(self.verdicts)} / split {sum(v.split for v in self.verdicts)} / "
+                f"mismatches {self.count('mismatch')} / crashes {self.count('crash')} / "
+                f"exceptions {self.count('exception')} / timeouts {self.count('timeout')}")
+
+    def categories(self) -> dict[str, int]:
+        return dict(sorted(collections.Counter(v.category for v in self.verdicts).items()))
+
+    def per_op(self) -> dict[str, tuple[int, int, int]]:
+        """op -> (programs using it, split, not ok)."""
+        table: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
+        for v in self.verdicts:
+            for op in v.ops:
+                row = table[op]
+                row[0] += 1
+                row[1] += v.split
+                row[2] += v.category != "ok"
+        return {op: tuple(row) for op, row in sorted(table.items())}
+
+    def report(self) -> str:
+        lines = [self.line(), "categories: " + ", ".join(
+            f"{k} {n}" for k, n in self.categories().items())]
+        lines.append("per op (programs / split / failed): " + ", ".join(
+            f"{op} {a}/{b}/{c}" for op, (a, b, c) in self.per_op().items()))
+        for v in self.verdicts:
+            if v.category != "ok":
+                lines.append(f"  seed {v.seed}: {v.category}: {v.detail[:300]}")
+        return "\n".join(lines)
+
+
+def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: int = 40,
+         timeout_s: float = 300.0, verbose: bool = True, inject: str | None = None,
+         resume: bool = False) -> Summary:
+    """Runs `n` programs (seeds ``seed*1_000_000 + i``) in child processes.
+
+    With `resume`, verdicts already in ``<out_dir>/verdicts.jsonl`` are kept
+    and their programs not run again.
+    """
+    import concurrent.futures
+    import threading
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    seeds = [seed * 1_000_000 + i for i in range(n)]
+    summary = Summary()
+    log_path = out_dir / "verdicts.jsonl"
+    if resume and log_path.exists():  # a run cut short: keep its verdicts, run the rest
+        for line in log_path.read_text().splitlines():
+            verdict = Verdict(**json.loads(line))
+            if verdict.seed in seeds and verdict.seed not in {v.seed for v in summary.verdicts}:
+                summary.add(verdict)
+        done = {v.seed for v in summary.verdicts}
+        seeds = [s for s in seeds if s not in done]
+    batches = [seeds[i:i + batch] for i in range(0, len(seeds), batch)]
+    lock = threading.Lock()
+
+    log = open(log_path, "a", buffering=1)
+
+    def record(verdict: Verdict) -> None:
+        with lock:
+            summary.add(verdict)
+            log.write(json.dumps(dataclasses.asdict(verdict)) + "\n")
+            if verbose and (verdict.category != "ok" or len(summary.verdicts) % 25 == 0):
+                print(f"[{len(summary.verdicts)}/{n}] seed {verdict.seed} {verdict.category} "
+                      f"{verdict.detail[:200]}", flush=True)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(lambda b: _run_batch(b, out_dir, timeout_s, record, inject), batches))
+    log.close()
+    summary.verdicts.sort(key=lambda v: v.seed)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments fuzz", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=200, help="programs to try")
+    parser.add_argument("--seed", type=int, default=0, help="run seed")
+    parser.add_argument("--jobs", type=int, default=1, help="child processes at once")
+    parser.add_argument("--batch", type=int, default=40, help="programs per child process")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per program")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="reproducer directory")
+    parser.add_argument("--replay", type=int, help="run the program of one seed, in-process")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the verdicts already in --out and run only the rest")
+    parser.add_argument("--summarize", action="store_true",
+                        help="print the summary of the verdicts recorded in --out (a run so far)")
+    parser.add_argument("--inject", choices=sorted(INJECTED),
+                        help="self-check: use a known-wrong rewrite (every program must mismatch)")
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--seeds", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker is not None:
+        _worker([int(s) for s in args.seeds.split(",")], args.worker, args.out, args.inject)
+        return 0
+    if args.summarize:
+        summary = Summary([Verdict(**json.loads(line)) for line in
+                           (args.out / "verdicts.jsonl").read_text().splitlines() if line])
+        print(summary.report())
+        return 0
+    if args.replay is not None:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        print(fp.generate(args.replay).describe())
+        verdict = run_program(args.replay, INJECTED[args.inject] if args.inject
+                              else default_rewrite, args.out)
+        print(json.dumps(dataclasses.asdict(verdict), indent=1))
+        return 0 if verdict.category == "ok" else 1
+    start = time.time()
+    summary = fuzz(args.n, args.seed, args.out, args.jobs, args.batch, args.timeout,
+                   inject=args.inject, resume=args.resume)
+    print(summary.report())
+    print(f"({time.time() - start:.0f} s; reproducers in {args.out})")
+    return 0 if summary.line().endswith(
+        "mismatches 0 / crashes 0 / exceptions 0 / timeouts 0") else 1
+
+
+if __name__ == "__main__":
+    from experiments import exla_source_paths
+
+    sys.path[:0] = [p for p in exla_source_paths() if p not in sys.path]
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    sys.exit(main())

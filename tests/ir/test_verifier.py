@@ -1,0 +1,157 @@
+"""exla's HLO verifier (cc/ir/verifier.cc): malformed modules are refused with a
+ValueError naming the problem and where it is; every corpus program and every
+pass output verifies clean."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
+
+from corpus import programs  # noqa: E402
+from tests._extension import load_extension  # noqa: E402
+
+_exla = load_extension()
+
+import exla  # noqa: E402
+
+
+def _module(entry: str, extra: str = "") -> str:
+    return f"HloModule m\n{extra}\nENTRY main {{\n{entry}\n}}\n"
+
+
+ADD = """
+add_f32 {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}"""
+
+# (name, module text, words the error must contain)
+INVALID = [
+    ("duplicate parameter number",
+     _module("  a = f32[4] parameter(0)\n  b = f32[4] parameter(0)\n  ROOT c = f32[4] add(a, b)"),
+     ["duplicate parameter number 0", "line 5, column 3"]),
+    ("gap in parameter numbers",
+     _module("  a = f32[4] parameter(0)\n  b = f32[4] parameter(2)\n  ROOT c = f32[4] add(a, b)"),
+     ["parameter numbers must be 0..1", "1 is missing"]),
+    ("two ENTRY computations",
+     "HloModule m\nENTRY first {\n  ROOT a = f32[] parameter(0)\n}\n"
+     "ENTRY second {\n  ROOT b = f32[] parameter(0)\n}\n",
+     ["second ENTRY", "'first'", "line 5, column 7"]),
+    ("negative dimension",
+     _module("  a = f32[-3] parameter(0)\n  ROOT n = f32[-3] negate(a)"),
+     ["negative dimension -3"]),
+    ("constant with the wrong element count",
+     _module("  ROOT c = f32[4] constant({1, 2, 3})"),
+     ["constant literal has 3 element(s)", "holds 4"]),
+    ("constant of a matrix with the wrong element count",
+     _module("  ROOT c = s32[2,2] constant({ {1, 2}, {3, 4}, {5, 6} })"),
+     ["has 6 element(s)", "holds 4"]),
+    ("recursive call",
+     "HloModule m\nf {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=f\n}\n"
+     "ENTRY main {\n  a = f32[] parameter(0)\n  ROOT c = f32[] call(a), to_apply=f\n}\n",
+     ["recursive computation call", "'f' -> 'f'"]),
+    ("mutually recursive calls",
+     "HloModule m\ng {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=f\n}\n"
+     "f {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=g\n}\n"
+     "ENTRY main {\n  a = f32[] parameter(0)\n  ROOT c = f32[] call(a), to_apply=f\n}\n",
+     ["recursive computation call"]),
+    ("operand that is the instruction itself",
+     _module("  a = f32[4] parameter(0)\n  b = f32[4] add(a, b)\n  ROOT c = f32[4] negate(b)"),
+     ["its own operand"]),
+    ("cycle through a later instruction",
+     _module("  a = f32[4] parameter(0)\n  b = f32[4] add(a, c)\n  c = f32[4] negate(b)\n"
+             "  ROOT d = f32[4] copy(c)"),
+     ["a cycle"]),
+    ("add of mismatched shapes",
+     _module("  a = f32[4] parameter(0)\n  b = f32[5] parameter(1)\n  ROOT c = f32[4] add(a, b)"),
+     ["add operands differ: f32[4] vs f32[5]", "line 6, column 8"]),
+    ("add with a wrong result shape",
+     _module("  a = f32[4] parameter(0)\n  ROOT c = f32[8] add(a, a)"),
+     ["add has shape f32[8] but its operands give f32[4]"]),
+    ("dot with a wrong result shape",
+     _module("  a = f32[2,3] parameter(0)\n  b = f32[3,5] parameter(1)\n"
+             "  ROOT d = f32[2,6] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+     ["dot has shape f32[2,6] but its operands give f32[2,5]"]),
+    ("dot contracting sizes differ",
+     _module("  a = f32[2,3] parameter(0)\n  b = f32[4,5] parameter(1)\n"
+             "  ROOT d = f32[2,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+     ["dot pairs lhs dimension 1 (size 3) with rhs dimension 0 (size 4)"]),
+    ("dot dimension out of range",
+     _module("  a = f32[2,3] parameter(0)\n  b = f32[3,5] parameter(1)\n"
+             "  ROOT d = f32[2,5] dot(a, b), lhs_contracting_dims={2}, rhs_contracting_dims={0}"),
+     ["out of range for rank 2"]),
+    ("reduce dimensions out of range",
+     _module("  a = f32[4,5] parameter(0)\n  z = f32[] constant(0)\n"
+             "  ROOT r = f32[4] reduce(a, z), dimensions={2}, to_apply=add_f32", ADD),
+     ["reduce dimensions={2} out of range for rank 2"]),
+    ("broadcast dimensions out of range",
+     _module("  a = f32[4] parameter(0)\n  ROOT b = f32[4,5] broadcast(a), dimensions={3}"),
+     ["broadcast dimensions={3} out of range for rank 2"]),
+    ("transpose that is not a permutation",
+     _module("  a = f32[4,5] parameter(0)\n  ROOT t = f32[5,4] transpose(a), dimensions={0,0}"),
+     ["repeats dimension 0"]),
+    ("slice out of bounds",
+     _module("  a = f32[4] parameter(0)\n  ROOT s = f32[6] slice(a), slice={[0:6]}"),
+     ["slice bounds [0:6:1] out of range"]),
+    ("concatenate of mismatched operands",
+     _module("  a = f32[4,2] parameter(0)\n  b = f32[4,3] parameter(1)\n"
+             "  ROOT c = f32[8,2] concatenate(a, b), dimensions={0}"),
+     ["differ outside dimension 0"]),
+    ("get-tuple-element out of range",
+     _module("  a = f32[4] parameter(0)\n  t = (f32[4]) tuple(a)\n"
+             "  ROOT g = f32[4] get-tuple-element(t), index=1"),
+     ["get-tuple-element index out of range"]),
+    ("reshape that changes the element count",
+     _module("  a = f32[4,5] parameter(0)\n  ROOT r = f32[21] reshape(a)"),
+     ["changes the element count"]),
+]
+
+
+@pytest.mark.parametrize("name,text,words", INVALID, ids=[case[0] for case in INVALID])
+def test_invalid_module_is_refused(name, text, words):
+    with pytest.raises(ValueError) as info:
+        _exla.verify(text)
+    message = str(info.value)
+    for word in words:
+        assert word in message, f"{name}: {word!r} not in {message!r}"
+    # The public API verifies its input before any pass runs.
+    with pytest.raises(ValueError, match="invalid HLO module"):
+        exla.optimize_hlo(text, threshold="1KB")
+
+
+def test_unknown_opcodes_are_carried_not_verified():
+    text = _module("  a = f32[4] parameter(0)\n"
+                   "  ROOT x = f32[7,7] some-future-op(a), whatever={1,2}")
+    _exla.verify(text)
+    out, _ = exla.optimize_hlo(text, threshold="1KB")
+    assert "some-future-op(a), whatever={1,2}" in out
+
+
+def test_valid_small_modules_verify():
+    _exla.verify(_module("  a = f32[4,5] parameter(0)\n  z = f32[] constant(0)\n"
+                         "  r = f32[4] reduce(a, z), dimensions={1}, to_apply=add_f32\n"
+                         "  b = f32[4,3] broadcast(r), dimensions={0}\n"
+                         "  t = f32[3,4] transpose(b), dimensions={1,0}\n"
+                         "  c = f32[4] constant({1, 2, 3, 4})\n"
+                         "  s = f32[2] slice(c), slice={[0:4:2]}\n"
+                         "  ROOT d = f32[4,4] dot(b, t), lhs_contracting_dims={1}, "
+                         "rhs_contracting_dims={0}", ADD))
+
+
+@pytest.mark.parametrize("name", programs.names())
+def test_corpus_program_and_every_pass_output_verify(name):
+    text = programs.get(name).hlo_text
+    _exla.verify(text)
+    for passes in [None] + [[p] for p in _exla.available_passes()]:
+        for threshold in (0, 16 << 10):  # 16 KB: the splitter rewrites every corpus program
+            out, _ = _exla.optimize(text, passes=passes, threshold=threshold)
+            try:
+                _exla.verify(out)
+            except ValueError as e:
+                raise AssertionError(f"{name}: output of {passes or 'the pipeline'} at threshold "
+                                     f"{threshold}: {e}") from None
