@@ -2,8 +2,12 @@
 
 #include <exception>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "ir/parser.h"
+#include "ir/verifier.h"
 
 namespace exla_test {
 namespace {
@@ -44,6 +48,15 @@ PassRun RunPass(const std::string& pass_name, const std::string& hlo_text,
   std::vector<exla::PassRecord> records;
   PassRun run;
   run.text = exla::OptimizeHloText(hlo_text, one_pass, &records);
+  // Every pass output must be a module XLA would accept: a rule that builds
+  // a wrong shape or a dangling operand fails its test here, by name, rather
+  // than later inside XLA. The verifier is the one the public API runs on
+  // every input.
+  std::vector<exla::VerifierError> errors = exla::VerifyModule(*exla::ParseHloModule(run.text));
+  if (!errors.empty()) {
+    throw std::runtime_error(pass_name + " produced a malformed module: " +
+                             errors.front().ToString() + "\n" + run.text);
+  }
   for (const exla::PassRecord& record : records) {
     run.changed = run.changed || record.changed;
     run.messages.insert(run.messages.end(), record.messages.begin(), record.messages.end());

@@ -11,7 +11,9 @@
 // Only the public API (api/exla.h) is used: the pass is selected by name in
 // Options::passes, and what it did comes back as printed HLO and the
 // PassRecord. So these tests pin behaviour, not the IR classes, and survive
-// refactorings of the passes' internals.
+// refactorings of the passes' internals. The one exception: every pass output
+// goes through the IR verifier (ir/verifier.h), and a malformed one fails the
+// test that produced it.
 #ifndef EXLA_TESTS_CC_PASS_TEST_BENCH_H_
 #define EXLA_TESTS_CC_PASS_TEST_BENCH_H_
 
