@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from exla._memory_cap import run_capped
+from exla.memory_cap import run_capped
 
 pytestmark = pytest.mark.usefixtures("extension")
 
