@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from typing import Any
+from typing import Any, Callable
 
 from exla.options import Options, format_size
 from exla.report import Report
@@ -79,23 +79,35 @@ def explain_function(exla_fn: Any, options: Options, args: tuple, kwargs: dict) 
     import tensorflow as tf
 
     from exla import _tf_program
-    from exla.optimize import optimize_hlo
-
-    name = getattr(exla_fn.python_function, "__name__", "function")
+    from exla.bridge import xla as bridge
 
     start = time.perf_counter()
     concrete, flat_specs, platform = exla_fn.lower(args, kwargs)
     with tf.init_scope():
         text = _tf_program.extract_hlo(concrete, flat_specs, platform)
-    lowered = time.perf_counter()
+    return explain_text(
+        getattr(exla_fn.python_function, "__name__", "function"), text, options,
+        platform=platform, inputs=[(tuple(s.shape.as_list()), s.dtype.name) for s in flat_specs],
+        lowering_seconds=time.perf_counter() - start,
+        convert=bridge.text_to_portable_artifact)
+
+
+def explain_text(name: str, text: str, options: Options, *, platform: str,
+                 inputs: list[tuple[tuple[int, ...], str]], lowering_seconds: float,
+                 convert: Callable[[str], Any]) -> Explanation:
+    """Runs the passes on a lowered program and reports; shared by the TensorFlow and JAX paths.
+
+    ``convert`` is the frontend's conversion of the rewritten text into what
+    it runs (timed as part of exla's cost, its result dropped).
+    """
+    from exla.errors import ExlaError
+    from exla.optimize import optimize_hlo
 
     def optimize(planned_memory: bool) -> tuple[str, Report]:
         return optimize_hlo(text, threshold=options.threshold, split_size=options.split_size,
                             memory_limit=options.memory_limit, strict=options.strict,
                             passes=options.passes, dump_dir=options.dump_dir,
                             planned_memory=planned_memory)
-
-    from exla.errors import ExlaError
 
     planned_error = None
     try:
@@ -111,20 +123,18 @@ def explain_function(exla_fn: Any, options: Options, args: tuple, kwargs: dict) 
     rewritten = report.rewrote_program
     conversion = 0.0
     if rewritten:
-        from exla.bridge import xla as bridge
-
         t0 = time.perf_counter()
-        bridge.text_to_portable_artifact(after)
+        convert(after)
         conversion = time.perf_counter() - t0
     explanation = Explanation(**{f.name: getattr(report, f.name) for f in dataclasses.fields(Report)})
     explanation.function = name
     explanation.platform = platform
-    explanation.inputs = [(tuple(s.shape.as_list()), s.dtype.name) for s in flat_specs]
+    explanation.inputs = inputs
     explanation.rewritten = rewritten
     explanation.hlo_before = text
     explanation.hlo_after = after if rewritten else text
-    explanation.lowering_seconds = lowered - start
+    explanation.lowering_seconds = lowering_seconds
     explanation.conversion_seconds = conversion
-    explanation.exla_seconds = explanation.lowering_seconds + report.seconds + conversion
+    explanation.exla_seconds = lowering_seconds + report.seconds + conversion
     explanation.planned_memory_error = planned_error
     return explanation

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-import logging
 import time
 from typing import Any, Callable, Sequence
 
 __all__ = ["is_jax_function", "explain_jax"]
-
-_log = logging.getLogger("exla")
 
 
 def is_jax_function(fn: Any) -> bool:
@@ -26,9 +22,7 @@ def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, A
     import jax
 
     from exla import _jax_compile
-    from exla.explain import Explanation
-    from exla.optimize import optimize_hlo
-    from exla.report import Report
+    from exla._explanation import explain_text
 
     settings = dict(getattr(fn, "exla_settings", {}))
     settings.update({k: v for k, v in (("threshold", threshold), ("split_size", split_size),
@@ -37,44 +31,15 @@ def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, A
     options = _jax_compile.resolve(settings)
     if not hasattr(fn, "lower"):
         fn = jax.jit(fn)
-    name = getattr(fn, "__name__", "function")
 
     start = time.perf_counter()
     lowered = fn.lower(*args, **kwargs)
     from exla.bridge import jax as jax_bridge
+    from exla.bridge import xla as bridge
 
     text = jax_bridge.lowered_hlo_text(lowered)
-    lowered_at = time.perf_counter()
-
-    def optimize(planned_memory: bool) -> tuple[str, Report]:
-        return optimize_hlo(text, threshold=options.threshold, split_size=options.split_size,
-                            memory_limit=options.memory_limit, passes=options.passes,
-                            dump_dir=options.dump_dir, planned_memory=planned_memory)
-
-    planned_error = None
-    try:
-        after, report = optimize(True)
-    except (ValueError, RuntimeError) as exc:
-        planned_error = str(exc)
-        _log.warning("exla.explain(%s): XLA's planned memory is unavailable: %s", name, exc)
-        after, report = optimize(False)
-    rewritten = report.rewrote_program
-    conversion = 0.0
-    if rewritten:
-        from exla.bridge import xla as bridge
-
-        t0 = time.perf_counter()
-        bridge.text_to_stablehlo(after)
-        conversion = time.perf_counter() - t0
-    explanation = Explanation(**{f.name: getattr(report, f.name) for f in dataclasses.fields(Report)})
-    explanation.function = name
-    explanation.platform = jax.default_backend().upper()
-    explanation.inputs = [(tuple(a.shape), str(a.dtype)) for a in jax.tree.leaves(lowered.in_avals)]
-    explanation.rewritten = rewritten
-    explanation.hlo_before = text
-    explanation.hlo_after = after if rewritten else text
-    explanation.lowering_seconds = lowered_at - start
-    explanation.conversion_seconds = conversion
-    explanation.exla_seconds = explanation.lowering_seconds + report.seconds + conversion
-    explanation.planned_memory_error = planned_error
-    return explanation
+    return explain_text(
+        getattr(fn, "__name__", "function"), text, options,
+        platform=jax.default_backend().upper(),
+        inputs=[(tuple(a.shape), str(a.dtype)) for a in jax.tree.leaves(lowered.in_avals)],
+        lowering_seconds=time.perf_counter() - start, convert=bridge.text_to_stablehlo)
