@@ -64,6 +64,14 @@ def jit(fun: Callable[..., Any] | None = None, *,
 
     Usable as ``exla.jit(f, ...)``, ``@exla.jit`` or ``@exla.jit(threshold=...)``.
 
+    >>> import jax.numpy as jnp, numpy as np, exla
+    >>> @exla.jit(memory_limit="4MB")
+    ... def kernel_sum(x):
+    ...     return jnp.exp(-(x[:, None] - x[None, :]) ** 2).sum(1)   # 2000 x 2000: 16 MB
+    >>> x = np.linspace(0, 1, 2000, dtype=np.float32)
+    >>> bool(jnp.allclose(kernel_sum(x), kernel_sum.__wrapped__(x), rtol=1e-5))
+    True
+
     Args:
       fun: the function to compile, as for ``jax.jit``.
       static_argnums, static_argnames, donate_argnums, donate_argnames: as
