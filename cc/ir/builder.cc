@@ -41,8 +41,11 @@ HloInstruction* HloBuilder::ConstantScalar(PrimitiveType type, double value) {
   return c;
 }
 
-HloInstruction* HloBuilder::ConstantIndex(int64_t value) {
-  return ConstantScalar(PrimitiveType::kS32, static_cast<double>(value));
+HloInstruction* HloBuilder::ConstantIndex(int64_t value, PrimitiveType type) {
+  // Printed from the integer itself: a double would round offsets past 2^53.
+  HloInstruction* c = Add(HloOpcode::kConstant, Shape::Array(type, {}), {});
+  c->set_payload(std::to_string(value));
+  return c;
 }
 
 HloInstruction* HloBuilder::Unary(HloOpcode opcode, HloInstruction* operand) {

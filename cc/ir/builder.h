@@ -23,7 +23,8 @@ class HloBuilder {
   // A scalar constant; integers and booleans are printed exactly, floating
   // point values with enough digits to round-trip.
   HloInstruction* ConstantScalar(PrimitiveType type, double value);
-  HloInstruction* ConstantIndex(int64_t value);  // s32 scalar
+  // An integer index scalar; s32 unless the caller needs offsets past 2^31 - 1.
+  HloInstruction* ConstantIndex(int64_t value, PrimitiveType type = PrimitiveType::kS32);
 
   HloInstruction* Unary(HloOpcode opcode, HloInstruction* operand);
   HloInstruction* Binary(HloOpcode opcode, HloInstruction* lhs, HloInstruction* rhs);

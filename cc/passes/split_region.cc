@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <unordered_set>
 
 #include "ir/builder.h"
@@ -340,7 +341,7 @@ class LoopBuilder {
   // Initial loop state: (index, one buffer per exit, inputs...).
   HloInstruction* InitialState() {
     HloBuilder b(computation_);
-    std::vector<HloInstruction*> elements = {b.ConstantIndex(0)};
+    std::vector<HloInstruction*> elements = {Index(b, 0)};
     for (HloInstruction* exit : region_.exits) {
       const RegionMember& member = region_.members.at(exit);
       const Shape& shape = exit->shape();
@@ -363,7 +364,7 @@ class LoopBuilder {
     HloBuilder b(computation_);
     // The remainder loop restarts its index at 0.
     if (state->Is(HloOpcode::kWhile)) {
-      std::vector<HloInstruction*> elements = {b.ConstantIndex(0)};
+      std::vector<HloInstruction*> elements = {Index(b, 0)};
       for (size_t i = 1; i < state->shape().tuple_shapes().size(); ++i) {
         elements.push_back(b.GetTupleElement(state, static_cast<int64_t>(i)));
       }
@@ -375,6 +376,16 @@ class LoopBuilder {
   std::vector<HloComputation*> bodies() const { return bodies_; }
 
  private:
+  // Loop counters, bounds and slice offsets. XLA's own loops count in s32, so
+  // exla does too, unless an offset can pass 2^31 - 1 (a dimension of more
+  // than 2^31 elements): there s32 would overflow inside the loop body and
+  // slice the wrong rows without any error.
+  static PrimitiveType IndexTypeFor(int64_t extent) {
+    return extent > std::numeric_limits<int32_t>::max() ? PrimitiveType::kS64
+                                                        : PrimitiveType::kS32;
+  }
+  HloInstruction* Index(HloBuilder& b, int64_t value) { return b.ConstantIndex(value, index_type_); }
+
   HloComputation* NewComputation(const std::string& hint) {
     auto computation = std::make_unique<HloComputation>(module_->UniqueName(hint));
     return module_->AddComputationBefore(std::move(computation), computation_);
@@ -385,7 +396,7 @@ class LoopBuilder {
     HloBuilder b(condition);
     HloInstruction* state = b.Parameter(0, state_shape, "state");
     HloInstruction* index = b.GetTupleElement(state, 0);
-    condition->set_root(b.Compare(index, b.ConstantIndex(trips), ComparisonDirection::kLt));
+    condition->set_root(b.Compare(index, Index(b, trips), ComparisonDirection::kLt));
     return condition;
   }
 
@@ -395,9 +406,9 @@ class LoopBuilder {
     HloBuilder b(body);
     HloInstruction* state = b.Parameter(0, state_shape, "state");
     HloInstruction* index = b.GetTupleElement(state, 0);
-    HloInstruction* offset = b.Binary(HloOpcode::kMultiply, index, b.ConstantIndex(chunk));
-    if (base != 0) offset = b.Binary(HloOpcode::kAdd, offset, b.ConstantIndex(base));
-    HloInstruction* zero = b.ConstantIndex(0);
+    HloInstruction* offset = b.Binary(HloOpcode::kMultiply, index, Index(b, chunk));
+    if (base != 0) offset = b.Binary(HloOpcode::kAdd, offset, Index(b, base));
+    HloInstruction* zero = Index(b, 0);
 
     const size_t n_exits = region_.exits.size();
     std::vector<HloInstruction*> passthrough;
@@ -447,13 +458,13 @@ class LoopBuilder {
           original->IntAttribute("iota_dimension") == member.result_dim.dimension()) {
         // A slice of an iota along its own dimension starts at the offset.
         HloInstruction* start = offset;
-        if (shape.element_type() != PrimitiveType::kS32) start = b.Convert(offset, shape.element_type());
+        if (shape.element_type() != index_type_) start = b.Convert(offset, shape.element_type());
         clone = b.Binary(HloOpcode::kAdd, clone, b.Broadcast(start, shape.dims(), {}));
       }
       clones[original] = clone;
     }
 
-    std::vector<HloInstruction*> next_state = {b.Binary(HloOpcode::kAdd, index, b.ConstantIndex(1))};
+    std::vector<HloInstruction*> next_state = {b.Binary(HloOpcode::kAdd, index, Index(b, 1))};
     for (size_t e = 0; e < n_exits; ++e) {
       HloInstruction* exit = region_.exits[e];
       const RegionMember& member = region_.members.at(exit);
@@ -473,6 +484,7 @@ class LoopBuilder {
   }
 
   const SplitRegion& region_;
+  const PrimitiveType index_type_ = IndexTypeFor(region_.size);
   HloComputation* computation_;
   HloModule* module_;
   std::vector<HloInstruction*> members_in_order_;

@@ -440,4 +440,43 @@ TEST(TensorSplitter, OversizedParametersAreInputsNotSplit) {
 )"), SizeOptions(4096, 2048));
 }
 
+TEST(TensorSplitter, OffsetsPastTwoToThe31UseS64Indices) {
+  // 3e9 rows: slice offsets reach 3e9 > 2^31 - 1, so the loop counter, its
+  // bound and every dynamic-slice offset are s64 (s32 would wrap silently).
+  const PassRun run = RunPass(kPass, Module(R"(
+  x = f32[3000000000]{0} parameter(0)
+  e = f32[3000000000]{0} exponential(x)
+  zero = f32[] constant(0)
+  ROOT r = f32[] reduce(e, zero), dimensions={0}, to_apply=sum
+)"), SizeOptions(1000000000, 400000000));
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:      r.split_body {
+    CHECK:      [[I:[a-z0-9.-]+]] = s64[] get-tuple-element
+    CHECK:      s64[] constant(100000000)
+    CHECK:      [[OFF:[a-z0-9.-]+]] = s64[] multiply([[I]],
+    CHECK:      f32[100000000]{0} dynamic-slice({{.*}}[[OFF]]), dynamic_slice_sizes={100000000}
+    CHECK:      r.split_cond {
+    CHECK:      s64[] constant(30)
+    CHECK-NOT:  s32[]
+    CHECK:      ENTRY main {
+    CHECK:      s64[] constant(0)
+  )"));
+  EXPECT_EQ(CountOccurrences(run.text, "s32[]"), 0);
+}
+
+TEST(TensorSplitter, OffsetsBelowTwoToThe31KeepS32Indices) {
+  const PassRun run = RunPass(kPass, Module(R"(
+  x = f32[1000000]{0} parameter(0)
+  e = f32[1000000]{0} exponential(x)
+  zero = f32[] constant(0)
+  ROOT r = f32[] reduce(e, zero), dimensions={0}, to_apply=sum
+)"), SizeOptions(1000000, 400000));
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK: s32[] constant(100000)
+  )"));
+  EXPECT_EQ(CountOccurrences(run.text, "s64[]"), 0);
+}
+
 }  // namespace
