@@ -161,22 +161,30 @@ _UNSPLIT_RE = re.compile(r"^left (?P<where>\S+) (?P<shape>.+?) \((?P<size>[^()]*
                          r"(?P<reason>.*)$", re.S)
 
 
-def unsplit_instructions(messages: list[tuple[str, str]], text: str) -> list[str]:
-    """The instructions the splitter left above the threshold, one line each.
+def unsplit_instructions(messages: list[tuple[str, str]], text: str, *,
+                         above: int = 0) -> list[str]:
+    """The instructions the splitter left whole, one line each, larger than ``above`` bytes.
 
-    Each line names the instruction, its opcode (read from ``text``, the
-    rewritten module), shape, size and the splitter's reason.
+    Each line names the instruction, its opcode and size (read by the C++
+    parser from ``text``, the rewritten module), its shape and the
+    splitter's reason. Only what the splitter itself reports counts:
+    program inputs and the loop state that carries them are buffers that
+    exist anyway, not tensors exla failed to split.
     """
+    from exla import _core
+
+    sizes = {f"{computation}/{name}": (opcode, size)
+             for computation, name, opcode, size in _core.tensor_sizes(text)}
     lines = []
     for _, message in messages:
         match = _UNSPLIT_RE.match(message)
-        if match is None:
+        if match is None or match.group("where") not in sizes:
+            continue  # removed by a later pass: it no longer exists
+        opcode, size = sizes[match.group("where")]
+        if size <= above:
             continue
-        name = match.group("where").rsplit("/", 1)[-1]
-        opcode = re.search(rf"(?m)^\s*(?:ROOT\s+)?%?{re.escape(name)} = .*? ([a-z][a-z0-9-]*)\(",
-                           text)
-        lines.append(f"{match.group('where')} ({opcode.group(1) if opcode else '?'}) "
-                     f"{match.group('shape')} {match.group('size')}: {match.group('reason')}")
+        lines.append(f"{match.group('where')} ({opcode}) {match.group('shape')} "
+                     f"{match.group('size')}: {match.group('reason')}")
     return lines
 
 
