@@ -15,7 +15,11 @@ from exla.memory_cap import run_capped
 
 pytestmark = pytest.mark.usefixtures("extension")
 
-PYTHON_DIR = Path(__file__).resolve().parents[3] / "python"
+import exla
+
+# Children import the exla this test process imported: the installed package
+# in CI, the checkout's python/ when built in place.
+PYTHON_DIR = Path(exla.__file__).resolve().parents[1]
 
 # An ordinary JAX script: a kernel matvec on one device and a sharded program
 # over eight, printing what it sees.

