@@ -95,7 +95,8 @@ py::list TensorSizes(const std::string& text) {
       if (!instruction->shape().IsArray()) continue;
       result.append(py::make_tuple(computation->name(), instruction->name(),
                                    std::string(instruction->opcode_name()),
-                                   instruction->shape().ByteSize()));
+                                   instruction->shape().ByteSize(),
+                                   instruction->shape().ToString(false)));
     }
   }
   return result;
@@ -158,5 +159,5 @@ PYBIND11_MODULE(_exla, m) {
   m.def("module_summary", &exla::ModuleSummary, py::arg("text"),
         "Instruction counts and the largest tensors of an HLO module.");
   m.def("tensor_sizes", &exla::TensorSizes, py::arg("text"),
-        "[(computation, instruction, opcode, bytes)] for every array-shaped instruction.");
+        "[(computation, instruction, opcode, bytes, shape)] for every array-shaped instruction.");
 }

@@ -86,7 +86,7 @@ def module_summary(text: str) -> dict:
 
 
 def tensor_sizes(text: str) -> list:
-    """``[(computation, instruction, opcode, bytes)]`` for every array-shaped instruction."""
+    """``[(computation, instruction, opcode, bytes, shape)]`` for every array-shaped instruction."""
     return _call("tensor_sizes", text)
 
 

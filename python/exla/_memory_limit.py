@@ -174,7 +174,7 @@ def unsplit_instructions(messages: list[tuple[str, str]], text: str, *,
     from exla import _core
 
     sizes = {f"{computation}/{name}": (opcode, size)
-             for computation, name, opcode, size in _core.tensor_sizes(text)}
+             for computation, name, opcode, size, _ in _core.tensor_sizes(text)}
     lines = []
     for _, message in messages:
         match = _UNSPLIT_RE.match(message)
@@ -188,23 +188,12 @@ def unsplit_instructions(messages: list[tuple[str, str]], text: str, *,
     return lines
 
 
-_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4,
-          "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
-_ARRAY_RE = re.compile(r"(?m)^\s*(?:ROOT\s+)?%?([\w.\-]+) = ([a-z0-9]+)\[([0-9,]*)\]\S* "
-                       r"([a-z][a-z0-9\-]*)\(")
-
-
 def _arrays(text: str) -> list[tuple[str, str, str, int]]:
     """``(name, opcode, shape, bytes)`` of the array-shaped instructions of a module."""
-    result = []
-    for name, dtype, dims, opcode in _ARRAY_RE.findall(text):
-        if dtype not in _BYTES:
-            continue
-        size = _BYTES[dtype]
-        for d in filter(None, dims.split(",")):
-            size *= int(d)
-        result.append((name, opcode, f"{dtype}[{dims}]", size))
-    return result
+    from exla import _core
+
+    return [(name, opcode, shape, size)
+            for _, name, opcode, size, shape in _core.tensor_sizes(text)]
 
 
 Optimize = Callable[[int | None, int | None], tuple[str, list]]

@@ -62,8 +62,8 @@ def _check_sizes(text: str, threshold: int, split_size: int, messages: list[str]
     """No tensor above its limit unless logged as unsplittable."""
     logged = " ".join(messages)
     sizes = _exla.tensor_sizes(text)
-    largest_outside = max(n for c, _, _, n in sizes if not _in_loop(c))
-    for computation, name, opcode, nbytes in sizes:
+    largest_outside = max(n for c, _, _, n, _ in sizes if not _in_loop(c))
+    for computation, name, opcode, nbytes, _ in sizes:
         limit = split_size if _in_loop(computation) else threshold
         if nbytes <= limit or opcode == "parameter":
             continue
