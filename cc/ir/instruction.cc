@@ -288,6 +288,11 @@ bool HloInstruction::HasSideEffectNoRecurse() const {
     case HloOpcode::kAddDependency:
     case HloOpcode::kOptimizationBarrier:
       return true;
+    case HloOpcode::kOther:
+      // An opcode newer than exla's table may well have effects (a new
+      // collective, a new kind of send); assuming it has keeps dce from
+      // deleting it, at the cost of keeping an unused pure one.
+      return true;
     case HloOpcode::kCustomCall: {
       std::optional<std::string> flag = RawAttribute("custom_call_has_side_effect");
       return flag.has_value() && *flag == "true";

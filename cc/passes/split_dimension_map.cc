@@ -111,6 +111,9 @@ std::string DimensionMapping::ToString() const {
 }
 
 WhyNot SplitterHandles(const HloInstruction& instruction) {
+  if (instruction.Is(HloOpcode::kOther)) {
+    return WhyNot::Because("exla does not know the opcode " + std::string(instruction.opcode_name()));
+  }
   if (instruction.HasSideEffectNoRecurse()) return WhyNot::Because("it has side effects");
   if (instruction.shape().IsDynamic()) return WhyNot::Because("its shape is dynamic");
   if (instruction.IsElementwise()) return WhyNot::Ok();

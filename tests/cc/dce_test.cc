@@ -80,6 +80,25 @@ ENTRY main {
   )"));
 }
 
+TEST(Dce, KeepsUnusedInstructionOfUnknownOpcode) {
+  // exla cannot know what an opcode outside its table does: it might be a
+  // new collective or a send, so an unused one stays.
+  const PassRun run = RunPass(kPass, R"(HloModule m
+
+ENTRY main {
+  p0 = f32[8]{0} parameter(0)
+  future = f32[8]{0} some-future-op(p0)
+  dead = f32[8]{0} exponential(p0)
+  ROOT r = f32[8]{0} negate(p0)
+}
+)");
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK: future = f32[8]{0} some-future-op(p0)
+    CHECK-NOT: exponential
+  )"));
+}
+
 TEST(Dce, KeepsCallOfComputationWithSideEffect) {
   // The call's result is unused, but what it calls has an effect.
   ExpectUnchanged(kPass, R"(HloModule m
