@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from experiments.harness.child import Recorder, measure
+from experiments.harness.sweep import grid
 from experiments.kernel_matvec import SPLIT_SIZE, _inputs, _reference_rows
 
 NAME = "jax_kernel_matvec"
@@ -41,10 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The configurations to run."""
     sizes, limits = ([800], ["1MB"]) if args.smoke else (args.sizes or DEFAULT_SIZES, args.limits)
-    return [{"backend": backend, "n": n, "d": 3, "limit": limit,
-             "split_size": SPLIT_SIZE.get(limit, ""), "repeats": args.repeats}
-            for n in sizes for backend in args.backends
-            for limit in (limits if backend == "exla" else [""])]
+    return grid(args, "n", sizes, limits, SPLIT_SIZE, d=3)
 
 
 def kmv(x: Any, v: Any) -> Any:

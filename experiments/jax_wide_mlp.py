@@ -10,7 +10,6 @@ float64 NumPy reference of :mod:`experiments.wide_mlp`.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
@@ -18,35 +17,16 @@ import numpy as np
 
 from experiments.harness.child import Recorder, measure
 from experiments.jax_kernel_matvec import planned_temp_mb
-from experiments.wide_mlp import (INPUT_DIM, LEARNING_RATE, LIMITS, SPLIT_SIZE,
-                                  adam_reference)
+# The same options and grid as the TensorFlow twin.
+from experiments.wide_mlp import (INPUT_DIM, LEARNING_RATE, adam_reference,  # noqa: F401
+                                  add_arguments, configs)
 
 NAME = "jax_wide_mlp"
 SIZE = "hidden"
 PARAMS = ["hidden", "examples"]
 METRICS = ["final_loss"]
 DEFAULT_CAP_GB = 4.0
-DEFAULT_SIZES = [10_000, 30_000, 100_000, 300_000, 1_000_000]
 BACKENDS = ["jax", "exla"]
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Experiment-specific options."""
-    parser.add_argument("--sizes", type=int, nargs="+", help="hidden widths")
-    parser.add_argument("--examples", type=int, default=2000)
-    parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
-
-
-def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The configurations to run."""
-    if args.smoke:
-        sizes, limits, examples = [2000], ["1MB"], 500
-    else:
-        sizes, limits, examples = args.sizes or DEFAULT_SIZES, args.limits, args.examples
-    return [{"backend": backend, "hidden": hidden, "examples": examples, "limit": limit,
-             "split_size": SPLIT_SIZE.get(limit, ""), "repeats": args.repeats}
-            for hidden in sizes for backend in args.backends
-            for limit in (limits if backend == "exla" else [""])]
 
 
 def make_mlp(hidden: int, examples: int = 2000, dim: int = INPUT_DIM, seed: int = 0,

@@ -26,6 +26,7 @@ import numpy as np
 
 from experiments.harness.blocks import block_slices
 from experiments.harness.child import Recorder, measure
+from experiments.harness.sweep import grid
 
 NAME = "kernel_matvec"
 SIZE = "n"
@@ -54,13 +55,7 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
     else:
         sizes = args.sizes or DEFAULT_SIZES + (LARGE_SIZES if args.large else [])
         limits = args.limits
-    out = []
-    for n in sizes:
-        for backend in args.backends:
-            for limit in (limits if backend == "exla" else [""]):
-                out.append({"backend": backend, "n": n, "d": 3, "limit": limit,
-                            "split_size": SPLIT_SIZE.get(limit, ""), "repeats": args.repeats})
-    return out
+    return grid(args, "n", sizes, limits, SPLIT_SIZE, d=3)
 
 
 def kmv(x: Any, v: Any) -> Any:

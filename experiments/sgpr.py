@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from experiments.harness.child import Recorder, current_rss_mb
+from experiments.harness.sweep import grid
 
 NAME = "sgpr"
 SIZE = "m"
@@ -54,14 +55,8 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
         ms, limits, n_train, iters = [40], ["100KB"], 2000, 2
     else:
         ms, limits, n_train, iters = args.ms or DEFAULT_MS, args.limits, args.n_train, args.iterations
-    out = []
-    for m in ms:
-        for backend in args.backends:
-            for limit in (limits if backend == "exla" else [""]):
-                out.append({"backend": backend, "m": m, "n_train": n_train, "iterations": iters,
-                            "limit": limit, "split_size": SPLIT_SIZE.get(limit, ""),
-                            "repeats": args.repeats, "planned": args.planned})
-    return out
+    return grid(args, "m", ms, limits, SPLIT_SIZE, n_train=n_train, iterations=iters,
+                planned=args.planned)
 
 
 def make_data(n_train: int, n_test: int = 2000) -> tuple[np.ndarray, ...]:

@@ -21,6 +21,7 @@ import numpy as np
 
 from experiments.harness.blocks import block_slices
 from experiments.harness.child import Recorder, measure
+from experiments.harness.sweep import grid
 
 NAME = "transformer"
 SIZE = "seq"
@@ -50,10 +51,7 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
     else:
         sizes = args.sizes or DEFAULT_SIZES + (LARGE_SIZES if args.large else [])
         limits, batch = args.limits, args.batch
-    return [{"backend": backend, "seq": seq, "batch": batch, "layers": 2, "limit": limit,
-             "split_size": SPLIT_SIZE.get(limit, ""), "repeats": args.repeats}
-            for seq in sizes for backend in args.backends
-            for limit in (limits if backend == "exla" else [""])]
+    return grid(args, "seq", sizes, limits, SPLIT_SIZE, batch=batch, layers=2)
 
 
 def make_weights(layers: int, seed: int = 0) -> list[np.ndarray]:

@@ -22,6 +22,7 @@ import numpy as np
 
 from experiments.harness.blocks import block_slices
 from experiments.harness.child import Recorder, measure
+from experiments.harness.sweep import grid
 
 NAME = "wide_mlp"
 SIZE = "hidden"
@@ -49,10 +50,7 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
         sizes, limits, examples = [2000], ["1MB"], 500
     else:
         sizes, limits, examples = args.sizes or DEFAULT_SIZES, args.limits, args.examples
-    return [{"backend": backend, "hidden": hidden, "examples": examples, "limit": limit,
-             "split_size": SPLIT_SIZE.get(limit, ""), "repeats": args.repeats}
-            for hidden in sizes for backend in args.backends
-            for limit in (limits if backend == "exla" else [""])]
+    return grid(args, "hidden", sizes, limits, SPLIT_SIZE, examples=examples)
 
 
 def make_mlp(hidden: int, examples: int = 2000, dim: int = INPUT_DIM, seed: int = 0,
