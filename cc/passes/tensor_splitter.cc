@@ -1,11 +1,13 @@
 #include "passes/tensor_splitter.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "passes/dce.h"
+#include "passes/split_cost.h"
 #include "passes/split_region.h"
 
 namespace exla {
@@ -70,7 +72,17 @@ int64_t ChunkFor(const SplitRegion& region, int64_t split_size) {
 struct SplitResult {
   bool split = false;
   std::vector<HloComputation*> bodies;
+  SplitNote note;  // read before the rewrite: the region no longer exists after it
 };
+
+SplitResult RewriteAsLoops(const SplitRegion& region, const HloInstruction& anchor, int64_t dim,
+                           int64_t chunk) {
+  SplitResult result;
+  result.split = true;
+  result.note = DescribeSplit(region, anchor, dim, chunk);
+  result.bodies = RewriteRegionAsLoops(region, chunk);
+  return result;
+}
 
 // Strategy 1: one loop for `seed` and everything downstream of it up to
 // where the data is small again: preferably down to the split size, so that
@@ -89,7 +101,7 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
         }
         continue;
       }
-      return {true, RewriteRegionAsLoops(region, ChunkFor(region, split_size))};
+      return RewriteAsLoops(region, *seed, dim, ChunkFor(region, split_size));
     }
   }
   return {};
@@ -106,7 +118,7 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size)
     for (int64_t dim : DimensionsBySize(operand->shape())) {
       SplitRegion region;
       if (!BuildSinkRegion(sink, k, dim, limit, &region).ok() || region.size < 2) continue;
-      return {true, RewriteRegionAsLoops(region, ChunkFor(region, split_size))};
+      return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size));
     }
   }
   return {};
@@ -131,6 +143,15 @@ bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit) {
   return false;
 }
 
+// "12.5%", or "n/a" for a program without arithmetic.
+std::string FormatPercent(int64_t part, int64_t whole) {
+  if (whole <= 0) return "n/a";
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f%%", 100.0 * static_cast<double>(part) /
+                                                      static_cast<double>(whole));
+  return buffer;
+}
+
 }  // namespace
 
 bool TensorSplitter::Run(HloModule* module) {
@@ -142,6 +163,9 @@ bool TensorSplitter::Run(HloModule* module) {
                                  ? std::min(split_size_, threshold)
                                  : std::max<int64_t>(1, threshold / 4);
   bool changed = false;
+  // The yardstick for the work loops repeat: the program as it came in.
+  const int64_t program_flops = module->entry() ? ComputationFlops(*module->entry()) : 0;
+  int64_t recomputed_flops = 0;
   // (computation, limit) pairs; loop bodies we create are held to split_size.
   std::vector<std::pair<HloComputation*, int64_t>> work;
   for (HloComputation* computation : ControlFlowComputations(module)) {
@@ -175,6 +199,8 @@ bool TensorSplitter::Run(HloModule* module) {
       }
       if (!result.split) break;
       changed = true;
+      Log(result.note.text);
+      recomputed_flops += result.note.recomputed_flops;
       RemoveDeadInstructions(computation);
       // One unit of the split dimension may still exceed the split size:
       // split the bodies again, on another dimension (nested loops).
@@ -188,6 +214,11 @@ bool TensorSplitter::Run(HloModule* module) {
           HumanBytes(LargestArrayBytes(instruction->shape())) + ") unsplit: " +
           (reason.empty() ? "no consumer makes it small again" : reason));
     }
+  }
+  if (recomputed_flops > 0) {
+    Log("recomputation: " + std::to_string(recomputed_flops) + " flops (" +
+        FormatPercent(recomputed_flops, program_flops) + " of the program's " +
+        std::to_string(program_flops) + ")");
   }
   return changed;
 }

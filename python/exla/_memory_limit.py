@@ -63,6 +63,8 @@ class Candidate:
         aliased) of the rewritten module.
       loops: ``while`` loops in the rewritten module.
       fits: whether ``peak_bytes`` is at most the limit.
+      recomputed_flops: work the loops repeat (producers computed again
+        because they stay for other users), from the splitter's notes.
     """
 
     threshold: int | None
@@ -70,12 +72,14 @@ class Candidate:
     peak_bytes: int
     loops: int
     fits: bool
+    recomputed_flops: int = 0
 
     def __str__(self) -> str:
         split = format_size(self.split_size) if self.split_size else "auto"
         verdict = "fits" if self.fits else "over"
         return (f"threshold {format_size(self.threshold)}, split {split}: peak "
-                f"{format_size(self.peak_bytes)}, {self.loops} loop(s), {verdict}")
+                f"{format_size(self.peak_bytes)}, {self.loops} loop(s), "
+                f"{format_flops(self.recomputed_flops)} recomputed, {verdict}")
 
 
 @dataclasses.dataclass
@@ -96,8 +100,11 @@ class LimitPlan:
       exla_seconds: time in exla's own passes during the search.
       unsplit: the splitter's notes on the instructions it left above the
         threshold in the chosen plan (see :func:`unsplit_instructions`).
-      split: the input's instructions above the chosen threshold that the
-        plan no longer forms whole (``name opcode shape size``).
+      split: the loops of the chosen plan, one line each from the
+        splitter's notes: the instruction, the dimension and the chunks, and
+        what the loop computes again.
+      program_flops: the input program's arithmetic, the yardstick for
+        ``chosen.recomputed_flops``.
     """
 
     limit: int
@@ -112,6 +119,7 @@ class LimitPlan:
     exla_seconds: float = 0.0
     unsplit: list[str] = dataclasses.field(default_factory=list)
     split: list[str] = dataclasses.field(default_factory=list)
+    program_flops: int = 0
 
     def summary(self) -> list[str]:
         """Lines for a report."""
@@ -123,6 +131,11 @@ class LimitPlan:
             lines.append(f"  plan chosen: {self.chosen}")
         if self.split:
             lines.append(f"  split into loops: {'; '.join(self.split)}")
+        if self.chosen is not None and self.chosen.recomputed_flops:
+            share = (f" ({100 * self.chosen.recomputed_flops / self.program_flops:.1f}% of the "
+                     f"program's {format_flops(self.program_flops)})" if self.program_flops else "")
+            lines.append(f"  extra work: {format_flops(self.chosen.recomputed_flops)} "
+                         f"recomputed{share}")
         if self.unsplit:
             lines.append(f"  left above the threshold: {'; '.join(self.unsplit)}")
         lines.append(f"  {len(self.candidates)} candidate(s), {self.xla_compiles} XLA "
@@ -159,6 +172,43 @@ def planned_memory_cached(text: str, plan: LimitPlan | None = None):
 
 _UNSPLIT_RE = re.compile(r"^left (?P<where>\S+) (?P<shape>.+?) \((?P<size>[^()]*)\) unsplit: "
                          r"(?P<reason>.*)$", re.S)
+
+
+_SPLIT_RE = re.compile(r"^split (?P<where>\S+) (?P<shape>\S+) \((?P<size>[^()]*)\) "
+                       r"(?P<how>on dimension .*)$", re.S)
+_RECOMPUTATION_RE = re.compile(r"^recomputation: (?P<flops>[0-9]+) flops \(.*? of the "
+                               r"program's (?P<program>[0-9]+)\)$")
+
+
+def format_flops(flops: int) -> str:
+    """``1234567`` -> ``"1.23 MFLOP"``."""
+    value, unit = float(flops), 0
+    units = ["FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"]
+    while value >= 1000 and unit < len(units) - 1:
+        value, unit = value / 1000, unit + 1
+    return f"{flops} FLOP" if unit == 0 else f"{value:.3g} {units[unit]}"
+
+
+def split_loops(messages: list[tuple[str, str]]) -> list[str]:
+    """The splitter's note for each loop it built: ``where shape (size): on dimension ...``."""
+    lines = []
+    for _, message in messages:
+        match = _SPLIT_RE.match(message)
+        if match is not None:
+            lines.append(f"{match.group('where')} {match.group('shape')} ({match.group('size')}) "
+                         f"{match.group('how')}")
+    return lines
+
+
+def recomputation(messages: list[tuple[str, str]]) -> tuple[int, int]:
+    """``(recomputed flops, the program's flops)`` from the splitter's notes (0 if none)."""
+    recomputed, program = 0, 0
+    for _, message in messages:
+        match = _RECOMPUTATION_RE.match(message)
+        if match is not None:
+            recomputed += int(match.group("flops"))
+            program = max(program, int(match.group("program")))
+    return recomputed, program
 
 
 def unsplit_instructions(messages: list[tuple[str, str]], text: str, *,
@@ -240,7 +290,10 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
             plan.exla_seconds += time.perf_counter() - start
             stats = planned_memory_cached(out, plan)
             peak = stats.total_bytes
-            candidate = Candidate(t, split_size, peak, out.count(" while("), peak <= limit)
+            recomputed, program = recomputation(messages_of(records))
+            plan.program_flops = max(plan.program_flops, program)
+            candidate = Candidate(t, split_size, peak, out.count(" while("), peak <= limit,
+                                  recomputed)
             plan.candidates.append(candidate)
             results[key] = (out, records, candidate)
             _log.debug("exla: memory limit %s: %s", format_size(limit), candidate)
@@ -283,8 +336,10 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
 
     fitting = [r for r in results.values() if r[2].fits]
     if fitting:
-        # Fewest loops, then the largest threshold (larger chunks).
-        out, records, chosen = min(fitting, key=lambda r: (r[2].loops, -(r[2].threshold or 2**63)))
+        # The least repeated work, then the fewest loops, then the largest
+        # threshold (larger chunks, fewer iterations).
+        out, records, chosen = min(fitting, key=lambda r: (
+            r[2].recomputed_flops, r[2].loops, -(r[2].threshold or 2**63)))
     else:
         # The smallest peak; on a tie, the smallest threshold, whose splitter
         # notes name what stays too large.
@@ -294,13 +349,7 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
     plan.fits = chosen.fits
     plan.peak_bytes = chosen.peak_bytes
     plan.unsplit = unsplit_instructions(messages_of(records), out)
-    if chosen.threshold:
-        left = {line.split(" ", 1)[0].rsplit("/", 1)[-1] for line in plan.unsplit}
-        remaining = {name for name, *_ in _arrays(out)}
-        plan.split = [f"{name} {opcode} {shape} {format_size(size)}"
-                      for name, opcode, shape, size in _arrays(text)
-                      if size > chosen.threshold and opcode != "parameter"
-                      and name not in left and name not in remaining]
+    plan.split = split_loops(messages_of(records))
     return out, records, plan
 
 

@@ -268,7 +268,12 @@ TEST(TensorSplitter, NestedLoopWhenOneSliceIsStillTooLarge) {
     CHECK:     ENTRY main {
     CHECK:     while({{.*}}), condition=r.split_cond, body=r.split_body
   )"));
-  EXPECT_TRUE(run.messages.empty()) << "nothing should be left unsplit";
+  EXPECT_FALSE(HasMessage(run, "unsplit")) << "nothing should be left unsplit";
+  // One note for the outer loop and one for the loop inside its body.
+  EXPECT_TRUE(HasMessage(run, "split main/bx f32[64,64,16] (262.1 KB) on dimension 0 of extent "
+                              "64: 64 chunks of 1"));
+  EXPECT_TRUE(HasMessage(run, "split r.split_body/bx.1 f32[1,64,16] (4.1 KB) on dimension 1 of "
+                              "extent 64: 4 chunks of 16"));
 }
 
 TEST(TensorSplitter, SinkRegionsForGradientLikeProgram) {
@@ -306,7 +311,49 @@ TEST(TensorSplitter, SinkRegionsForGradientLikeProgram) {
   )"));
   // The last loop reads the sums computed by the first two.
   EXPECT_EQ(CountOccurrences(run.text, " while("), 3);
-  EXPECT_TRUE(run.messages.empty());
+  EXPECT_FALSE(HasMessage(run, "unsplit"));
+}
+
+TEST(TensorSplitter, NotesCountTheWorkSinkLoopsRepeat) {
+  // The same program: the rows and cols loops each compute the kernel k (and
+  // d, sq, s behind it) again while k stays for its other users; the last
+  // loop takes k over, so nothing is repeated there. Per kernel: d, sq and s
+  // are 3 x 16384 flops, k 4096. The program: those 53248 plus five
+  // 4096-element operations (rows, cols, w, z, total) = 73728.
+  const PassRun run = RunPass(kPass, Module(R"(
+  x = f32[64,4]{1,0} parameter(0)
+  y = f32[64,4]{1,0} parameter(1)
+  bx = f32[64,64,4]{2,1,0} broadcast(x), dimensions={0,2}
+  by = f32[64,64,4]{2,1,0} broadcast(y), dimensions={1,2}
+  d = f32[64,64,4]{2,1,0} subtract(bx, by)
+  sq = f32[64,64,4]{2,1,0} multiply(d, d)
+  zero = f32[] constant(0)
+  s = f32[64,64]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
+  k = f32[64,64]{1,0} exponential(s)
+  rows = f32[64]{0} reduce(k, zero), dimensions={1}, to_apply=sum
+  cols = f32[64]{0} reduce(k, zero), dimensions={0}, to_apply=sum
+  brows = f32[64,64]{1,0} broadcast(rows), dimensions={0}
+  bcols = f32[64,64]{1,0} broadcast(cols), dimensions={1}
+  w = f32[64,64]{1,0} multiply(k, brows)
+  z = f32[64,64]{1,0} multiply(w, bcols)
+  ROOT total = f32[] reduce(z, zero), dimensions={0,1}, to_apply=sum
+)"), SizeOptions(4096, 2048));
+  EXPECT_TRUE(HasMessage(run, "recomputes bx, by, d, k, s, sq (53.2 kFLOP)"));
+  EXPECT_TRUE(HasMessage(run, "nothing recomputed"));
+  EXPECT_TRUE(HasMessage(run, "recomputation: 106496 flops (144.4% of the program's 73728)"));
+}
+
+TEST(TensorSplitter, NoteNamesDimensionChunksAndNoRecomputation) {
+  // 64 rows of 256 B each, split size 1 KB: 4 rows per chunk, 16 chunks.
+  const PassRun run = RunPass(kPass, Module(R"(
+  x = f32[64,64]{1,0} parameter(0)
+  e = f32[64,64]{1,0} exponential(x)
+  zero = f32[] constant(0)
+  ROOT r = f32[64]{0} reduce(e, zero), dimensions={1}, to_apply=sum
+)"), SizeOptions(8192, 1024));
+  EXPECT_TRUE(HasMessage(run, "split main/e f32[64,64] (16.4 KB) on dimension 0 of extent 64: "
+                              "16 chunks of 4, 2 instructions in the loop, nothing recomputed"));
+  EXPECT_FALSE(HasMessage(run, "recomputation:"));
 }
 
 TEST(TensorSplitter, RowwiseNormalisationStaysInOneLoop) {

@@ -58,13 +58,65 @@ def test_kernel_matvec_fits_and_computes_the_same(kmv_hlo):
     plan = report.limit_plan
     assert plan.chosen.fits and plan.chosen.loops >= 1
     assert 2 <= len(plan.candidates) and plan.xla_compiles <= 12
-    assert any(s.startswith("e exponential f32[2000,2000]") for s in plan.split), plan.split
+    # One loop over the rows of the kernel, which nothing else needs whole.
+    assert any(s.startswith("kmv_2000/k f32[2000,2000] (16.0 MB) on dimension 0 of extent 2000")
+               and s.endswith("nothing recomputed") for s in plan.split), plan.split
+    assert plan.chosen.recomputed_flops == 0 and "extra work" not in str(report)
     assert "memory limit 4 MB" in str(report) and "plan chosen" in str(report)
     rng = np.random.default_rng(0)
     args = [rng.normal(size=(2000, 8)).astype(np.float32) * 0.1,
             rng.normal(size=(2000, 1)).astype(np.float32)]
     (expected,), (actual,) = _run(text, args), _run(optimised, args)
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
+
+
+# Row and column sums of a kernel both flow back into it: each sum gets a loop
+# of its own that computes the kernel again (as the C++ test
+# NotesCountTheWorkSinkLoopsRepeat shows at 64 points).
+NORMALISED_KERNEL = """HloModule normalised
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY normalised {
+  x = f32[1024,4] parameter(0)
+  y = f32[1024,4] parameter(1)
+  bx = f32[1024,1024,4] broadcast(x), dimensions={0,2}
+  by = f32[1024,1024,4] broadcast(y), dimensions={1,2}
+  d = f32[1024,1024,4] subtract(bx, by)
+  sq = f32[1024,1024,4] multiply(d, d)
+  zero = f32[] constant(0)
+  s = f32[1024,1024] reduce(sq, zero), dimensions={2}, to_apply=sum
+  k = f32[1024,1024] exponential(s)
+  rows = f32[1024] reduce(k, zero), dimensions={1}, to_apply=sum
+  cols = f32[1024] reduce(k, zero), dimensions={0}, to_apply=sum
+  brows = f32[1024,1024] broadcast(rows), dimensions={0}
+  bcols = f32[1024,1024] broadcast(cols), dimensions={1}
+  w = f32[1024,1024] multiply(k, brows)
+  z = f32[1024,1024] multiply(w, bcols)
+  ROOT total = f32[] reduce(z, zero), dimensions={0,1}, to_apply=sum
+}
+"""
+
+
+def test_report_counts_the_work_loops_repeat():
+    optimised, report = exla.optimize_hlo(NORMALISED_KERNEL, memory_limit="2MB")
+    assert report.within_memory_limit
+    assert report.planned_peak_bytes == _peak(optimised) <= 2_000_000
+    plan = report.limit_plan
+    # The kernel k (exp of a sum of 4 squared differences per entry: 3 x 4 +
+    # 1 flops per element of the 1024 x 1024 kernel) is computed twice more.
+    per_kernel = (3 * 4 + 1) * 1024 * 1024
+    assert plan.chosen.recomputed_flops == 2 * per_kernel
+    assert plan.program_flops == per_kernel + 5 * 1024 * 1024
+    assert "extra work: 27.3 MFLOP recomputed (144.4% of the program's 18.9 MFLOP)" in str(report)
+    rng = np.random.default_rng(0)
+    args = [rng.normal(size=(1024, 4)).astype(np.float32) / 8 for _ in range(2)]
+    np.testing.assert_allclose(_run(optimised, args)[0], _run(NORMALISED_KERNEL, args)[0],
+                               rtol=1e-5)
 
 
 def test_met_limit_is_not_split_further(kmv_hlo):

@@ -1,0 +1,147 @@
+#include "passes/split_cost.h"
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/computation.h"
+
+namespace exla {
+namespace {
+
+int64_t ElementsOf(const Shape& shape) {
+  if (!shape.IsTuple()) return shape.ElementCount();
+  int64_t total = 0;
+  for (const Shape& element : shape.tuple_shapes()) total += ElementsOf(element);
+  return total;
+}
+
+// Reads "1.5 GFLOP"-style figures more easily than 1500000000.
+std::string HumanFlops(int64_t flops) {
+  static const char* const kUnits[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
+  double value = static_cast<double>(flops);
+  int unit = 0;
+  while (value >= 1000.0 && unit < 5) {
+    value /= 1000.0;
+    ++unit;
+  }
+  std::ostringstream out;
+  out.precision(unit == 0 ? 0 : 3);
+  out << (unit == 0 ? std::fixed : std::defaultfloat) << value << " " << kUnits[unit];
+  return out.str();
+}
+
+}  // namespace
+
+int64_t InstructionFlops(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kDot: {
+      // Every result element is a sum over the contracting dimensions.
+      int64_t contracted = 1;
+      const Shape& lhs = instruction.operand(0)->shape();
+      for (int64_t d : instruction.dot_dimensions().lhs_contracting) {
+        contracted *= lhs.dim(static_cast<int>(d));
+      }
+      return 2 * instruction.shape().ElementCount() * contracted;
+    }
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceWindow: {
+      int64_t inputs = 0;
+      // The first half of a variadic reduce's operands are the inputs, the
+      // second half their initial values.
+      const int count = instruction.operand_count() / 2;
+      for (int k = 0; k < count; ++k) inputs += ElementsOf(instruction.operand(k)->shape());
+      return inputs;
+    }
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kCopy:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kGather:
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kIota:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+      return 0;
+    default:
+      return instruction.IsElementwise() ? ElementsOf(instruction.shape()) : 0;
+  }
+}
+
+int64_t ComputationFlops(const HloComputation& computation) {
+  int64_t total = 0;
+  for (const auto& instruction : computation.instructions()) {
+    total += InstructionFlops(*instruction);
+    // Scalar reducers (to_apply of a reduce) are already counted per element.
+    if (instruction->Is(HloOpcode::kWhile) || instruction->Is(HloOpcode::kCall) ||
+        instruction->Is(HloOpcode::kConditional)) {
+      for (const HloComputation* callee : instruction->called_computations()) {
+        total += ComputationFlops(*callee);
+      }
+    }
+  }
+  return total;
+}
+
+SplitNote DescribeSplit(const SplitRegion& region, const HloInstruction& anchor, int64_t dim,
+                        int64_t chunk) {
+  SplitNote note;
+  // A member that keeps users outside the region stays where it is, and so
+  // do the members it reads: the loop computes all of them a second time.
+  std::vector<const HloInstruction*> recomputed;
+  std::vector<const HloInstruction*> stack;
+  std::unordered_set<const HloInstruction*> staying;
+  for (const auto& [member, info] : region.members) {
+    if (std::find(region.exits.begin(), region.exits.end(), member) != region.exits.end()) continue;
+    const bool used_outside = std::any_of(
+        member->users().begin(), member->users().end(),
+        [&](const HloInstruction* user) { return !region.Contains(user); });
+    if (used_outside && staying.insert(member).second) stack.push_back(member);
+  }
+  while (!stack.empty()) {
+    const HloInstruction* member = stack.back();
+    stack.pop_back();
+    recomputed.push_back(member);
+    note.recomputed_flops += InstructionFlops(*member);
+    for (const HloInstruction* operand : member->operands()) {
+      if (region.Contains(operand) && staying.insert(operand).second) stack.push_back(operand);
+    }
+  }
+  // Deterministic output: the members map is unordered.
+  std::sort(recomputed.begin(), recomputed.end(),
+            [](const HloInstruction* a, const HloInstruction* b) { return a->name() < b->name(); });
+  const int64_t trips = region.size / chunk;
+  const int64_t remainder = region.size % chunk;
+  std::ostringstream out;
+  out << "split " << anchor.parent()->name() << "/" << anchor.name() << " "
+      << anchor.shape().ToString(false) << " (" << HumanBytes(LargestArrayBytes(anchor.shape()))
+      << ") on dimension " << dim << " of extent " << region.size << ": " << trips
+      << (trips == 1 ? " chunk" : " chunks") << " of " << chunk;
+  if (remainder != 0) out << " and one of " << remainder;
+  out << ", " << region.members.size() << " instructions in the loop";
+  if (recomputed.empty()) {
+    out << ", nothing recomputed";
+  } else {
+    // A gradient can recompute dozens of producers: the first few name it.
+    constexpr size_t kNamed = 6;
+    out << ", recomputes";
+    for (size_t k = 0; k < std::min(recomputed.size(), kNamed); ++k) {
+      out << (k ? ", " : " ") << recomputed[k]->name();
+    }
+    if (recomputed.size() > kNamed) out << " and " << recomputed.size() - kNamed << " more";
+    out << " (" << HumanFlops(note.recomputed_flops) << ")";
+  }
+  note.text = out.str();
+  return note;
+}
+
+}  // namespace exla

@@ -1,0 +1,42 @@
+// What a split costs: the arithmetic an instruction does, and the note the
+// tensor splitter leaves for each loop it builds (what was split, how, and
+// which producers the loop computes a second time).
+#ifndef EXLA_PASSES_SPLIT_COST_H_
+#define EXLA_PASSES_SPLIT_COST_H_
+
+#include <cstdint>
+#include <string>
+
+#include "ir/instruction.h"
+#include "passes/split_region.h"
+
+namespace exla {
+
+// Floating-point operations of one evaluation of `instruction`, counted the
+// way a roofline would: two per multiply-add of a dot, one per input element
+// of a reduce, one per result element of an elementwise operation, none for
+// data movement (broadcast, reshape, transpose, slices, concatenate...).
+int64_t InstructionFlops(const HloInstruction& instruction);
+
+// Flops of the computation's instructions, with the bodies of the loops,
+// calls and branches it runs counted once each (a lower bound for loops: the
+// yardstick the recomputed work is compared with, not a prediction).
+int64_t ComputationFlops(const HloComputation& computation);
+
+// What one loop of the splitter does, read from the region before it is
+// rewritten.
+struct SplitNote {
+  std::string text;             // the note for the user, one line
+  int64_t recomputed_flops = 0;  // work the loop repeats (see below)
+};
+
+// `anchor` is the instruction the region was built from and `dim` its
+// dimension that the loop runs over, in chunks of `chunk`. A member that
+// keeps users outside the region stays where it is and the loop computes
+// it again, slice by slice: that is the recomputed work.
+SplitNote DescribeSplit(const SplitRegion& region, const HloInstruction& anchor, int64_t dim,
+                        int64_t chunk);
+
+}  // namespace exla
+
+#endif  // EXLA_PASSES_SPLIT_COST_H_
