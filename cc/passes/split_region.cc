@@ -59,16 +59,24 @@ class RegionGrower {
     return Finish(error);
   }
 
-  WhyNot GrowFromSink(HloInstruction* sink, int operand_index, int64_t dim) {
-    const HloInstruction* operand = sink->operand(operand_index);
-    region_->size = ExtentOfDim(operand->shape(), dim);
-    DimensionMapping result_dim = ResultDimension(*sink, operand_index, dim);
-    if (result_dim.is_not_splittable()) {
-      return Because(sink->name() + " (" + std::string(sink->opcode_name()) + ") cannot consume slices along dimension " +
-             std::to_string(dim));
+  WhyNot GrowFromSinks(const std::vector<SinkUse>& sinks) {
+    const SinkUse& first = sinks.front();
+    region_->size = ExtentOfDim(first.sink->operand(first.operand_index)->shape(), first.dim);
+    WhyNot error = WhyNot::Ok();
+    for (const SinkUse& use : sinks) {
+      const HloInstruction* operand = use.sink->operand(use.operand_index);
+      if (ExtentOfDim(operand->shape(), use.dim) != region_->size) {
+        return Because(use.sink->name() + " reads a dimension of another extent");
+      }
+      DimensionMapping result_dim = ResultDimension(*use.sink, use.operand_index, use.dim);
+      if (result_dim.is_not_splittable()) {
+        return Because(use.sink->name() + " (" + std::string(use.sink->opcode_name()) +
+                       ") cannot consume slices along dimension " + std::to_string(use.dim));
+      }
+      error = AddMember(use.sink, result_dim, /*follow_users=*/false, /*downstream=*/true,
+                        use.operand_index, use.dim);
+      if (!error.ok()) return error;
     }
-    WhyNot error = AddMember(sink, result_dim, /*follow_users=*/false, /*downstream=*/true,
-                             operand_index, dim);
     while (error.ok() && !worklist_.empty()) {
       HloInstruction* instruction = worklist_.front().first;
       worklist_.pop_front();
@@ -510,8 +518,17 @@ WhyNot BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
 
 WhyNot BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
                             int64_t threshold, SplitRegion* region) {
-  RegionGrower grower(threshold, LargestArrayBytes(sink->shape()), region);
-  return grower.GrowFromSink(sink, operand_index, dim);
+  return BuildSinkRegion({{sink, operand_index, dim}}, threshold, region);
+}
+
+WhyNot BuildSinkRegion(const std::vector<SinkUse>& sinks, int64_t threshold,
+                       SplitRegion* region) {
+  int64_t largest_sink = 0;
+  for (const SinkUse& use : sinks) {
+    largest_sink = std::max(largest_sink, LargestArrayBytes(use.sink->shape()));
+  }
+  RegionGrower grower(threshold, largest_sink, region);
+  return grower.GrowFromSinks(sinks);
 }
 
 std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk) {

@@ -65,6 +65,20 @@ WhyNot BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
 WhyNot BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
                             int64_t threshold, SplitRegion* region);
 
+// One consumer of a shared loop: `sink` reads its operand `operand_index`
+// sliced along that operand's dimension `dim`.
+struct SinkUse {
+  HloInstruction* sink;
+  int operand_index;
+  int64_t dim;
+};
+
+// The region of several sinks at once: one loop computes the oversized
+// producers they share once and yields every sink. Fails (as for one sink)
+// where a sink needs another's result, directly or through values outside.
+WhyNot BuildSinkRegion(const std::vector<SinkUse>& sinks, int64_t threshold,
+                       SplitRegion* region);
+
 // Replaces the region by loops over chunks of `chunk` elements of the split
 // dimension. Returns the loop body computations it created.
 std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk);

@@ -107,23 +107,6 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
   return {};
 }
 
-// Strategy 2: one loop per small consumer of an oversized value, recomputing
-// its oversized producers. Used where one loop for all consumers is
-// impossible, typically in gradient programs where results of reductions
-// over the big tensor flow back into other uses of it.
-SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size) {
-  for (int k = 0; k < sink->operand_count(); ++k) {
-    HloInstruction* operand = sink->operand(k);
-    if (!IsSplitCandidate(*operand, limit)) continue;
-    for (int64_t dim : DimensionsBySize(operand->shape())) {
-      SplitRegion region;
-      if (!BuildSinkRegion(sink, k, dim, limit, &region).ok() || region.size < 2) continue;
-      return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size));
-    }
-  }
-  return {};
-}
-
 // A consumer that makes an oversized operand small again: below the limit,
 // or at least kSinkReduction times smaller than the operand (a weight
 // gradient reduced over a huge batch of activations must exist anyway, the
@@ -141,6 +124,68 @@ bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit) {
     }
   }
   return false;
+}
+
+// Other small consumers of what `region` computes join its loop, so that one
+// loop serves them all and the producers they share are computed once: a
+// gradient program reads the same oversized intermediate from many small
+// consumers (row sums, column sums, products with vectors), and a loop per
+// consumer would compute it once per consumer. A consumer joins only where
+// the region can still be built (the grower refuses one that needs another's
+// result, directly or through values outside the loop).
+void JoinOtherSinks(std::vector<SinkUse>* uses, SplitRegion* region, int64_t limit) {
+  // Bounded: each round adds a consumer or ends.
+  for (int round = 0; round < 64; ++round) {
+    bool joined = false;
+    std::vector<HloInstruction*> members;
+    for (const auto& [member, info] : region->members) {
+      if (info.result_dim.is_dimension() && IsSplitCandidate(*member, limit)) {
+        members.push_back(member);
+      }
+    }
+    // Deterministic: the members map is unordered.
+    std::sort(members.begin(), members.end(),
+              [](const HloInstruction* a, const HloInstruction* b) { return a->name() < b->name(); });
+    for (HloInstruction* member : members) {
+      const int64_t dim = region->members.at(member).result_dim.dimension();
+      for (HloInstruction* user : member->users()) {
+        if (region->Contains(user) || !IsSinkCandidate(*user, limit)) continue;
+        for (int k = 0; k < user->operand_count() && !joined; ++k) {
+          if (user->operand(k) != member) continue;
+          std::vector<SinkUse> more = *uses;
+          more.push_back({user, k, dim});
+          SplitRegion larger;
+          if (!BuildSinkRegion(more, limit, &larger).ok() || larger.size != region->size) continue;
+          *uses = std::move(more);
+          *region = std::move(larger);
+          joined = true;
+        }
+        if (joined) break;
+      }
+      if (joined) break;
+    }
+    if (!joined) return;
+  }
+}
+
+// Strategy 2: a loop for a small consumer of an oversized value and every
+// other small consumer that can share it, recomputing the oversized
+// producers that consumers outside the loop still need. Used where one loop
+// for all consumers is impossible, typically in gradient programs where
+// results of reductions over the big tensor flow back into other uses of it.
+SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size) {
+  for (int k = 0; k < sink->operand_count(); ++k) {
+    HloInstruction* operand = sink->operand(k);
+    if (!IsSplitCandidate(*operand, limit)) continue;
+    for (int64_t dim : DimensionsBySize(operand->shape())) {
+      SplitRegion region;
+      if (!BuildSinkRegion(sink, k, dim, limit, &region).ok() || region.size < 2) continue;
+      std::vector<SinkUse> uses = {{sink, k, dim}};
+      JoinOtherSinks(&uses, &region, limit);
+      return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size));
+    }
+  }
+  return {};
 }
 
 // "12.5%", or "n/a" for a program without arithmetic.
