@@ -143,18 +143,54 @@ std::string ReduceOverPoints(const char* reducer, const char* init, bool all_dim
 )";
 }
 
-TEST(TensorSplitter, ReducedDimensionAccumulatedWithAdd) {
+TEST(TensorSplitter, ReducedDimensionAccumulatedWithCompensatedAdd) {
+  // The partial sums are added with Kahan's compensation, carried as the last
+  // element of the loop state: y = part - c, t = sum + y, c' = (t - sum) - y.
   const PassRun run = RunPass(kPass, ReduceOverPoints("add", "0"), SizeOptions(2048, 1024));
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK:      r.split_body {
     CHECK:      [[PART:[a-z0-9.-]+]] = f32[4]{0} reduce({{.*}}), dimensions={1,2}, to_apply=reducer
     CHECK:      [[ACC:[a-z0-9.-]+]] = f32[4]{0} get-tuple-element({{.*}}), index=1
-    CHECK-NEXT: [[SUM:[a-z0-9.-]+]] = f32[4]{0} add([[ACC]], [[PART]])
-    CHECK-NEXT: ROOT {{.*}} tuple({{[a-z0-9.-]+}}, [[SUM]],
+    CHECK-NEXT: [[C:[a-z0-9.-]+]] = f32[4]{0} get-tuple-element({{.*}}), index=4
+    CHECK-NEXT: [[Y:[a-z0-9.-]+]] = f32[4]{0} subtract([[PART]], [[C]])
+    CHECK-NEXT: [[SUM:[a-z0-9.-]+]] = f32[4]{0} add([[ACC]], [[Y]])
+    CHECK-NEXT: [[ADDED:[a-z0-9.-]+]] = f32[4]{0} subtract([[SUM]], [[ACC]])
+    CHECK-NEXT: [[NEXT_C:[a-z0-9.-]+]] = f32[4]{0} subtract([[ADDED]], [[Y]])
+    CHECK-NEXT: ROOT {{.*}} tuple({{[a-z0-9.-]+}}, [[SUM]], {{.*}}, [[NEXT_C]])
     CHECK:      ENTRY main {
     CHECK:      [[INIT:[a-z0-9.-]+]] = f32[4]{0} broadcast({{[a-z0-9.-]+}}), dimensions={}
-    CHECK:      tuple({{[a-z0-9.-]+}}, [[INIT]], x, y)
+    CHECK:      [[ZERO_C:[a-z0-9.-]+]] = f32[4]{0} broadcast({{[a-z0-9.-]+}}), dimensions={}
+    CHECK:      tuple({{[a-z0-9.-]+}}, [[INIT]], x, y, [[ZERO_C]])
+  )"));
+}
+
+TEST(TensorSplitter, IntegerSumAccumulatedWithoutCompensation) {
+  // Integer addition is exact: a plain add, and no extra loop state.
+  const PassRun run = RunPass(kPass, R"(HloModule m
+
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] add(a, b)
+}
+
+ENTRY main {
+  x = s32[4,4]{1,0} parameter(0)
+  y = s32[256,4]{1,0} parameter(1)
+  bx = s32[4,256,4]{2,1,0} broadcast(x), dimensions={0,2}
+  by = s32[4,256,4]{2,1,0} broadcast(y), dimensions={1,2}
+  p = s32[4,256,4]{2,1,0} multiply(bx, by)
+  zero = s32[] constant(0)
+  ROOT r = s32[4]{0} reduce(p, zero), dimensions={1,2}, to_apply=add
+}
+)", SizeOptions(2048, 1024));
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:      r.split_body {
+    CHECK:      [[ACC:[a-z0-9.-]+]] = s32[4]{0} get-tuple-element({{.*}}), index=1
+    CHECK-NEXT: [[SUM:[a-z0-9.-]+]] = s32[4]{0} add([[ACC]], {{[a-z0-9.-]+}})
+    CHECK-NEXT: ROOT {{.*}} = (s32[], s32[4]{0}, s32[4,4]{1,0}, s32[256,4]{1,0}) tuple(
   )"));
 }
 
@@ -306,7 +342,7 @@ TEST(TensorSplitter, SinkRegionsForGradientLikeProgram) {
     CHECK:     [[SUMS:[a-z0-9.-]+]] = {{.*}} while({{.*}}), condition=rows.split_cond, body=rows.split_body
     CHECK:     [[ROW_SUMS:[a-z0-9.-]+]] = f32[64]{0} get-tuple-element([[SUMS]]), index=1
     CHECK:     [[COL_SUMS:[a-z0-9.-]+]] = f32[64]{0} get-tuple-element([[SUMS]]), index=2
-    CHECK:     [[INIT:[a-z0-9.-]+]] = {{.*}} tuple({{.*}}[[COL_SUMS]], [[ROW_SUMS]], x, y)
+    CHECK:     [[INIT:[a-z0-9.-]+]] = {{.*}} tuple({{.*}}[[COL_SUMS]], [[ROW_SUMS]], x, y, {{.*}})
     CHECK:     while([[INIT]]), condition=total.split_cond, body=total.split_body
   )"));
   // The last loop reads the sums the first one computed.

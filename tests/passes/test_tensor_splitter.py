@@ -312,3 +312,38 @@ def test_wide_mlp_three_adam_steps():
         lr = workloads.MLP_LEARNING_RATE
         assert difference.max() <= 3 * 2 * lr + 1e-6 * np.abs(want).max()
         assert np.mean(difference > 1e-2 * lr + 1e-6 * np.abs(want)) < 1e-4
+
+
+ROW_SUMS = """HloModule row_sums
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY row_sums {
+  x = f32[4096,256] parameter(0)
+  y = f32[4096,256] parameter(1)
+  p = f32[4096,256] multiply(x, y)
+  zero = f32[] constant(0)
+  ROOT s = f32[] reduce(p, zero), dimensions={0,1}, to_apply=add
+}
+"""
+
+
+def test_split_sum_does_not_lose_digits_with_every_chunk():
+    # 4096 chunks of one row; each row's partial sum is exact (2^25 in the
+    # first row, 1 in every other), but 2^25 + 1 rounds back to 2^25 in
+    # float32: adding the partial sums one after the other would drop all
+    # 4095 ones (relative error 1.2e-4). The loop's compensated sum keeps
+    # them to within float32's own rounding of the total.
+    out, _ = _split(ROW_SUMS, threshold=64 * 1024, split_size=1024)
+    assert out.count(" while(") >= 1
+    x = np.zeros((4096, 256), np.float32)
+    x[0, 0] = 2.0**25
+    x[1:, 0] = 1.0
+    y = np.ones((4096, 256), np.float32)
+    exact = 2.0**25 + 4095
+    rewritten = float(call_hlo(out, [x, y])[0].numpy())
+    assert abs(rewritten - exact) / exact <= np.finfo(np.float32).eps, rewritten
