@@ -60,6 +60,24 @@ def test_the_comparator_uses_the_original_error_as_yardstick():
     assert not fuzz.judge(program, original, [reference[0][:5]], reference, perturbed)[0]
 
 
+def test_the_comparator_accepts_what_another_compilation_of_the_original_gives():
+    """judge(): the frontend's own jit of the unrewritten program widens the yardstick."""
+    import numpy as np
+
+    program = fuzz.fp.generate(0).twin("float32")
+    reference = [np.linspace(1.0, 2.0, 100)]
+    original = [reference[0] * (1 + 1e-7)]
+    perturbed = [reference[0] * (1 + 1e-8)]
+    rewritten = [reference[0] * (1 + 1e-6)]
+    assert not fuzz.judge(program, original, rewritten, reference, perturbed)[0]
+    jit = [reference[0] * (1 - 5e-7)]  # a valid evaluation 5x further off than `original`
+    ok, _, _, yardstick = fuzz.judge(program, original, rewritten, reference, perturbed,
+                                     alternative=jit)
+    assert ok and yardstick == pytest.approx(2e-6)
+    assert not fuzz.judge(program, original, [reference[0] * (1 + 3e-6)], reference, perturbed,
+                          alternative=jit)[0]
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_programs_are_reproducible(seed):
     assert fuzz.fp.generate(seed) == fuzz.fp.generate(seed)
