@@ -23,6 +23,9 @@ struct Options {
   // If non-empty, the module is written to this directory before the first
   // pass and after every pass (NNN-<pass>.hlo).
   std::string dump_dir;
+  // Allows rewrites that may change results beyond the program's own
+  // rounding (the squared-distance expansion): --exla_fast_math.
+  bool fast_math = false;
 };
 
 // What one pass did.

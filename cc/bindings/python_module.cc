@@ -17,7 +17,8 @@ namespace exla {
 namespace {
 
 py::tuple Optimize(const std::string& text, std::optional<std::vector<std::string>> passes,
-                   int64_t threshold, int64_t split_size, const std::string& dump_dir) {
+                   int64_t threshold, int64_t split_size, const std::string& dump_dir,
+                   bool fast_math) {
   Options options;
   options.tensor_size_threshold = threshold;
   options.tensor_split_size = split_size;
@@ -28,6 +29,7 @@ py::tuple Optimize(const std::string& text, std::optional<std::vector<std::strin
     }
   }
   options.dump_dir = dump_dir;
+  options.fast_math = fast_math;
   std::vector<PassRecord> records;
   std::string result;
   {
@@ -142,7 +144,7 @@ PYBIND11_MODULE(_exla, m) {
     return exla::RoundTripHloText(text);
   }, py::arg("text"), "Parses HLO text and prints it again.");
   m.def("optimize", &exla::Optimize, py::arg("text"), py::arg("passes") = py::none(),
-        py::arg("threshold") = 0, py::arg("split_size") = 0, py::arg("dump_dir") = "",
+        py::arg("threshold") = 0, py::arg("split_size") = 0, py::arg("dump_dir") = "", py::arg("fast_math") = false,
         "Runs exla's passes; returns (text, [(pass, changed, seconds, messages), ...]).");
   m.def("verify", [](const std::string& text) {
     py::gil_scoped_release release;

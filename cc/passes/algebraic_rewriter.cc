@@ -319,7 +319,8 @@ class Emitter {
 
 class Rewriter {
  public:
-  Rewriter(int64_t threshold, std::vector<std::string>* log) : threshold_(threshold), log_(log) {}
+  Rewriter(int64_t threshold, bool fast_math, std::vector<std::string>* log)
+      : threshold_(threshold), fast_math_(fast_math), log_(log) {}
 
   // sum_r w (s (x - y))^2 -> (w s^2 |x|^2) + (w s^2 |y|^2) - 2 (w s x).(s y),
   // where w (weights applied after the square) and s (scales applied before
@@ -353,6 +354,19 @@ class Rewriter {
       return nullptr;
     }
     if (!Worthwhile(reduce, chain, {x.small, y.small}, type, "squared distance")) return nullptr;
+    // |x|^2 + |y|^2 - 2 x.y subtracts numbers of size |x|^2 to get one of
+    // size |x - y|^2: its relative error is about eps |x|^2 / |x - y|^2, so
+    // close points lose most of their digits (a float32 kNN with d = 3 swaps
+    // neighbours). tensor-splitter bounds the memory of the direct form just
+    // as well; the expansion only buys speed (a matrix multiply), and only a
+    // user who accepts the error asks for it.
+    if (!fast_math_) {
+      log_->push_back("squared distance at " + reduce->name() +
+                      " left alone: the expansion |x|^2 + |y|^2 - 2 x.y loses digits where x "
+                      "is close to y (relative error about eps |x|^2 / |x - y|^2); "
+                      "fast_math=True (--exla_fast_math) allows it");
+      return nullptr;
+    }
 
     Emitter e(reduce->parent(), type, reduce->CalledComputation("to_apply"));
     HloInstruction* xs = e.ToType(x.small);
@@ -461,6 +475,7 @@ class Rewriter {
   }
 
   int64_t threshold_;
+  bool fast_math_;
   std::vector<std::string>* log_;
 };
 
@@ -469,7 +484,7 @@ class Rewriter {
 bool AlgebraicRewriter::Run(HloModule* module) {
   bool changed = false;
   std::vector<std::string> log;
-  Rewriter rewriter(tensor_size_threshold_, &log);
+  Rewriter rewriter(tensor_size_threshold_, fast_math_, &log);
   for (const auto& computation : module->computations()) {
     std::vector<HloInstruction*> reduces;
     std::unordered_set<HloInstruction*> alive;

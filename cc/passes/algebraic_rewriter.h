@@ -60,14 +60,17 @@ class AlgebraicRewriter : public HloPass {
  public:
   // Rewrites only reductions whose largest intermediate is above
   // `tensor_size_threshold` bytes (0: every one); smaller ones are left as
-  // the program wrote them.
-  explicit AlgebraicRewriter(int64_t tensor_size_threshold)
-      : tensor_size_threshold_(tensor_size_threshold) {}
+  // the program wrote them. The squared-distance expansion changes results
+  // beyond the program's own rounding where points are close, so it runs
+  // only with `fast_math`; the other rewrites only reassociate sums.
+  explicit AlgebraicRewriter(int64_t tensor_size_threshold, bool fast_math = false)
+      : tensor_size_threshold_(tensor_size_threshold), fast_math_(fast_math) {}
   std::string_view name() const override { return "algebraic-rewriter"; }
   bool Run(HloModule* module) override;
 
  private:
   int64_t tensor_size_threshold_;
+  bool fast_math_;
 };
 
 }  // namespace exla

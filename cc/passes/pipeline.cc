@@ -29,7 +29,7 @@ const std::vector<PassFactory>& Registry() {
       // the smallest intermediates.
       {"algebraic-rewriter",
        [](const Options& o) {
-         return std::make_unique<AlgebraicRewriter>(o.tensor_size_threshold);
+         return std::make_unique<AlgebraicRewriter>(o.tensor_size_threshold, o.fast_math);
        }},
       {"dot-order-optimizer", [](const Options&) { return std::make_unique<DotOrderOptimizer>(); }},
       {"tensor-splitter",

@@ -16,6 +16,13 @@ using exla_test::RunPass;
 
 constexpr char kPass[] = "algebraic-rewriter";
 
+// The squared-distance expansion changes results beyond the program's own
+// rounding, so it only runs with fast_math; the tests of its rules ask for it.
+exla::Options FastMath(exla::Options options = exla::Options()) {
+  options.fast_math = true;
+  return options;
+}
+
 // A module with an f32 add reducer `sum` and the given entry body.
 std::string Module(const std::string& entry) {
   return "HloModule m\n\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
@@ -49,8 +56,18 @@ constexpr char kExpandedDistanceChecks[] = R"(
   CHECK:     ROOT {{.*}} = f32[16,16]{1,0} maximum([[DIFF]], {{.*}})
 )";
 
+TEST(AlgebraicRewriter, SquaredDistanceLeftAloneWithoutFastMath) {
+  // Accuracy first: without fast_math the distance stays a sum of squared
+  // differences, and the note says why and how to allow the expansion.
+  ExpectUnchanged(kPass, kDistance);
+  EXPECT_TRUE(HasMessage(RunPass(kPass, kDistance),
+                         "left alone: the expansion |x|^2 + |y|^2 - 2 x.y loses digits where x "
+                         "is close to y"));
+  EXPECT_TRUE(HasMessage(RunPass(kPass, kDistance), "fast_math=True (--exla_fast_math)"));
+}
+
 TEST(AlgebraicRewriter, SquaredDistanceMultiplyFormBecomesDot) {
-  const PassRun run = RunPass(kPass, kDistance);
+  const PassRun run = RunPass(kPass, kDistance, FastMath());
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, kExpandedDistanceChecks));
 }
@@ -67,7 +84,7 @@ TEST(AlgebraicRewriter, SquaredDistancePowerFormBecomesDot) {
   sq = f32[16,16,32]{2,1,0} power(d, btwo)
   zero = f32[] constant(0)
   ROOT r = f32[16,16]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
-)"));
+)"), FastMath());
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, kExpandedDistanceChecks));
 }
@@ -99,7 +116,7 @@ TEST(AlgebraicRewriter, ReversedDifferenceAndNegateUnderSquare) {
   sq = f32[16,16,32]{2,1,0} multiply(n, n)
   zero = f32[] constant(0)
   ROOT r = f32[16,16]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
-)"));
+)"), FastMath());
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK-NOT: f32[16,16,32]
@@ -120,7 +137,7 @@ TEST(AlgebraicRewriter, DotTransposedIntoResultOrder) {
   sq = f32[16,16,32]{2,1,0} multiply(d, d)
   zero = f32[] constant(0)
   ROOT r = f32[16,16]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
-)"));
+)"), FastMath());
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK: [[DOT:[a-z0-9.]+]] = f32[16,16]{1,0} dot(y, x)
     CHECK: [[T:[a-z0-9.]+]] = f32[16,16]{1,0} transpose([[DOT]]), dimensions={1,0}
@@ -139,7 +156,7 @@ TEST(AlgebraicRewriter, SquaredDistanceWithBatchDimension) {
   sq = f32[2,16,16,32]{3,2,1,0} multiply(d, d)
   zero = f32[] constant(0)
   ROOT r = f32[2,16,16]{2,1,0} reduce(sq, zero), dimensions={3}, to_apply=sum
-)"));
+)"), FastMath());
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK-NOT: f32[2,16,16,32]
@@ -163,7 +180,7 @@ TEST(AlgebraicRewriter, ScaleAfterSubtractionMovesOntoOperands) {
   sq = f32[16,16,32]{2,1,0} multiply(ds, ds)
   zero = f32[] constant(0)
   ROOT r = f32[16,16]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
-)"));
+)"), FastMath());
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK-NOT: f32[16,16,32]
@@ -191,7 +208,7 @@ TEST(AlgebraicRewriter, ScaleBeforeBroadcastNeedsNothingSpecial) {
   sq = f32[16,16,32]{2,1,0} multiply(d, d)
   zero = f32[] constant(0)
   ROOT r = f32[16,16]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
-)"));
+)"), FastMath());
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK-NOT: f32[16,16,32]
@@ -218,7 +235,7 @@ std::string WeightedDistance(const std::string& weight_definition) {
 }
 
 TEST(AlgebraicRewriter, NonNegativeWeightFoldedAndClamped) {
-  const PassRun run = RunPass(kPass, WeightedDistance("  w = f32[32]{0} exponential(p)"));
+  const PassRun run = RunPass(kPass, WeightedDistance("  w = f32[32]{0} exponential(p)"), FastMath());
   EXPECT_TRUE(run.changed);
   // The weight multiplies the squared norms and one side of the dot.
   EXPECT_TRUE(FileCheck(run.text, R"(
@@ -231,7 +248,7 @@ TEST(AlgebraicRewriter, NonNegativeWeightFoldedAndClamped) {
 
 TEST(AlgebraicRewriter, WeightOfUnknownSignIsNotClamped) {
   // With w = -p the original sum can be negative: no maximum(., 0).
-  const PassRun run = RunPass(kPass, WeightedDistance("  w = f32[32]{0} negate(p)"));
+  const PassRun run = RunPass(kPass, WeightedDistance("  w = f32[32]{0} negate(p)"), FastMath());
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK-NOT: f32[16,16,32]
@@ -252,7 +269,7 @@ TEST(AlgebraicRewriter, LooksThroughWideningConvert) {
   sq = f32[16,16,32]{2,1,0} multiply(wide, wide)
   zero = f32[] constant(0)
   ROOT r = f32[16,16]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
-)"));
+)"), FastMath());
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK-NOT: [16,16,32]
@@ -291,7 +308,7 @@ TEST(AlgebraicRewriter, EightFeaturesIsEnough) {
   sq = f32[16,16,8]{2,1,0} multiply(d, d)
   zero = f32[] constant(0)
   ROOT r = f32[16,16]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
-)"));
+)"), FastMath());
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, "CHECK: dot(x, y)"));
 }
@@ -305,7 +322,7 @@ TEST(AlgebraicRewriter, WithinSizeThresholdLeftAlone) {
 }
 
 TEST(AlgebraicRewriter, AboveSizeThresholdRewritten) {
-  const PassRun run = RunPass(kPass, kDistance, exla_test::SizeOptions(16 * 1024, 0));
+  const PassRun run = RunPass(kPass, kDistance, FastMath(exla_test::SizeOptions(16 * 1024, 0)));
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, "CHECK: dot(x, y)"));
 }
