@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
 
         def env_for(config: dict) -> dict[str, str]:
             if config.get("backend") == "exla":
-                return flags_env(config.get("limit") or None, config.get("split_size") or None)
+                return flags_env(config.get("limit") or None, config.get("split_size") or None,
+                                 fast_math=getattr(module, "FAST_MATH", False))
             return {}
 
         run_configs(args.name, EXPERIMENTS[args.name], module.configs(args),

@@ -33,7 +33,8 @@ def exla_path() -> str:
     return "adapter"
 
 
-def flags_env(threshold: str | None, split_size: str | None) -> dict[str, str]:
+def flags_env(threshold: str | None, split_size: str | None,
+              fast_math: bool = False) -> dict[str, str]:
     """Environment for a child running exla (XLA_FLAGS in the ``flags`` path)."""
     path = exla_path()
     env = {"EXLA_EXPERIMENT_PATH": path}
@@ -41,6 +42,8 @@ def flags_env(threshold: str | None, split_size: str | None) -> dict[str, str]:
         flags = [os.environ.get("XLA_FLAGS", ""), f"--xla_tensor_size_threshold={threshold}"]
         if split_size:
             flags.append(f"--xla_tensor_split_size={split_size}")
+        if fast_math:
+            flags.append("--exla_fast_math")
         env["XLA_FLAGS"] = " ".join(f for f in flags if f)
     return env
 
@@ -52,7 +55,8 @@ def jit(fn: Callable[..., Any]) -> Any:
     return tf.function(fn, jit_compile=True)
 
 
-def exla_compile(fn: Callable[..., Any], threshold: str, split_size: str | None) -> Any:
+def exla_compile(fn: Callable[..., Any], threshold: str, split_size: str | None,
+                 fast_math: bool = False) -> Any:
     """``fn`` compiled through exla, by :func:`exla_path`'s route."""
     path = exla_path()
     if path == "flags":
@@ -60,15 +64,18 @@ def exla_compile(fn: Callable[..., Any], threshold: str, split_size: str | None)
     if path == "function":
         from exla.function import function
 
-        return function(fn, threshold=threshold, split_size=split_size, strict=True)
-    return _Adapter(jit(fn), threshold, split_size)
+        return function(fn, threshold=threshold, split_size=split_size, strict=True,
+                        fast_math=fast_math)
+    return _Adapter(jit(fn), threshold, split_size, fast_math)
 
 
 class _Adapter:
     """Trace HLO -> ``exla.optimize_hlo`` -> ``call_hlo``, cached per input shapes."""
 
-    def __init__(self, tf_fn: Any, threshold: str, split_size: str | None) -> None:
+    def __init__(self, tf_fn: Any, threshold: str, split_size: str | None,
+                 fast_math: bool = False) -> None:
         self.tf_fn, self.threshold, self.split_size = tf_fn, threshold, split_size
+        self.fast_math = fast_math
         self._texts: dict[tuple, str] = {}
 
     def __call__(self, *args: Any) -> Any:
@@ -79,13 +86,14 @@ class _Adapter:
         if key not in self._texts:
             hlo = self.tf_fn.experimental_get_compiler_ir(*args)(stage="hlo_serialized")
             self._texts[key], _ = exla.optimize_hlo(hlo, threshold=self.threshold,
-                                                    split_size=self.split_size)
+                                                    split_size=self.split_size,
+                                                    fast_math=self.fast_math)
         out = call_hlo(self._texts[key], list(args))
         return out[0] if len(out) == 1 else out
 
 
 def planned_temp_mb(tf_fn: Any, args: Sequence[Any], threshold: str | None,
-                    split_size: str | None) -> tuple[float, float | None]:
+                    split_size: str | None, fast_math: bool = False) -> tuple[float, float | None]:
     """XLA's planned temporary memory (MiB) of ``tf_fn`` as it is and after exla."""
     import exla
 
@@ -95,5 +103,5 @@ def planned_temp_mb(tf_fn: Any, args: Sequence[Any], threshold: str | None,
 
         return xla.planned_memory(xla.proto_to_text(hlo)).temp_bytes / 2**20, None
     _, report = exla.optimize_hlo(hlo, threshold=threshold, split_size=split_size,
-                                  planned_memory=True)
+                                  planned_memory=True, fast_math=fast_math)
     return (report.planned_temp_bytes_before / 2**20, report.planned_temp_bytes_after / 2**20)

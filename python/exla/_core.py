@@ -69,10 +69,10 @@ def _call(name: str, *args: Any) -> Any:
 
 
 def optimize(text: str, passes: Sequence[str] | None, threshold: int, split_size: int,
-             dump_dir: str) -> tuple[str, list]:
+             dump_dir: str, fast_math: bool = False) -> tuple[str, list]:
     """Runs the passes: ``(text, [(pass, changed, seconds, messages), ...])``."""
     return _call("optimize", text, None if passes is None else list(passes), threshold,
-                 split_size, dump_dir)
+                 split_size, dump_dir, fast_math)
 
 
 def round_trip(text: str) -> str:

@@ -106,6 +106,7 @@ def explain_text(name: str, text: str, options: Options, *, platform: str,
     def optimize(planned_memory: bool) -> tuple[str, Report]:
         return optimize_hlo(text, threshold=options.threshold, split_size=options.split_size,
                             memory_limit=options.memory_limit, strict=options.strict,
+                            fast_math=options.fast_math,
                             passes=options.passes, dump_dir=options.dump_dir,
                             planned_memory=planned_memory)
 

@@ -134,6 +134,7 @@ class _Hook:
             optimised, report = optimize_hlo(
                 text, threshold=options.threshold, split_size=options.split_size,
                 memory_limit=options.memory_limit, strict=options.strict,
+                fast_math=options.fast_math,
                 passes=options.passes, dump_dir=_dump_dir(options, program))
             if not report.rewrote_program:
                 return None

@@ -17,7 +17,8 @@ def is_jax_function(fn: Any) -> bool:
 
 def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], *,
                 threshold: int | str | None, split_size: int | str | None,
-                passes: Sequence[str] | None, memory_limit: int | str | None = None) -> Any:
+                passes: Sequence[str] | None, memory_limit: int | str | None = None,
+                fast_math: bool = False) -> Any:
     """What exla does to the program of ``fn(*args, **kwargs)``; see :func:`exla.explain`."""
     import jax
 
@@ -26,7 +27,8 @@ def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, A
 
     settings = dict(getattr(fn, "exla_settings", {}))
     settings.update({k: v for k, v in (("threshold", threshold), ("split_size", split_size),
-                                        ("passes", passes), ("memory_limit", memory_limit))
+                                        ("passes", passes), ("memory_limit", memory_limit),
+                                        ("fast_math", fast_math or None))
                      if v is not None})
     options = _jax_compile.resolve(settings)
     if not hasattr(fn, "lower"):

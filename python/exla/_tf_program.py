@@ -212,6 +212,7 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
     rewritten, report = optimize_hlo(
         text, threshold=options.threshold, split_size=options.split_size,
         memory_limit=options.memory_limit, strict=options.strict,
+        fast_math=options.fast_math,
         passes=options.passes, dump_dir=_dump_dir(dump_root, name) or None)
     changed = report.rewrote_program
     artifact = None

@@ -80,6 +80,9 @@ def _build_parser() -> argparse.ArgumentParser:
                           "outputs, temporaries) at most SIZE; exla searches the threshold")
     optimize.add_argument("--strict", action="store_true",
                           help="fail (exit status 1) when the limit or threshold cannot be met")
+    optimize.add_argument("--fast-math", action="store_true",
+                          help="allow rewrites that change results beyond the program's own "
+                          "rounding (the squared-distance expansion)")
     optimize.add_argument("--passes", type=_pass_list, metavar="A,B",
                           help="passes to run, in order (default: the default pipeline)")
     optimize.add_argument("--dump-dir", metavar="DIR",
@@ -134,7 +137,7 @@ def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         optimised, report = optimize_hlo(
             text, threshold=args.threshold, split_size=args.split_size,
-            memory_limit=args.memory_limit, strict=args.strict or None,
+            memory_limit=args.memory_limit, strict=args.strict or None, fast_math=args.fast_math,
             passes=args.passes, dump_dir=args.dump_dir)
     except ValueError as e:
         raise _Failure(f"{args.file}: {_one_line(e)}") from None

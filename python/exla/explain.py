@@ -28,7 +28,8 @@ __all__ = ["explain", "Explanation"]
 
 def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = None,
             split_size: int | str | None = None, passes: Sequence[str] | None = None,
-            memory_limit: int | str | None = None, **kwargs: Any) -> Explanation:
+            memory_limit: int | str | None = None, fast_math: bool = False,
+            **kwargs: Any) -> Explanation:
     """Runs exla's pipeline on ``fn`` for ``args``/``kwargs`` and reports what it did.
 
     Nothing is executed: the function is traced and lowered to HLO, the passes
@@ -47,6 +48,7 @@ def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = No
       memory_limit: as :func:`exla.function`: the report then gives XLA's
         planned peak against the limit, the plan chosen and the candidates
         tried (``report.limit_plan``).
+      fast_math: as :func:`exla.function`.
       **kwargs: keyword arguments of the call.
 
     Returns:
@@ -69,12 +71,12 @@ def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = No
     if _jax_explain.is_jax_function(fn):  # exla.jit / jax.jit: see exla._jax_explain
         return _jax_explain.explain_jax(fn, args, kwargs, threshold=threshold,
                                         split_size=split_size, passes=passes,
-                                        memory_limit=memory_limit)
+                                        memory_limit=memory_limit, fast_math=fast_math)
     from exla.function import ExlaFunction
 
     if isinstance(fn, ExlaFunction):
         return fn.explain(*args, threshold=threshold, split_size=split_size, passes=passes,
-                          memory_limit=memory_limit, **kwargs)
+                          memory_limit=memory_limit, fast_math=fast_math, **kwargs)
     exla_fn = ExlaFunction(fn, threshold=threshold, split_size=split_size, passes=passes,
-                           memory_limit=memory_limit)
+                           memory_limit=memory_limit, fast_math=fast_math)
     return exla_fn.explain(*args, **kwargs)

@@ -159,7 +159,7 @@ class ExlaFunction:
     def __init__(self, fn: Callable[..., Any], *, threshold: int | str | None = None,
                  split_size: int | str | None = None, passes: Sequence[str] | None = None,
                  strict: bool = False, name: str | None = None, _internal: bool = False,
-                 memory_limit: int | str | None = None) -> None:
+                 memory_limit: int | str | None = None, fast_math: bool = False) -> None:
         tf = _tf()
         from tensorflow.python.eager.polymorphic_function import polymorphic_function
 
@@ -180,6 +180,7 @@ class ExlaFunction:
         self._name = name or getattr(self._python_function, "__name__", None) or "function"
         self._overrides = _checked_overrides(threshold, split_size, passes, memory_limit)
         self._strict = strict
+        self._fast_math = fast_math
         self._internal = _internal
         self._is_vjp = False
         self._lock = threading.RLock()
@@ -219,17 +220,20 @@ class ExlaFunction:
         """The :class:`exla.options.Options` in effect (:func:`exla.options.resolve_options`)."""
         from exla.options import resolve_options
 
-        return resolve_options(strict=self._strict, **self._overrides)
+        return resolve_options(strict=self._strict, fast_math=self._fast_math, **self._overrides)
 
     def explain(self, *args: Any, threshold: int | str | None = None,
                 split_size: int | str | None = None, passes: Sequence[str] | None = None,
-                memory_limit: int | str | None = None, **kwargs: Any) -> Any:
+                memory_limit: int | str | None = None, fast_math: bool = False,
+                **kwargs: Any) -> Any:
         """What exla does to this function for these arguments: see :func:`exla.explain`."""
         from exla._explanation import explain_function
 
         overrides = {k: v for k, v in (("threshold", threshold), ("split_size", split_size),
                                        ("passes", passes), ("memory_limit", memory_limit))
                      if v is not None}
+        if fast_math:
+            overrides["fast_math"] = True
         options = self.options().replace(**overrides) if overrides else self.options()
         return explain_function(self, options, args, kwargs)
 
@@ -300,6 +304,7 @@ class ExlaFunction:
         except (KeyError, TypeError):
             pass
         bound = ExlaFunction(self._tf_fn.__get__(instance, owner), strict=self._strict,
+                             fast_math=self._fast_math,
                              name=self._name, _internal=self._internal, **self._overrides)
         try:
             self._bound[instance] = bound
@@ -460,7 +465,7 @@ class ExlaFunction:
             if vjp is None:
                 vjp = ExlaFunction(mark_internal(_gradients.make_vjp(self._tf_fn, variables)),
                                    strict=self._strict, name=f"{self._name}_vjp", _internal=True,
-                                   **self._overrides)
+                                   fast_math=self._fast_math, **self._overrides)
                 vjp._is_vjp = True
                 self._vjps[key] = vjp
             return vjp
@@ -482,7 +487,8 @@ class ExlaFunction:
 
 def function(fn: Callable[..., Any] | None = None, *, threshold: int | str | None = None,
              split_size: int | str | None = None, passes: Sequence[str] | None = None,
-             strict: bool = False, memory_limit: int | str | None = None) -> Any:
+             strict: bool = False, memory_limit: int | str | None = None,
+             fast_math: bool = False) -> Any:
     """Compiles ``fn`` with XLA after exla's memory-safety passes.
 
     Use as ``@exla.function`` or ``@exla.function(threshold="1GB")``, on a
@@ -505,6 +511,9 @@ def function(fn: Callable[..., Any] | None = None, *, threshold: int | str | Non
         default: ``--xla_memory_limit``. exla chooses the threshold and split
         size itself (see :func:`exla.optimize_hlo`); an explicit threshold
         still bounds every tensor.
+      fast_math: allow rewrites that change results beyond the program's own
+        rounding (the squared-distance expansion, see
+        :func:`exla.optimize_hlo`); default: ``--exla_fast_math``, else off.
 
     Returns:
       An :class:`ExlaFunction` (or a decorator making one, when ``fn`` is None).
@@ -516,6 +525,6 @@ def function(fn: Callable[..., Any] | None = None, *, threshold: int | str | Non
     """
     def wrap(f: Callable[..., Any]) -> ExlaFunction:
         return ExlaFunction(f, threshold=threshold, split_size=split_size, passes=passes,
-                            strict=strict, memory_limit=memory_limit)
+                            strict=strict, memory_limit=memory_limit, fast_math=fast_math)
 
     return wrap if fn is None else wrap(fn)

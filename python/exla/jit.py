@@ -59,6 +59,7 @@ def jit(fun: Callable[..., Any] | None = None, *,
         split_size: int | str | None = None,
         passes: Sequence[str] | None = None,
         strict: bool = False,
+        fast_math: bool = False,
         **jax_jit_kwargs: Any) -> Any:
     """``jax.jit`` whose programs exla rewrites so that no tensor exceeds ``threshold``.
 
@@ -89,6 +90,9 @@ def jit(fun: Callable[..., Any] | None = None, *,
         buffer assignment: arguments, outputs and temporaries), e.g.
         ``"4GB"``; exla searches for the split that fits it at the lowest
         cost (see :func:`exla.optimize_hlo`). Default: ``--xla_memory_limit``.
+      fast_math: allow rewrites that change results beyond the program's own
+        rounding (the squared-distance expansion, see
+        :func:`exla.optimize_hlo`); default: ``--exla_fast_math``, else off.
 
     Returns:
       A ``jax.jit`` function (``jax.stages.Wrapped``): pytrees in and out,
@@ -104,7 +108,7 @@ def jit(fun: Callable[..., Any] | None = None, *,
             jit, static_argnums=static_argnums, static_argnames=static_argnames,
             donate_argnums=donate_argnums, donate_argnames=donate_argnames,
             memory_limit=memory_limit, threshold=threshold, split_size=split_size,
-            passes=passes, strict=strict, **jax_jit_kwargs)
+            passes=passes, strict=strict, fast_math=fast_math, **jax_jit_kwargs)
     if not callable(fun):
         raise TypeError(f"exla.jit needs a callable, got {type(fun).__name__}: {fun!r}")
     from exla.options import parse_size
@@ -115,6 +119,7 @@ def jit(fun: Callable[..., Any] | None = None, *,
         "passes": _check_passes(passes),
         "memory_limit": None if memory_limit is None else parse_size(memory_limit, flag="memory_limit"),
         "strict": bool(strict) or None,
+        "fast_math": bool(fast_math) or None,
     }
 
     import jax

@@ -104,6 +104,7 @@ def optimize_hlo(
     planned_memory: bool = False,
     memory_limit: str | int | None = None,
     strict: bool | None = None,
+    fast_math: bool = False,
 ) -> tuple[str, Report]:
     """Runs exla's passes on an HLO module.
 
@@ -132,6 +133,11 @@ def optimize_hlo(
         size is kept; the limit bounds the program.
       strict: raise :class:`exla.ExlaError` instead of warning when the limit
         or the threshold cannot be met; None: ``EXLA_STRICT``.
+      fast_math: allow rewrites that change results beyond the program's own
+        rounding: the squared-distance expansion ``|x|^2 + |y|^2 - 2 x.y``
+        (a matrix multiply instead of a loop over differences), whose relative
+        error is about ``eps |x|^2 / |x - y|^2`` and so large for close points.
+        Off, results stay within the original program's rounding.
 
     Returns:
       ``(text, report)``: the optimised HLO text and a :class:`Report`. When no
@@ -184,7 +190,7 @@ def optimize_hlo(
             # Every pass disabled: the extension refuses an empty list, and the
             # honest result is the module as it was.
             return _core.round_trip(text), []
-        return _core.optimize(text, pass_list, threshold_bytes, split_bytes, dump)
+        return _core.optimize(text, pass_list, threshold_bytes, split_bytes, dump, fast_math)
 
     from exla import _memory_limit
 

@@ -39,6 +39,7 @@ memory_limit    --xla_memory_limit               (Python only: a search over
 passes          --exla_passes                    passes
 dump_dir        --exla_dump_to, EXLA_DUMP_TO     dump_dir
 strict          --exla_strict, EXLA_STRICT       (Python only)
+fast_math       --exla_fast_math                 fast_math
 ==============  ===============================  ==============================
 """
 
@@ -231,6 +232,7 @@ _EXLA_ONLY_FLAGS = {
     "exla_passes": "passes",
     "exla_dump_to": "dump_dir",
     "exla_strict": "strict",
+    "exla_fast_math": "fast_math",
 }
 # XLA's flag that exla also honours for its own pass names. It stays in
 # XLA_FLAGS because XLA needs it too.
@@ -246,7 +248,7 @@ _EXLA_PREFIXES = ("xla_tensor_", "exla_")
 _FLAG_HELP = (
     "exla's flags: --xla_tensor_size_threshold=SIZE, --xla_tensor_split_size=SIZE, "
     "--xla_memory_limit=SIZE, "
-    "--exla_passes=a,b, --exla_dump_to=DIR, --exla_strict[=true|false], "
+    "--exla_passes=a,b, --exla_dump_to=DIR, --exla_strict[=true|false], --exla_fast_math[=true|false], "
     "--xla_disable_hlo_passes=a,b"
 )
 
@@ -339,8 +341,8 @@ def _apply(fields: dict, token: _Token, source: str) -> None:
     if token.name not in _EXLA_ONLY_FLAGS:
         raise ValueError(f"{source}: unknown flag {flag!r}; {_FLAG_HELP}")
     field = _EXLA_ONLY_FLAGS[token.name]
-    if field == "strict":
-        # A bare --exla_strict turns it on.
+    if field in ("strict", "fast_math"):
+        # A bare --exla_strict (--exla_fast_math) turns it on.
         try:
             fields[field] = token.value is None or parse_bool(token.value, name=flag)
         except ValueError as e:
@@ -390,9 +392,13 @@ class Options:
         (``--exla_dump_to``).
       strict: raise instead of warning and falling back to the original
         program when exla fails (``--exla_strict``); meant for tests.
+      fast_math: allow rewrites that change results beyond the program's own
+        rounding (``--exla_fast_math``): the squared-distance expansion
+        ``|x|^2 + |y|^2 - 2 x.y``, whose relative error is about
+        ``eps |x|^2 / |x - y|^2``.
 
     >>> Options(threshold="1GB", passes="dce,remove-copies")
-    Options(threshold=1000000000, split_size=None, memory_limit=None, passes=('dce', 'remove-copies'), disabled_passes=(), dump_dir=None, strict=False)
+    Options(threshold=1000000000, split_size=None, memory_limit=None, passes=('dce', 'remove-copies'), disabled_passes=(), dump_dir=None, strict=False, fast_math=False)
     """
 
     threshold: int | None = None
@@ -402,6 +408,7 @@ class Options:
     disabled_passes: tuple[str, ...] = ()
     dump_dir: str | None = None
     strict: bool = False
+    fast_math: bool = False
 
     def __post_init__(self) -> None:
         # Normalise user-supplied values so that equal settings compare equal.
@@ -427,7 +434,7 @@ class Options:
             ``--exla_*`` flag (a typo of one of exla's), or a bad value.
 
         >>> Options.from_flags("--xla_tensor_size_threshold=1GB --xla_cpu_enable_fast_math=false")
-        Options(threshold=1000000000, split_size=None, memory_limit=None, passes=None, disabled_passes=(), dump_dir=None, strict=False)
+        Options(threshold=1000000000, split_size=None, memory_limit=None, passes=None, disabled_passes=(), dump_dir=None, strict=False, fast_math=False)
         """
         options, _ = _parse(flags, base=base, source=source)
         return options
@@ -524,7 +531,7 @@ def split_xla_flags(xla_flags: str, *, base: Options | None = None) -> tuple[Opt
         exla's, which would otherwise make TensorFlow abort the process).
 
     >>> split_xla_flags("--xla_dump_to=/tmp/d --xla_tensor_size_threshold=100MiB")
-    (Options(threshold=104857600, split_size=None, memory_limit=None, passes=None, disabled_passes=(), dump_dir=None, strict=False), '--xla_dump_to=/tmp/d')
+    (Options(threshold=104857600, split_size=None, memory_limit=None, passes=None, disabled_passes=(), dump_dir=None, strict=False, fast_math=False), '--xla_dump_to=/tmp/d')
     """
     return _parse(xla_flags, base=base, source="XLA_FLAGS")
 
@@ -603,12 +610,13 @@ def resolve_passes(passes: Iterable[str] | str | None, disabled: Iterable[str] =
 
 def resolve_options(*, threshold: int | str | None = None, split_size: int | str | None = None,
                     memory_limit: int | str | None = None, passes: Iterable[str] | str | None = None, strict: bool = False,
-                    dump_dir: str | None = None,
+                    dump_dir: str | None = None, fast_math: bool = False,
                     environ: Mapping[str, str] | None = None) -> Options:
     """exla's settings for one function: keywords, then ``EXLA_FLAGS``, ``XLA_FLAGS``, the environment.
 
     Keywords that are None leave the flags' value. ``strict`` is on when the
-    keyword, ``--exla_strict`` or ``EXLA_STRICT`` says so; ``EXLA_DUMP_TO``
+    keyword, ``--exla_strict`` or ``EXLA_STRICT`` says so, ``fast_math`` when
+    the keyword or ``--exla_fast_math`` does; ``EXLA_DUMP_TO``
     wins over ``--exla_dump_to``. The result has the concrete pass list (the
     default pipeline when none was given) with the disabled passes removed.
 
@@ -630,4 +638,5 @@ def resolve_options(*, threshold: int | str | None = None, split_size: int | str
     names = resolve_passes(names, options.disabled_passes)
     dump = environ.get("EXLA_DUMP_TO") or options.dump_dir
     strict = bool(strict) or options.strict or env_bool("EXLA_STRICT", environ)
-    return options.replace(passes=names, dump_dir=dump, strict=strict)
+    return options.replace(passes=names, dump_dir=dump, strict=strict,
+                           fast_math=bool(fast_math) or options.fast_math)

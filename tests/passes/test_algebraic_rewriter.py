@@ -72,7 +72,7 @@ def test_knn_distances_become_a_dot():
     queries = rng.normal(size=(400, 64)).astype(np.float32)
     points = rng.normal(size=(1000, 64)).astype(np.float32)
     original = tools.tf_hlo(_knn(), queries, points)
-    rewritten, changed = tools.run_passes(original, PASS)
+    rewritten, changed = tools.run_passes(original, PASS, fast_math=True)
     assert changed
     _assert_distance_rewritten(original, rewritten, big_rank=3)
     assert "maximum(" in rewritten  # clamped at zero
@@ -125,7 +125,7 @@ def test_rbf_kernel_matvec_with_lengthscales(form):
     lengthscales = rng.uniform(0.5, 1.5, size=d) * np.sqrt(d)
     args = [x, y, v, lengthscales]
     original = tools.tf_hlo(_rbf(form), *args)
-    rewritten, changed = tools.run_passes(original, PASS)
+    rewritten, changed = tools.run_passes(original, PASS, fast_math=True)
     assert changed
     _assert_distance_rewritten(original, rewritten, big_rank=3)
     (k0,) = tools.execute(original, args)
@@ -150,7 +150,7 @@ def test_jax_batched_squared_distances():
     x = rng.normal(size=(2, 256, 64)).astype(np.float32)
     y = rng.normal(size=(2, 300, 64)).astype(np.float32)
     original = tools.jax_hlo(distances, x, y)
-    rewritten, changed = tools.run_passes(original, PASS)
+    rewritten, changed = tools.run_passes(original, PASS, fast_math=True)
     assert changed
     _assert_distance_rewritten(original, rewritten, big_rank=4)
     (d0,) = tools.execute(original, [x, y])
@@ -219,8 +219,8 @@ def test_small_feature_dimension_is_left_alone(feature_dim):
 
 def test_tensor_below_threshold_is_left_alone():
     text = _distance_program(feature_dim=8)  # 50*40*8 f64 = 128 KB
-    _assert_unchanged(text, threshold=1 << 20)
-    assert tools.run_passes(text, PASS, threshold=64 << 10)[1]
+    _assert_unchanged(text, threshold=1 << 20, fast_math=True)
+    assert tools.run_passes(text, PASS, threshold=64 << 10, fast_math=True)[1]
 
 
 def test_l1_distance_is_left_alone():
@@ -252,3 +252,70 @@ def test_registered_first_in_default_pipeline():
     pipeline = list(_exla.default_pipeline())
     assert pipeline[:2] == ["algebraic-rewriter", "dot-order-optimizer"]
     assert pipeline[-1] == "dce"
+
+
+# --------------------------------------------------------------------------
+# Accuracy: every rewrite against a float64 reference, with the original
+# program's own error as the yardstick
+# --------------------------------------------------------------------------
+
+def _errors(original: str, rewritten: str, args32: list, reference: np.ndarray) -> tuple[float, float]:
+    """Normwise errors of the original and rewritten float32 programs against `reference`."""
+    scale = np.abs(reference).max()
+    (o,) = tools.execute(original, args32)
+    (r,) = tools.execute(rewritten, args32)
+    return (float(np.abs(o - reference).max() / scale), float(np.abs(r - reference).max() / scale))
+
+
+def test_distance_is_left_alone_without_fast_math():
+    # The default keeps results within the program's own rounding.
+    _assert_unchanged(_distance_program(feature_dim=16))
+
+
+def test_sum_of_products_is_as_accurate_as_the_original():
+    import tensorflow as tf
+
+    @_tf_function
+    def scores(q, k):
+        return tf.reduce_sum(q[:, None, :] * k[None, :, :], -1)
+
+    rng = _rng(7)
+    q = rng.normal(size=(300, 64)).astype(np.float32)
+    k = rng.normal(size=(500, 64)).astype(np.float32)
+    original = tools.tf_hlo(scores, q, k)
+    rewritten, changed = tools.run_passes(original, PASS)
+    assert changed  # no fast_math needed: a dot only reorders the same sum
+    reference = q.astype(np.float64) @ k.astype(np.float64).T
+    error_original, error_rewritten = _errors(original, rewritten, [q, k], reference)
+    assert error_rewritten <= 4 * max(error_original, np.finfo(np.float32).eps), (
+        error_original, error_rewritten)
+
+
+def test_fast_math_distance_error_is_the_documented_one():
+    # Close points, far from the origin: |x|^2 is 1e4 times |x - y|^2, so the
+    # expansion loses about four digits (relative error ~ eps |x|^2 /
+    # |x - y|^2), which is why it needs fast_math; the direct form keeps the
+    # program's rounding.
+    import tensorflow as tf
+
+    @_tf_function
+    def distances(x, y):
+        return tf.reduce_sum((x[:, None, :] - y[None, :, :]) ** 2, axis=-1)
+
+    rng = _rng(8)
+    centre = rng.normal(size=(1, 16)) * 10
+    x = (centre + rng.normal(size=(200, 16)) * 0.1).astype(np.float32)
+    y = (centre + rng.normal(size=(150, 16)) * 0.1).astype(np.float32)
+    original = tools.tf_hlo(distances, x, y)
+    rewritten, changed = tools.run_passes(original, PASS, fast_math=True)
+    assert changed
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    reference = ((x64[:, None, :] - y64[None, :, :]) ** 2).sum(-1)
+    error_original, error_rewritten = _errors(original, rewritten, [x, y], reference)
+    eps = float(np.finfo(np.float32).eps)
+    ratio = float((x64 ** 2).sum(-1).max() / reference.max())
+    assert error_original <= 4 * eps
+    assert error_rewritten > 100 * error_original  # why it is opt-in
+    # The documented size: a small multiple of eps |x|^2 / |x - y|^2 (two norms
+    # and a 16-term dot each round at the scale of |x|^2).
+    assert error_rewritten <= 16 * eps * ratio

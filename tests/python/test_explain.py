@@ -82,3 +82,25 @@ def test_explain_of_a_gradient_program_with_variables():
     assert report.rewritten and "tensor-splitter" in report.changed_passes
     assert report.planned_temp_bytes_after < report.planned_temp_bytes_before
     assert int(steps.numpy()) == 0  # explained, not run
+
+
+def nearest_distances(x, y):
+    d = tf.reduce_sum((x[:, None, :] - y[None, :, :]) ** 2, -1)  # 400 x 300 x 32: 31 MB
+    return tf.reduce_min(d, 1)
+
+
+@pytest.mark.parametrize("how", ["keyword", "flag"])
+def test_distance_expansion_only_with_fast_math(how, monkeypatch):
+    import exla
+
+    specs = (tf.TensorSpec([400, 32], tf.float64), tf.TensorSpec([300, 32], tf.float64))
+    default = exla.explain(nearest_distances, *specs, threshold="1MB")
+    assert "algebraic-rewriter" not in default.changed_passes
+    assert any("fast_math=True" in message for _, message in default.messages)
+    if how == "keyword":
+        fast = exla.explain(nearest_distances, *specs, threshold="1MB", fast_math=True)
+    else:
+        monkeypatch.setenv("EXLA_FLAGS", "--exla_fast_math")
+        fast = exla.explain(nearest_distances, *specs, threshold="1MB")
+    assert "algebraic-rewriter" in fast.changed_passes
+    assert " dot(" in fast.hlo_after

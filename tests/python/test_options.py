@@ -217,6 +217,17 @@ def test_strict_flag_uses_the_same_booleans():
         Options.from_flags("--exla_strict=maybe")
 
 
+def test_fast_math_flag_and_keyword():
+    assert not Options().fast_math and not Options.from_flags("").fast_math
+    assert Options.from_flags("--exla_fast_math").fast_math
+    assert not Options.from_flags("--exla_fast_math=false").fast_math
+    with pytest.raises(ValueError, match="--exla_fast_math"):
+        Options.from_flags("--exla_fast_math=fast")
+    assert opts.resolve_options(environ={"EXLA_FLAGS": "--exla_fast_math"}).fast_math
+    assert opts.resolve_options(fast_math=True, environ={}).fast_math
+    assert not opts.resolve_options(environ={}).fast_math
+
+
 def test_resolve_options_reads_every_source(monkeypatch):
     environ = {"XLA_FLAGS": "--xla_tensor_size_threshold=1GB --xla_disable_hlo_passes=dce",
                "EXLA_FLAGS": "--xla_tensor_split_size=10MB", "EXLA_STRICT": "off",

@@ -273,3 +273,17 @@ def test_docstring_example():
 
     result = doctest.testmod(sys.modules["exla.jit"], optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_fast_math_keyword_allows_the_distance_expansion():
+    def nearest(x, y):
+        return jnp.min(jnp.sum((x[:, None, :] - y[None, :, :]) ** 2, -1), 1)  # 400x300x32 f32
+
+    x = np.random.default_rng(0).normal(size=(400, 32)).astype(np.float32)
+    y = np.random.default_rng(1).normal(size=(300, 32)).astype(np.float32)
+    exact = exla.explain(exla.jit(nearest, threshold="1MB"), x, y)
+    fast = exla.explain(exla.jit(nearest, threshold="1MB", fast_math=True), x, y)
+    assert "algebraic-rewriter" not in exact.changed_passes
+    assert "algebraic-rewriter" in fast.changed_passes
+    jitted = exla.jit(nearest, threshold="1MB", fast_math=True)
+    _assert_close(jitted(x, y), jax.jit(nearest)(x, y), 1e-3)
