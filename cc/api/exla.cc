@@ -31,7 +31,11 @@ std::vector<std::string> CleanupPasses() {
 }
 
 std::string RoundTripHloText(const std::string& hlo_text) {
-  return PrintHloModule(*ParseHloModule(hlo_text));
+  // Verified like every module exla reads: a round trip is how callers check
+  // that exla accepts a module, so it must refuse what the passes would.
+  std::unique_ptr<HloModule> module = ParseHloModule(hlo_text);
+  VerifyModuleOrThrow(*module, hlo_text);
+  return PrintHloModule(*module);
 }
 
 }  // namespace exla

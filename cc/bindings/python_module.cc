@@ -64,6 +64,7 @@ py::dict ModuleSummary(const std::string& text) {
   {
     py::gil_scoped_release release;
     module = ParseHloModule(text);
+    VerifyModuleOrThrow(*module, text);  // a summary of a malformed module would mislead
   }
   LargestTensor overall, entry;
   int64_t instructions = 0;
@@ -90,6 +91,7 @@ py::list TensorSizes(const std::string& text) {
   {
     py::gil_scoped_release release;
     module = ParseHloModule(text);
+    VerifyModuleOrThrow(*module, text);  // a summary of a malformed module would mislead
   }
   py::list result;
   for (const auto& computation : module->computations()) {

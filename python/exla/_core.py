@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 from exla.errors import ExlaError
 
-__all__ = ["extension", "optimize", "round_trip", "module_summary", "tensor_sizes",
+__all__ = ["extension", "optimize", "round_trip", "verify", "module_summary", "tensor_sizes",
            "read_signature", "available_passes", "default_pipeline", "cleanup_passes"]
 
 # An error message longer than this is cut: a C++ message that quotes a whole
@@ -78,6 +78,11 @@ def optimize(text: str, passes: Sequence[str] | None, threshold: int, split_size
 def round_trip(text: str) -> str:
     """Parses and prints the module again."""
     return _call("round_trip", text)
+
+
+def verify(text: str) -> None:
+    """Raises ``ValueError`` (with line and column) if the module is malformed."""
+    _call("verify", text)
 
 
 def module_summary(text: str) -> dict:

@@ -119,9 +119,13 @@ def test_invalid_module_is_refused(name, text, words):
     message = str(info.value)
     for word in words:
         assert word in message, f"{name}: {word!r} not in {message!r}"
-    # The public API verifies its input before any pass runs.
+    # The public API verifies its input before any pass runs, and so does
+    # every other reader of module text.
     with pytest.raises(ValueError, match="invalid HLO module"):
         exla.optimize_hlo(text, threshold="1KB")
+    for reader in (_exla.round_trip, _exla.module_summary, _exla.tensor_sizes):
+        with pytest.raises(ValueError, match="invalid HLO module"):
+            reader(text)
 
 
 def test_unknown_opcodes_are_carried_not_verified():

@@ -197,6 +197,12 @@ def _parse(text: str) -> Any:
     xla = _xla()
     if not isinstance(text, str):
         raise TypeError(f"HLO text must be str, got {type(text).__name__}")
+    # XLA's text parser CHECK-fails, killing the process, on some malformed
+    # modules (a parameter number out of range); exla's verifier turns those
+    # into a ValueError with line and column first.
+    from exla import _core
+
+    _core.verify(text)
     try:
         return xla.jax.hlo_module_from_text(text)
     except xla.jax.XlaRuntimeError as e:
@@ -214,7 +220,9 @@ def text_to_proto(text: str) -> bytes:
       The serialized ``HloModuleProto``.
 
     Raises:
-      ValueError: XLA rejects the text; the message is XLA's.
+      ValueError: exla's verifier (structure, references, parameter numbers,
+        shapes exla can infer; line and column) or XLA's parser rejects the
+        text.
     """
     return _parse(text).as_serialized_hlo_module_proto()
 
