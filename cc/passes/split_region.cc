@@ -1,6 +1,7 @@
 #include "passes/split_region.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <limits>
 #include <unordered_set>
@@ -26,6 +27,29 @@ bool ShouldRecompute(const HloInstruction* producer, int64_t threshold) {
   if (producer->shape().IsTuple() && !producer->Is(HloOpcode::kSort) && !producer->Is(HloOpcode::kTopK)) return false;
   return LargestArrayBytes(producer->shape()) > threshold || producer->Is(HloOpcode::kBroadcast) ||
          producer->Is(HloOpcode::kIota);
+}
+
+// Members added by every region growth so far (see RegionMembersGrown).
+std::atomic<int64_t> members_grown{0};
+
+// The two ways following a member's users fails for the member itself:
+// VisitUsers below and DoomedSeeds share them, so both say the same.
+std::string ResultTooLarge(const HloInstruction& instruction) {
+  return instruction.name() + " is the computation's result and too large to split";
+}
+
+std::string CannotConsume(const HloInstruction& user, int64_t dim) {
+  WhyNot handled = SplitterHandles(user);
+  return user.name() + " (" + std::string(user.opcode_name()) +
+         ") cannot consume slices along dimension " + std::to_string(dim) +
+         (handled.ok() ? "" : ": " + handled.reason());
+}
+
+// Whether the grower follows `user`'s own users once it joins a region as
+// `mapping` (see VisitUsers).
+bool FollowsUser(const HloInstruction& user, DimensionMapping mapping, int64_t follow_limit) {
+  return !mapping.is_reduced_away() &&
+         (LargestArrayBytes(user.shape()) > follow_limit || user.shape().IsTuple());
 }
 
 class RegionGrower {
@@ -148,6 +172,7 @@ class RegionGrower {
       return Because(instruction->name() + ": inconsistent split dimension");
     }
     region_->members.emplace(instruction, member);
+    members_grown.fetch_add(1, std::memory_order_relaxed);
     if (!dim.is_reduced_away()) {
       int64_t bytes = LargestArrayBytes(instruction->shape());
       if (instruction->shape().IsTuple()) bytes = instruction->shape().ByteSize();
@@ -212,23 +237,15 @@ class RegionGrower {
   WhyNot VisitUsers(HloInstruction* instruction) {
     // Only members split along a real dimension have their users followed.
     const int64_t dim = region_->members.at(instruction).result_dim.dimension();
-    if (instruction == instruction->parent()->root()) {
-      return Because(instruction->name() + " is the computation's result and too large to split");
-    }
+    if (instruction == instruction->parent()->root()) return Because(ResultTooLarge(*instruction));
     for (HloInstruction* user : instruction->users()) {
       for (int k = 0; k < user->operand_count(); ++k) {
         if (user->operand(k) != instruction) continue;
         DimensionMapping ud = ResultDimension(*user, k, dim);
-        if (ud.is_not_splittable()) {
-          WhyNot handled = SplitterHandles(*user);
-          return Because(user->name() + " (" + std::string(user->opcode_name()) +
-                         ") cannot consume slices along dimension " + std::to_string(dim) +
-                         (handled.ok() ? "" : ": " + handled.reason()));
-        }
+        if (ud.is_not_splittable()) return Because(CannotConsume(*user, dim));
         // Oversized users must be followed further; so must tuples (sort,
         // top-k), whose values leave through their get-tuple-elements.
-        bool follow = !ud.is_reduced_away() &&
-                      (LargestArrayBytes(user->shape()) > follow_limit_ || user->shape().IsTuple());
+        bool follow = FollowsUser(*user, ud, follow_limit_);
         WhyNot error = AddMember(user, ud, follow, /*downstream=*/true, k, dim);
         if (!error.ok()) return error;
       }
@@ -563,6 +580,52 @@ WhyNot BuildSinkRegion(const std::vector<SinkUse>& sinks, int64_t threshold,
   }
   RegionGrower grower(threshold, largest_sink, region);
   return grower.GrowFromSinks(sinks);
+}
+
+int64_t RegionMembersGrown() { return members_grown.load(std::memory_order_relaxed); }
+
+DoomedSeeds::DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t follow_limit) {
+  follow_limit = std::min(threshold, follow_limit);
+  // Users before their operands: a member's fate depends on its users'.
+  std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    HloInstruction* instruction = *it;
+    const Shape& shape = instruction->shape().IsTuple() && !instruction->shape().tuple_shapes().empty()
+                             ? instruction->shape().tuple_shape(0)
+                             : instruction->shape();
+    if (!shape.IsArray()) continue;
+    std::vector<Cause>& reasons = reasons_[instruction];
+    reasons.resize(shape.rank());
+    for (int64_t dim = 0; dim < shape.rank(); ++dim) {
+      if (instruction == computation->root()) {
+        reasons[dim] = std::make_shared<const std::string>(ResultTooLarge(*instruction));
+        continue;
+      }
+      for (HloInstruction* user : instruction->users()) {
+        for (int k = 0; k < user->operand_count() && !reasons[dim]; ++k) {
+          if (user->operand(k) != instruction) continue;
+          DimensionMapping mapping = ResultDimension(*user, k, dim);
+          if (mapping.is_not_splittable()) {
+            reasons[dim] = std::make_shared<const std::string>(CannotConsume(*user, dim));
+          } else if (mapping.is_dimension() && FollowsUser(*user, mapping, follow_limit)) {
+            if (const Cause* downstream = Find(user, mapping.dimension())) reasons[dim] = *downstream;
+          }
+        }
+        if (reasons[dim]) break;
+      }
+    }
+  }
+}
+
+const DoomedSeeds::Cause* DoomedSeeds::Find(const HloInstruction* instruction, int64_t dim) const {
+  auto it = reasons_.find(instruction);
+  if (it == reasons_.end() || dim < 0 || dim >= static_cast<int64_t>(it->second.size())) return nullptr;
+  return it->second[dim] ? &it->second[dim] : nullptr;
+}
+
+const std::string* DoomedSeeds::Reason(const HloInstruction* instruction, int64_t dim) const {
+  const Cause* reason = Find(instruction, dim);
+  return reason ? reason->get() : nullptr;
 }
 
 std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk) {

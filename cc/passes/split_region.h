@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -78,6 +79,32 @@ struct SinkUse {
 // where a sink needs another's result, directly or through values outside.
 WhyNot BuildSinkRegion(const std::vector<SinkUse>& sinks, int64_t threshold,
                        SplitRegion* region);
+
+// Seeds whose region cannot be built, found in one pass over the computation
+// instead of growing a region from each: a region grown from an instruction
+// along a dimension follows its oversized users, so it fails for certain if
+// following them reaches the computation's result while still too large, or
+// a user that cannot consume slices along the dimension the split reaches it
+// with (VisitUsers' two refusals). Without this, a chain of n oversized
+// instructions that ends in the program's output costs n region growths of
+// up to n members each. `follow_limit` as for BuildSplitRegion.
+class DoomedSeeds {
+ public:
+  DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t follow_limit);
+  // Why a region grown from `instruction` along `dim` must fail, or nullptr
+  // when it may be built (BuildSplitRegion then decides).
+  const std::string* Reason(const HloInstruction* instruction, int64_t dim) const;
+
+ private:
+  using Cause = std::shared_ptr<const std::string>;  // shared along a chain
+  const Cause* Find(const HloInstruction* instruction, int64_t dim) const;
+  std::unordered_map<const HloInstruction*, std::vector<Cause>> reasons_;
+};
+
+// Members added to regions by every BuildSplitRegion/BuildSinkRegion of the
+// process so far: the splitter's work, which tests hold to linear growth in
+// the program's size (wall time would be a flaky measure of the same).
+int64_t RegionMembersGrown();
 
 // Replaces the region by loops over chunks of `chunk` elements of the split
 // dimension. Returns the loop body computations it created.

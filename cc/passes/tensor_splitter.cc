@@ -88,12 +88,17 @@ SplitResult RewriteAsLoops(const SplitRegion& region, const HloInstruction& anch
 // where the data is small again: preferably down to the split size, so that
 // no result of the loop is a new buffer nearly as large as the limit; where
 // that region cannot be built, down to the limit.
+// `doomed` holds, for each follow limit tried (split_size, then limit), the
+// seeds whose region must fail: they are refused without growing a region.
 SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
-                        std::string* reason) {
+                        const DoomedSeeds* const doomed[2], std::string* reason) {
   for (int64_t dim : DimensionsBySize(seed->shape())) {
-    for (int64_t follow_limit : {split_size, limit}) {
+    for (int pass = 0; pass < 2; ++pass) {
+      const int64_t follow_limit = pass == 0 ? split_size : limit;
       SplitRegion region;
-      WhyNot error = BuildSplitRegion(seed, dim, limit, follow_limit, &region);
+      const std::string* certain = doomed[pass]->Reason(seed, dim);
+      WhyNot error = certain != nullptr ? WhyNot::Because(*certain)
+                                        : BuildSplitRegion(seed, dim, limit, follow_limit, &region);
       if (error.ok() && region.size < 2) error = WhyNot::Because("extent 1");
       if (!error.ok()) {
         if (reason->empty() && follow_limit == limit) {
@@ -228,9 +233,13 @@ bool TensorSplitter::Run(HloModule* module) {
     std::unordered_map<const HloInstruction*, std::string> reasons;
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
       SplitResult result;
+      // Recomputed after every rewrite: the loops change users and roots.
+      const DoomedSeeds follow_split(computation, limit, split_size);
+      const DoomedSeeds follow_limit(computation, limit, limit);
+      const DoomedSeeds* const doomed[2] = {&follow_split, &follow_limit};
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
         if (seeds_given_up.count(instruction) || !IsSplitCandidate(*instruction, limit)) continue;
-        result = SplitAtSeed(instruction, limit, split_size, &reasons[instruction]);
+        result = SplitAtSeed(instruction, limit, split_size, doomed, &reasons[instruction]);
         if (result.split) break;
         seeds_given_up.insert(instruction);
       }

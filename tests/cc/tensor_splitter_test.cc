@@ -4,6 +4,7 @@
 // --xla_tensor_split_size (what one loop iteration may hold).
 #include <string>
 
+#include "passes/split_region.h"
 #include "tests/cc/filecheck.h"
 #include "tests/cc/pass_test_bench.h"
 #include "tests/cc/test_harness.h"
@@ -563,3 +564,47 @@ TEST(TensorSplitter, OffsetsBelowTwoToThe31KeepS32Indices) {
 }
 
 }  // namespace
+
+// An elementwise chain of `n` oversized instructions from a broadcast,
+// ending in the program's result (nothing can be split) or in a reduction.
+std::string Chain(int n, bool ends_in_reduction) {
+  static const char* const kOps[] = {"exponential", "negate", "tanh", "abs"};
+  std::string text = "HloModule chain\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                     "  ROOT c = f32[] add(a, b)\n}\n\nENTRY main {\n  p = f32[100]{0} parameter(0)\n"
+                     "  v0 = f32[100,100]{1,0} broadcast(p), dimensions={0}\n";
+  for (int i = 1; i < n; ++i) {
+    const bool last = i == n - 1 && !ends_in_reduction;
+    text += std::string(last ? "  ROOT " : "  ") + "v" + std::to_string(i) + " = f32[100,100]{1,0} " +
+            kOps[i % 4] + "(v" + std::to_string(i - 1) + ")\n";
+  }
+  if (ends_in_reduction) {
+    text += "  zero = f32[] constant(0)\n  ROOT r = f32[100]{0} reduce(v" + std::to_string(n - 1) +
+            ", zero), dimensions={1}, to_apply=add\n";
+  }
+  return text + "}\n";
+}
+
+// Members the splitter's region growths add while it runs on `text`.
+int64_t GrowthWork(const std::string& text) {
+  const int64_t before = exla::RegionMembersGrown();
+  RunPass(kPass, text, SizeOptions(1000, 0));
+  return exla::RegionMembersGrown() - before;
+}
+
+TEST(TensorSplitter, WorkGrowsLinearlyAlongAChainEndingInTheResult) {
+  // Each of the n seeds would grow a region down to the result and fail
+  // there: n^2 / 2 members. The pass must see that without growing them.
+  const int64_t small = GrowthWork(Chain(1000, false));
+  const int64_t large = GrowthWork(Chain(2000, false));
+  EXPECT_LE(large, 2 * small + 100) << small << " members for 1000, " << large << " for 2000";
+  EXPECT_TRUE(HasMessage(RunPass(kPass, Chain(50, false), SizeOptions(1000, 0)),
+                         "left main/v3 f32[100,100] (40.0 KB) unsplit: dimension 0: v49 is the "
+                         "computation's result and too large to split"));
+}
+
+TEST(TensorSplitter, WorkGrowsLinearlyAlongAChainEndingInAReduction) {
+  const int64_t small = GrowthWork(Chain(1000, true));
+  const int64_t large = GrowthWork(Chain(2000, true));
+  EXPECT_GT(small, 0);
+  EXPECT_LE(large, 2 * small + 100) << small << " members for 1000, " << large << " for 2000";
+}
