@@ -10,6 +10,10 @@ Run: python experiments/bench_splitter.py [--large]
    (cgroup), each in its own process.
 3. Time of the tensor-splitter pass itself on the GPflow SGPR loss-and-gradient
    program (N = 20,000, M = 1,000).
+4. Pass time against program size: an elementwise chain of n oversized
+   f32[100,100] instructions (threshold 1 KB) ending in the program's output
+   (nothing can be split) or in a reduction, n = 400 ... 5,000
+   (``--chain-only`` runs just this part).
 Results are printed and appended to experiments/results/bench_splitter.json.
 """
 
@@ -126,15 +130,53 @@ def bench_pass_time() -> dict:
             "splitter_s_best": min(seconds), "splitter_s_median": statistics.median(seconds)}
 
 
+def chain_program(n: int, ends_in_reduction: bool) -> str:
+    """An elementwise chain of ``n`` f32[100,100] instructions from a broadcast."""
+    ops = ("exponential", "negate", "tanh", "abs")
+    lines = ["HloModule chain", "", "add {", "  a = f32[] parameter(0)", "  b = f32[] parameter(1)",
+             "  ROOT c = f32[] add(a, b)", "}", "", "ENTRY main {", "  p = f32[100] parameter(0)",
+             "  v0 = f32[100,100] broadcast(p), dimensions={0}"]
+    for i in range(1, n):
+        root = "ROOT " if i == n - 1 and not ends_in_reduction else ""
+        lines.append(f"  {root}v{i} = f32[100,100] {ops[i % 4]}(v{i - 1})")
+    if ends_in_reduction:
+        lines += ["  zero = f32[] constant(0)",
+                  f"  ROOT r = f32[100] reduce(v{n - 1}, zero), dimensions={{1}}, to_apply=add"]
+    return "\n".join(lines + ["}", ""])
+
+
+def bench_chain(sizes=(400, 800, 2000, 5000)) -> list[dict]:
+    from exla import _exla
+
+    rows = []
+    for n in sizes:
+        for ending in ("output", "reduction"):
+            text = chain_program(n, ending == "reduction")
+            seconds = []
+            for _ in range(3):
+                out, records = _exla.optimize(text, ["tensor-splitter"], 1000, 0, "")
+                seconds.append(records[0][2])
+            rows.append({"n": n, "ending": ending, "splitter_s_median": statistics.median(seconds),
+                         "loops": out.count(" while(")})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--large", action="store_true", help="also N = 200,000 (takes minutes)")
+    parser.add_argument("--chain-only", action="store_true", help="only the pass-time chain")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(args.child)
         return
     results = {"machine": {"cores": os.cpu_count(), "python": platform.python_version()}}
+    results["pass_time_chain"] = bench_chain()
+    for row in results["pass_time_chain"]:
+        print("splitter pass on a chain:", row, flush=True)
+    if args.chain_only:
+        _append(results)
+        return
     results["overhead_20k"] = bench_overhead()
     print("kernel matvec N=20,000:", results["overhead_20k"], flush=True)
     results["pass_time_sgpr"] = bench_pass_time()
@@ -142,6 +184,10 @@ def main() -> None:
     for n in [60_000] + ([200_000] if args.large else []):
         results[f"beyond_memory_{n}"] = bench_beyond_memory(n)
         print(f"kernel matvec N={n:,}:", results[f"beyond_memory_{n}"], flush=True)
+    _append(results)
+
+
+def _append(results: dict) -> None:
     RESULTS.mkdir(exist_ok=True)
     with open(RESULTS / "bench_splitter.json", "a") as f:
         f.write(json.dumps(results) + "\n")
