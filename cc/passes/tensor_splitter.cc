@@ -91,7 +91,8 @@ SplitResult RewriteAsLoops(const SplitRegion& region, const HloInstruction& anch
 // `doomed` holds, for each follow limit tried (split_size, then limit), the
 // seeds whose region must fail: they are refused without growing a region.
 SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
-                        const DoomedSeeds* const doomed[2], std::string* reason) {
+                        const DoomedSeeds* const doomed[2], std::string* reason,
+                        std::unordered_set<int64_t>* reasons_seen) {
   for (int64_t dim : DimensionsBySize(seed->shape())) {
     for (int pass = 0; pass < 2; ++pass) {
       const int64_t follow_limit = pass == 0 ? split_size : limit;
@@ -101,8 +102,12 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
                                         : BuildSplitRegion(seed, dim, limit, follow_limit, &region);
       if (error.ok() && region.size < 2) error = WhyNot::Because("extent 1");
       if (!error.ok()) {
-        if (reason->empty() && follow_limit == limit) {
-          *reason = "dimension " + std::to_string(dim) + ": " + error.reason();
+        // Every dimension's refusal, as the last attempt on it gave it: a user
+        // deciding what to change needs all of them, not the first.
+        if (follow_limit == limit && !reasons_seen->count(dim)) {
+          reasons_seen->insert(dim);
+          *reason += (reason->empty() ? "" : "; ") + std::string("dimension ") +
+                     std::to_string(dim) + ": " + error.reason();
         }
         continue;
       }
@@ -231,6 +236,7 @@ bool TensorSplitter::Run(HloModule* module) {
     std::unordered_set<const HloInstruction*> seeds_given_up;
     std::unordered_set<const HloInstruction*> sinks_given_up;
     std::unordered_map<const HloInstruction*, std::string> reasons;
+    std::unordered_map<const HloInstruction*, std::unordered_set<int64_t>> reasons_seen;
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
       SplitResult result;
       // Recomputed after every rewrite: the loops change users and roots.
@@ -239,7 +245,8 @@ bool TensorSplitter::Run(HloModule* module) {
       const DoomedSeeds* const doomed[2] = {&follow_split, &follow_limit};
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
         if (seeds_given_up.count(instruction) || !IsSplitCandidate(*instruction, limit)) continue;
-        result = SplitAtSeed(instruction, limit, split_size, doomed, &reasons[instruction]);
+        result = SplitAtSeed(instruction, limit, split_size, doomed, &reasons[instruction],
+                             &reasons_seen[instruction]);
         if (result.split) break;
         seeds_given_up.insert(instruction);
       }

@@ -137,7 +137,8 @@ class LimitPlan:
             lines.append(f"  extra work: {format_flops(self.chosen.recomputed_flops)} "
                          f"recomputed{share}")
         if self.unsplit:
-            lines.append(f"  left above the threshold: {'; '.join(self.unsplit)}")
+            lines.append("  left above the threshold:")
+            lines.extend(f"    {line}" for line in self.unsplit)
         lines.append(f"  {len(self.candidates)} candidate(s), {self.xla_compiles} XLA "
                      f"compilation(s) in {self.xla_seconds:.2f} s, exla passes "
                      f"{self.exla_seconds * 1e3:.1f} ms")
@@ -355,7 +356,8 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
 
 def over_limit_message(plan: LimitPlan) -> str:
     """The warning (or strict error) for a limit no candidate meets."""
-    names = "; ".join(plan.unsplit) if plan.unsplit else (
+    # One line per instruction: each line lists its dimensions' reasons with "; ".
+    names = "".join(f"\n  {line}" for line in plan.unsplit) if plan.unsplit else (
         "the splitter left no tensor above the threshold; the peak comes from many tensors "
         "live at once")
     return (f"exla cannot fit the program in memory limit {format_size(plan.limit)}: the "

@@ -608,3 +608,30 @@ TEST(TensorSplitter, WorkGrowsLinearlyAlongAChainEndingInAReduction) {
   EXPECT_GT(small, 0);
   EXPECT_LE(large, 2 * small + 100) << small << " members for 1000, " << large << " for 2000";
 }
+
+TEST(TensorSplitter, UnsplitNoteGivesEveryDimensionsReason) {
+  // Each dimension of e fails for a reason of its own, and the note names
+  // both: rows cannot be split because by_rows sorts along them; columns
+  // could be (by_rows sorts each column on its own), but the columns' loop
+  // would reach the result tuple still too large.
+  const PassRun run = RunPass(kPass, R"(HloModule m
+
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+
+ENTRY main {
+  x = f32[64,32]{1,0} parameter(0)
+  e = f32[64,32]{1,0} exponential(x)
+  by_rows = f32[64,32]{1,0} sort(e), dimensions={0}, to_apply=less
+  by_cols = f32[64,32]{1,0} sort(e), dimensions={1}, to_apply=less
+  ROOT t = (f32[64,32]{1,0}, f32[64,32]{1,0}) tuple(by_rows, by_cols)
+}
+)", SizeOptions(4096, 1024));
+  EXPECT_TRUE(HasMessage(
+      run, "left main/e f32[64,32] (8.2 KB) unsplit: dimension 0: by_rows (sort) cannot consume "
+           "slices along dimension 0; dimension 1: t (tuple) cannot consume slices along "
+           "dimension 1: the splitter does not handle 'tuple'"));
+}

@@ -155,6 +155,10 @@ def test_limit_that_cannot_be_met_warns_once_naming_the_instruction(caplog):
     assert "cannot fit the program in memory limit 6 MB" in warnings[0]
     assert "(sort)" in warnings[0] and "f32[1000,1000]" in warnings[0]
     assert "smallest planned peak reached is" in warnings[0]
+    # One line per instruction, each with every dimension's reason.
+    assert ("sorted_1000/e (exponential) f32[1000,1000] 4.0 MB: dimension 0: s is the "
+            "computation's result and too large to split; dimension 1: s (sort) cannot consume "
+            "slices along dimension 1") in warnings[0].splitlines()[2]
     assert report.within_memory_limit is False
     with pytest.raises(exla.ExlaError, match=r"sorted_1000/\w+ \(sort\)"):
         exla.optimize_hlo(text, memory_limit="6MB", strict=True)
