@@ -525,7 +525,16 @@ class LoopBuilder {
         HloInstruction* corrected = b.Binary(HloOpcode::kSubtract, part, compensation);
         HloInstruction* sum = b.Binary(HloOpcode::kAdd, buffer, corrected);
         HloInstruction* added = b.Binary(HloOpcode::kSubtract, sum, buffer);
-        next_compensations.push_back(b.Binary(HloOpcode::kSubtract, added, corrected));
+        HloInstruction* error = b.Binary(HloOpcode::kSubtract, added, corrected);
+        // Once the sum overflows, (t - sum) - y is inf - inf = NaN, which the
+        // next chunk would carry into the sum: an overflowing total must stay
+        // inf, as in the unsplit reduction, so the compensation restarts at 0.
+        HloInstruction* finite = body->Add(
+            HloOpcode::kIsFinite, Shape::Array(PrimitiveType::kPred, sum->shape().dims()), {sum},
+            "finite");
+        HloInstruction* zero = b.Broadcast(b.ConstantScalar(sum->shape().element_type(), 0),
+                                           sum->shape().dims(), {});
+        next_compensations.push_back(b.Select(finite, error, zero));
         next_state.push_back(sum);
       } else if (member.result_dim.is_reduced_away()) {
         next_state.push_back(b.Binary(member.accumulate_opcode, buffer, part));

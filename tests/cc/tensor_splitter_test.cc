@@ -146,7 +146,8 @@ std::string ReduceOverPoints(const char* reducer, const char* init, bool all_dim
 
 TEST(TensorSplitter, ReducedDimensionAccumulatedWithCompensatedAdd) {
   // The partial sums are added with Kahan's compensation, carried as the last
-  // element of the loop state: y = part - c, t = sum + y, c' = (t - sum) - y.
+  // element of the loop state: y = part - c, t = sum + y, c' = (t - sum) - y,
+  // reset to 0 once t overflows (inf - inf would make the sum NaN).
   const PassRun run = RunPass(kPass, ReduceOverPoints("add", "0"), SizeOptions(2048, 1024));
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
@@ -157,7 +158,9 @@ TEST(TensorSplitter, ReducedDimensionAccumulatedWithCompensatedAdd) {
     CHECK-NEXT: [[Y:[a-z0-9.-]+]] = f32[4]{0} subtract([[PART]], [[C]])
     CHECK-NEXT: [[SUM:[a-z0-9.-]+]] = f32[4]{0} add([[ACC]], [[Y]])
     CHECK-NEXT: [[ADDED:[a-z0-9.-]+]] = f32[4]{0} subtract([[SUM]], [[ACC]])
-    CHECK-NEXT: [[NEXT_C:[a-z0-9.-]+]] = f32[4]{0} subtract([[ADDED]], [[Y]])
+    CHECK-NEXT: [[ERROR:[a-z0-9.-]+]] = f32[4]{0} subtract([[ADDED]], [[Y]])
+    CHECK-NEXT: [[FINITE:[a-z0-9.-]+]] = pred[4]{0} is-finite([[SUM]])
+    CHECK:      [[NEXT_C:[a-z0-9.-]+]] = f32[4]{0} select([[FINITE]], [[ERROR]], {{[a-z0-9.-]+}})
     CHECK-NEXT: ROOT {{.*}} tuple({{[a-z0-9.-]+}}, [[SUM]], {{.*}}, [[NEXT_C]])
     CHECK:      ENTRY main {
     CHECK:      [[INIT:[a-z0-9.-]+]] = f32[4]{0} broadcast({{[a-z0-9.-]+}}), dimensions={}

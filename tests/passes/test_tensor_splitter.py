@@ -347,3 +347,15 @@ def test_split_sum_does_not_lose_digits_with_every_chunk():
     exact = 2.0**25 + 4095
     rewritten = float(call_hlo(out, [x, y])[0].numpy())
     assert abs(rewritten - exact) / exact <= np.finfo(np.float32).eps, rewritten
+
+
+def test_split_sum_that_overflows_stays_inf():
+    # Once the running total overflows, the compensation would be inf - inf;
+    # the loop must return inf, as the unsplit reduction does, not NaN.
+    out, _ = _split(ROW_SUMS, threshold=64 * 1024, split_size=1024)
+    x = np.zeros((4096, 256), np.float32)
+    x[::512, 0] = 3e38
+    y = np.ones((4096, 256), np.float32)
+    original = float(call_hlo(ROW_SUMS, [x, y])[0].numpy())
+    rewritten = float(call_hlo(out, [x, y])[0].numpy())
+    assert original == rewritten == np.inf
