@@ -4,6 +4,7 @@
 #include <atomic>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <unordered_set>
 
 #include "ir/builder.h"
@@ -27,6 +28,47 @@ bool ShouldRecompute(const HloInstruction* producer, int64_t threshold) {
   if (producer->shape().IsTuple() && !producer->Is(HloOpcode::kSort) && !producer->Is(HloOpcode::kTopK)) return false;
   return LargestArrayBytes(producer->shape()) > threshold || producer->Is(HloOpcode::kBroadcast) ||
          producer->Is(HloOpcode::kIota);
+}
+
+// Whether `producer`, a dot, convolution or reduction of floating-point
+// values, reaches a floating-point compare for (in)equality. Such a value
+// must be computed once: XLA rounds a slice of a dot or a reduction (a
+// matrix-vector product, a smaller block) differently from the whole, and a
+// gradient of max compares the maximum, taken from one computation, with
+// every element, taken from another: recomputed slices would match nothing
+// (the fuzzer found gradients off by 100% this way).
+bool FeedsFloatEquality(const HloInstruction* producer) {
+  switch (producer->opcode()) {
+    case HloOpcode::kDot:
+    case HloOpcode::kConvolution:
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceWindow:
+      break;
+    default:
+      return false;
+  }
+  if (!producer->shape().IsArray() || !IsFloatingPointType(producer->shape().element_type())) {
+    return false;
+  }
+  std::vector<const HloInstruction*> stack = {producer};
+  std::unordered_set<const HloInstruction*> seen = {producer};
+  while (!stack.empty()) {
+    const HloInstruction* value = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* user : value->users()) {
+      if (user->Is(HloOpcode::kCompare)) {
+        std::optional<ComparisonDirection> direction = user->comparison_direction();
+        const Shape& operand = user->operand(0)->shape();
+        if (direction.has_value() &&
+            (*direction == ComparisonDirection::kEq || *direction == ComparisonDirection::kNe) &&
+            operand.IsArray() && IsFloatingPointType(operand.element_type())) {
+          return true;
+        }
+      }
+      if (seen.insert(user).second) stack.push_back(user);
+    }
+  }
+  return false;
 }
 
 // Members added by every region growth so far (see RegionMembersGrown).
@@ -219,7 +261,7 @@ class RegionGrower {
         }
         continue;
       }
-      if (od.is_dimension() && ShouldRecompute(operand, threshold_)) {
+      if (od.is_dimension() && ShouldRecompute(operand, threshold_) && !EqualitySensitive(operand)) {
         WhyNot error = AddMember(operand, od, /*follow_users=*/false, /*downstream=*/false, -1, -1);
         if (error.ok()) continue;
         // Not recomputable: fall back to slicing its materialised value.
@@ -251,6 +293,14 @@ class RegionGrower {
       }
     }
     return WhyNot::Ok();
+  }
+
+  bool EqualitySensitive(const HloInstruction* producer) {
+    auto it = equality_sensitive_.find(producer);
+    if (it == equality_sensitive_.end()) {
+      it = equality_sensitive_.emplace(producer, FeedsFloatEquality(producer)).first;
+    }
+    return it->second;
   }
 
   void AddInput(HloInstruction* instruction, DimensionMapping dim) {
@@ -333,6 +383,7 @@ class RegionGrower {
   SplitRegion* region_;
   std::deque<std::pair<HloInstruction*, bool>> worklist_;
   std::unordered_set<HloInstruction*> followed_;
+  std::unordered_map<const HloInstruction*, bool> equality_sensitive_;
 };
 
 // ---- rewriting --------------------------------------------------------------

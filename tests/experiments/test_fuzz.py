@@ -83,3 +83,28 @@ def test_programs_are_reproducible(seed):
     assert fuzz.fp.generate(seed) == fuzz.fp.generate(seed)
     a, b = fuzz.fp.make_inputs(fuzz.fp.generate(seed)), fuzz.fp.make_inputs(fuzz.fp.generate(seed))
     assert all((x == y).all() for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("seed", [20000000000329, 20000000000879])
+def test_max_gradients_found_by_the_long_run_compute_the_same(seed, tmp_path):
+    """Two programs of the 1,000-program run (gradients of a max, which
+    compare the maximum with every element): the loops recomputed the dot
+    slice by slice, rounded differently from the copy the maximum came from,
+    and the gradient was 100% off. A dot compared for equality is now
+    computed once."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import exla
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    env["PYTHONPATH"] = os.pathsep.join([str(root), str(Path(exla.__file__).resolve().parents[1]),
+                                         env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-m", "experiments", "fuzz", "--replay", str(seed),
+                           "--out", str(tmp_path)], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert '"category": "ok"' in done.stdout
