@@ -316,12 +316,9 @@ TEST(TensorSplitter, NestedLoopWhenOneSliceIsStillTooLarge) {
                               "extent 64: 4 chunks of 16"));
 }
 
-TEST(TensorSplitter, SinkRegionsForGradientLikeProgram) {
-  // Row sums and column sums of the kernel both flow back into it: no single
-  // loop can produce everything. The two sums share one loop (neither needs
-  // the other), which computes the kernel slice by slice; a second loop,
-  // which needs both sums, takes the rest.
-  const PassRun run = RunPass(kPass, Module(R"(
+// A kernel normalised by its row and column sums, whose sums flow back into
+// it: the shape of a gradient program.
+constexpr char kNormalisedKernel[] = R"(
   x = f32[64,4]{1,0} parameter(0)
   y = f32[64,4]{1,0} parameter(1)
   bx = f32[64,64,4]{2,1,0} broadcast(x), dimensions={0,2}
@@ -338,7 +335,14 @@ TEST(TensorSplitter, SinkRegionsForGradientLikeProgram) {
   w = f32[64,64]{1,0} multiply(k, brows)
   z = f32[64,64]{1,0} multiply(w, bcols)
   ROOT total = f32[] reduce(z, zero), dimensions={0,1}, to_apply=sum
-)"), SizeOptions(4096, 2048));
+)";
+
+TEST(TensorSplitter, SinkRegionsForGradientLikeProgram) {
+  // Row sums and column sums of the kernel both flow back into it: no single
+  // loop can produce everything. The two sums share one loop (neither needs
+  // the other), which computes the kernel slice by slice; a second loop,
+  // which needs both sums, takes the rest.
+  const PassRun run = RunPass(kPass, Module(kNormalisedKernel), SizeOptions(4096, 2048));
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK:     ENTRY main {
@@ -360,24 +364,7 @@ TEST(TensorSplitter, NotesCountTheWorkSinkLoopsRepeat) {
   // so nothing is repeated there. Per kernel: d, sq and s are 3 x 16384
   // flops, k 4096. The program: those 53248 plus five 4096-element
   // operations (rows, cols, w, z, total) = 73728.
-  const PassRun run = RunPass(kPass, Module(R"(
-  x = f32[64,4]{1,0} parameter(0)
-  y = f32[64,4]{1,0} parameter(1)
-  bx = f32[64,64,4]{2,1,0} broadcast(x), dimensions={0,2}
-  by = f32[64,64,4]{2,1,0} broadcast(y), dimensions={1,2}
-  d = f32[64,64,4]{2,1,0} subtract(bx, by)
-  sq = f32[64,64,4]{2,1,0} multiply(d, d)
-  zero = f32[] constant(0)
-  s = f32[64,64]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
-  k = f32[64,64]{1,0} exponential(s)
-  rows = f32[64]{0} reduce(k, zero), dimensions={1}, to_apply=sum
-  cols = f32[64]{0} reduce(k, zero), dimensions={0}, to_apply=sum
-  brows = f32[64,64]{1,0} broadcast(rows), dimensions={0}
-  bcols = f32[64,64]{1,0} broadcast(cols), dimensions={1}
-  w = f32[64,64]{1,0} multiply(k, brows)
-  z = f32[64,64]{1,0} multiply(w, bcols)
-  ROOT total = f32[] reduce(z, zero), dimensions={0,1}, to_apply=sum
-)"), SizeOptions(4096, 2048));
+  const PassRun run = RunPass(kPass, Module(kNormalisedKernel), SizeOptions(4096, 2048));
   EXPECT_TRUE(HasMessage(run, "recomputes bx, by, d, k, s, sq (53.2 kFLOP)"));
   EXPECT_TRUE(HasMessage(run, "nothing recomputed"));
   EXPECT_TRUE(HasMessage(run, "recomputation: 53248 flops (72.2% of the program's 73728)"));
