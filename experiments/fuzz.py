@@ -320,8 +320,12 @@ def _run_batch(seeds: list[int], out_dir: Path, timeout_s: float,
                        "--out", str(out_dir), "--seeds", ",".join(map(str, remaining))]
             if inject:
                 command += ["--inject", inject]
+            # stderr goes to a file, not a pipe: a child that logs more than a
+            # pipe holds (64 KB; exla's warnings list every tensor it left)
+            # would block on the write and look hung.
+            errors = open(Path(tmp) / "stderr.txt", "w+")
             child = subprocess.Popen(command, cwd=str(fp_root()), stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=errors, text=True)
             last_change, seen, hung = time.monotonic(), 0, False
             while child.poll() is None:
                 time.sleep(0.5)
@@ -332,7 +336,10 @@ def _run_batch(seeds: list[int], out_dir: Path, timeout_s: float,
                     child.kill()
                     hung = True
                     break
-            stderr = child.communicate()[1] or ""
+            child.wait()
+            errors.seek(0)
+            stderr = errors.read()[-20000:]
+            errors.close()
             done, started = _read_progress(progress)
         for verdict in done:
             on_verdict(verdict)
