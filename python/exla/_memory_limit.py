@@ -354,10 +354,20 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
     return out, records, plan
 
 
+_LISTED = 12  # instructions a warning names; the report has them all
+
+
+def format_listing(lines: list[str]) -> str:
+    """The first few of ``lines``, one per line, and how many more there are."""
+    shown = "".join(f"\n  {line}" for line in lines[:_LISTED])
+    more = len(lines) - _LISTED
+    return shown + (f"\n  ... and {more} more (see the report's notes)" if more > 0 else "")
+
+
 def over_limit_message(plan: LimitPlan) -> str:
     """The warning (or strict error) for a limit no candidate meets."""
     # One line per instruction: each line lists its dimensions' reasons with "; ".
-    names = "".join(f"\n  {line}" for line in plan.unsplit) if plan.unsplit else (
+    names = format_listing(plan.unsplit) if plan.unsplit else (
         "the splitter left no tensor above the threshold; the peak comes from many tensors "
         "live at once")
     return (f"exla cannot fit the program in memory limit {format_size(plan.limit)}: the "

@@ -81,8 +81,10 @@ def _messages(records: list) -> list[tuple[str, str]]:
 
 
 def _over_threshold_message(report: Report, unsplit: list[str]) -> str:
+    from exla import _memory_limit
+
     return (f"exla cannot meet the threshold {format_size(report.threshold)}: "
-            f"{len(unsplit)} instruction(s) stay above it:" + "".join(f"\n  {u}" for u in unsplit))
+            f"{len(unsplit)} instruction(s) stay above it:" + _memory_limit.format_listing(unsplit))
 
 
 def _fail_or_warn(message: str, strict: bool) -> None:
