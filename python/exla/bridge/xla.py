@@ -199,10 +199,16 @@ def _parse(text: str) -> Any:
         raise TypeError(f"HLO text must be str, got {type(text).__name__}")
     # XLA's text parser CHECK-fails, killing the process, on some malformed
     # modules (a parameter number out of range); exla's verifier turns those
-    # into a ValueError with line and column first.
+    # into a ValueError with line and column first. Syntax is XLA's to judge:
+    # where exla's own parser cannot read the text (it wants one instruction
+    # per line, XLA does not), XLA's parser decides and gives its message.
     from exla import _core
 
-    _core.verify(text)
+    try:
+        _core.verify(text)
+    except ValueError as e:
+        if str(e).startswith("invalid HLO module"):
+            raise
     try:
         return xla.jax.hlo_module_from_text(text)
     except xla.jax.XlaRuntimeError as e:
