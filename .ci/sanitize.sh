@@ -16,7 +16,7 @@ PYTHON="${PYTHON:-.venv/bin/python}"
 CXX="${CXX:-g++}"
 OUT=build/sanitize
 JOBS="${JOBS:-2}"
-FLAGS=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
+FLAGS=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -I.
        -fno-sanitize-recover=undefined -Icc)
 mkdir -p "$OUT/obj" "$OUT/python"
 start=$(date +%s)
