@@ -120,47 +120,97 @@ class RegionGrower {
         exit_limit_(std::max(threshold, exit_limit)),
         region_(region) {}
 
-  WhyNot Grow(HloInstruction* seed, int64_t dim) {
-    region_->size = ExtentOfDim(seed->shape(), dim);
-    WhyNot error = AddMember(seed, DimensionMapping::Dimension(dim), /*follow_users=*/true,
-                             /*downstream=*/true, -1, -1);
-    while (error.ok() && !worklist_.empty()) {
-      auto [instruction, follow_users] = worklist_.front();
-      worklist_.pop_front();
-      error = VisitOperands(instruction);
-      if (error.ok() && follow_users) error = VisitUsers(instruction);
-    }
-    return Finish(error);
-  }
-
-  WhyNot GrowFromSinks(const std::vector<SinkUse>& sinks) {
-    const SinkUse& first = sinks.front();
-    region_->size = ExtentOfDim(first.sink->operand(first.operand_index)->shape(), first.dim);
-    WhyNot error = WhyNot::Ok();
-    for (const SinkUse& use : sinks) {
-      const HloInstruction* operand = use.sink->operand(use.operand_index);
-      if (ExtentOfDim(operand->shape(), use.dim) != region_->size) {
-        return Because(use.sink->name() + " reads a dimension of another extent");
-      }
-      DimensionMapping result_dim = ResultDimension(*use.sink, use.operand_index, use.dim);
-      if (result_dim.is_not_splittable()) {
-        return Because(use.sink->name() + " (" + std::string(use.sink->opcode_name()) +
-                       ") cannot consume slices along dimension " + std::to_string(use.dim));
-      }
-      error = AddMember(use.sink, result_dim, /*follow_users=*/false, /*downstream=*/true,
-                        use.operand_index, use.dim);
+  WhyNot Grow(const std::vector<RegionStart>& starts) {
+    const RegionStart& first = starts.front();
+    const HloInstruction* first_sliced =
+        first.operand_index < 0 ? first.instruction : first.instruction->operand(first.operand_index);
+    region_->size = ExtentOfDim(first_sliced->shape(), first.dim);
+    for (const RegionStart& start : starts) {
+      WhyNot error = AddStart(start);
       if (!error.ok()) return error;
     }
-    while (error.ok() && !worklist_.empty()) {
-      HloInstruction* instruction = worklist_.front().first;
-      worklist_.pop_front();
-      error = VisitOperands(instruction);
+    WhyNot error = Drain();
+    // An input computed from the loop's own results is computed inside the
+    // loop instead (which pulls in its producers in turn), until every input
+    // comes from outside. Each round adds members, so this ends.
+    while (error.ok()) {
+      bool absorbed = false;
+      error = AbsorbInputsComputedInside(&absorbed);
+      if (!error.ok() || !absorbed) break;
+      error = Drain();
     }
     return Finish(error);
   }
 
  private:
   static WhyNot Because(std::string reason) { return WhyNot::Because(std::move(reason)); }
+
+  WhyNot AddStart(const RegionStart& start) {
+    HloInstruction* instruction = start.instruction;
+    if (start.operand_index < 0) {
+      if (ExtentOfDim(instruction->shape(), start.dim) != region_->size) {
+        return Because(instruction->name() + " is split along a dimension of another extent");
+      }
+      return AddMember(instruction, DimensionMapping::Dimension(start.dim), start.follow_users,
+                       /*downstream=*/true, -1, -1);
+    }
+    const HloInstruction* operand = instruction->operand(start.operand_index);
+    if (ExtentOfDim(operand->shape(), start.dim) != region_->size) {
+      return Because(instruction->name() + " reads a dimension of another extent");
+    }
+    DimensionMapping result_dim = ResultDimension(*instruction, start.operand_index, start.dim);
+    if (result_dim.is_not_splittable()) return Because(CannotConsume(*instruction, start.dim));
+    return AddMember(instruction, result_dim, start.follow_users, /*downstream=*/true,
+                     start.operand_index, start.dim);
+  }
+
+  // Visits the members added since the last call: their operands always,
+  // their users where the member asked for it.
+  WhyNot Drain() {
+    WhyNot error = WhyNot::Ok();
+    while (error.ok() && !worklist_.empty()) {
+      auto [instruction, follow_users] = worklist_.front();
+      worklist_.pop_front();
+      error = VisitOperands(instruction);
+      if (error.ok() && follow_users) error = VisitUsers(instruction);
+    }
+    return error;
+  }
+
+  // Inputs sliced along the split dimension that are computed from what the
+  // loop computes (a softmax's row maximum, reduced over another dimension,
+  // broadcast back and subtracted from the rows it came from) become members:
+  // each slice of them needs only the same slice of the loop's values. An
+  // input used whole that depends on the loop cannot be: it needs every
+  // slice first (CheckNoCycleThroughInputs refuses it).
+  WhyNot AbsorbInputsComputedInside(bool* absorbed) {
+    // Everything reachable from a member through users outside the region.
+    std::unordered_set<const HloInstruction*> after_loop;
+    std::vector<const HloInstruction*> stack;
+    for (const auto& [member, info] : region_->members) {
+      if (info.downstream) stack.push_back(member);
+    }
+    while (!stack.empty()) {
+      const HloInstruction* value = stack.back();
+      stack.pop_back();
+      for (const HloInstruction* user : value->users()) {
+        if (!region_->Contains(user) && after_loop.insert(user).second) stack.push_back(user);
+      }
+    }
+    std::vector<std::pair<HloInstruction*, DimensionMapping>> outside;
+    std::vector<std::pair<HloInstruction*, DimensionMapping>> inside;
+    for (const auto& input : region_->inputs) {
+      (input.second.is_dimension() && after_loop.count(input.first) ? inside : outside)
+          .push_back(input);
+    }
+    *absorbed = !inside.empty();
+    region_->inputs = std::move(outside);
+    for (const auto& [instruction, dim] : inside) {
+      WhyNot error = AddMember(instruction, dim, /*follow_users=*/false, /*downstream=*/true, -1, -1);
+      if (!error.ok()) return error;
+    }
+    return WhyNot::Ok();
+  }
 
   WhyNot Finish(WhyNot error) {
     if (error.ok()) error = CollectExits();
@@ -368,7 +418,9 @@ class RegionGrower {
   }
 
   // The loop consumes the inputs and produces the exits; if an input depends
-  // on a region member the rewrite would create a cycle.
+  // on what the loop produces the rewrite would create a cycle. A producer
+  // the loop merely recomputes keeps its original outside, so inputs may
+  // depend on that.
   WhyNot CheckNoCycleThroughInputs() {
     std::unordered_set<HloInstruction*> seen;
     std::vector<HloInstruction*> stack;
@@ -377,7 +429,8 @@ class RegionGrower {
       HloInstruction* current = stack.back();
       stack.pop_back();
       if (!seen.insert(current).second) continue;
-      if (region_->Contains(current)) {
+      auto member = region_->members.find(current);
+      if (member != region_->members.end() && member->second.downstream) {
         return Because("a value the loop needs depends on the loop's own results");
       }
       for (HloInstruction* operand : current->operands()) stack.push_back(operand);
@@ -629,25 +682,16 @@ int64_t LargestArrayBytes(const Shape& shape) {
   return largest;
 }
 
-WhyNot BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
-                             int64_t follow_limit, SplitRegion* region) {
-  RegionGrower grower(threshold, threshold, region, follow_limit);
-  return grower.Grow(seed, dim);
-}
-
-WhyNot BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
-                            int64_t threshold, SplitRegion* region) {
-  return BuildSinkRegion({{sink, operand_index, dim}}, threshold, region);
-}
-
-WhyNot BuildSinkRegion(const std::vector<SinkUse>& sinks, int64_t threshold,
-                       SplitRegion* region) {
+WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
+                        int64_t follow_limit, SplitRegion* region) {
   int64_t largest_sink = 0;
-  for (const SinkUse& use : sinks) {
-    largest_sink = std::max(largest_sink, LargestArrayBytes(use.sink->shape()));
+  for (const RegionStart& start : starts) {
+    if (!start.follow_users) {
+      largest_sink = std::max(largest_sink, LargestArrayBytes(start.instruction->shape()));
+    }
   }
-  RegionGrower grower(threshold, largest_sink, region);
-  return grower.GrowFromSinks(sinks);
+  RegionGrower grower(threshold, largest_sink, region, follow_limit);
+  return grower.Grow(starts);
 }
 
 int64_t RegionMembersGrown() { return members_grown.load(std::memory_order_relaxed); }

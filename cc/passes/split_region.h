@@ -51,34 +51,35 @@ struct SplitRegion {
 // Bytes of an array; of the largest element for a tuple (what must fit).
 int64_t LargestArrayBytes(const Shape& shape);
 
-// Grows a region from `seed`, split along result dimension `dim`. Members
-// larger than `follow_limit` (capped at `threshold`) must have all their users
-// in the region; exits must be at most `threshold`. Says why not when no
-// region can be built.
-WhyNot BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
-                             int64_t follow_limit, SplitRegion* region);
-
-// Grows a region backwards from `sink`, an instruction much smaller than its
-// oversized operand `operand_index` (usually below `threshold`), split along
-// that operand's dimension `dim`. Only producers are followed, so the loop has one result (the sink)
-// and the oversized producers are recomputed slice by slice; their other
-// consumers keep the original until they get loops of their own.
-WhyNot BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
-                            int64_t threshold, SplitRegion* region);
-
-// One consumer of a shared loop: `sink` reads its operand `operand_index`
-// sliced along that operand's dimension `dim`.
-struct SinkUse {
-  HloInstruction* sink;
+// Where the growth of a region starts. A seed (`operand_index` -1) is split
+// along its own result dimension `dim`; any other start consumes its operand
+// `operand_index` sliced along that operand's dimension `dim`.
+struct RegionStart {
+  HloInstruction* instruction;
   int operand_index;
   int64_t dim;
+  // Whether the users of the start join the region too. A sink's do not:
+  // only its producers are followed, so the loop yields the sink and computes
+  // its oversized producers slice by slice, recomputing those that other
+  // consumers outside the loop still need.
+  bool follow_users;
+
+  static RegionStart Seed(HloInstruction* seed, int64_t dim) { return {seed, -1, dim, true}; }
+  static RegionStart Sink(HloInstruction* sink, int operand_index, int64_t dim) {
+    return {sink, operand_index, dim, false};
+  }
 };
 
-// The region of several sinks at once: one loop computes the oversized
-// producers they share once and yields every sink. Fails (as for one sink)
-// where a sink needs another's result, directly or through values outside.
-WhyNot BuildSinkRegion(const std::vector<SinkUse>& sinks, int64_t threshold,
-                       SplitRegion* region);
+// Grows the region of every start at once: one loop for all of them, so that
+// the producers they share are computed once. Members larger than
+// `follow_limit` (capped at `threshold`) must have all their users in the
+// region. Exits must be at most `threshold`, or as large as the largest sink
+// (a consumer that must produce a large value anyway, such as a weight
+// gradient, is still worth computing slice by slice from an even larger
+// operand). Says why not when no region can be built: a start needs
+// another's result, directly or through values outside, for example.
+WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
+                        int64_t follow_limit, SplitRegion* region);
 
 // Seeds whose region cannot be built, found in one pass over the computation
 // instead of growing a region from each: a region grown from an instruction
@@ -101,7 +102,7 @@ class DoomedSeeds {
   std::unordered_map<const HloInstruction*, std::vector<Cause>> reasons_;
 };
 
-// Members added to regions by every BuildSplitRegion/BuildSinkRegion of the
+// Members added to regions by every BuildSplitRegion of the
 // process so far: the splitter's work, which tests hold to linear growth in
 // the program's size (wall time would be a flaky measure of the same).
 int64_t RegionMembersGrown();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -84,39 +85,6 @@ SplitResult RewriteAsLoops(const SplitRegion& region, const HloInstruction& anch
   return result;
 }
 
-// Strategy 1: one loop for `seed` and everything downstream of it up to
-// where the data is small again: preferably down to the split size, so that
-// no result of the loop is a new buffer nearly as large as the limit; where
-// that region cannot be built, down to the limit.
-// `doomed` holds, for each follow limit tried (split_size, then limit), the
-// seeds whose region must fail: they are refused without growing a region.
-SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
-                        const DoomedSeeds* const doomed[2], std::string* reason,
-                        std::unordered_set<int64_t>* reasons_seen) {
-  for (int64_t dim : DimensionsBySize(seed->shape())) {
-    for (int pass = 0; pass < 2; ++pass) {
-      const int64_t follow_limit = pass == 0 ? split_size : limit;
-      SplitRegion region;
-      const std::string* certain = doomed[pass]->Reason(seed, dim);
-      WhyNot error = certain != nullptr ? WhyNot::Because(*certain)
-                                        : BuildSplitRegion(seed, dim, limit, follow_limit, &region);
-      if (error.ok() && region.size < 2) error = WhyNot::Because("extent 1");
-      if (!error.ok()) {
-        // Every dimension's refusal, as the last attempt on it gave it: a user
-        // deciding what to change needs all of them, not the first.
-        if (follow_limit == limit && !reasons_seen->count(dim)) {
-          reasons_seen->insert(dim);
-          *reason += (reason->empty() ? "" : "; ") + std::string("dimension ") +
-                     std::to_string(dim) + ": " + error.reason();
-        }
-        continue;
-      }
-      return RewriteAsLoops(region, *seed, dim, ChunkFor(region, split_size));
-    }
-  }
-  return {};
-}
-
 // A consumer that makes an oversized operand small again: below the limit,
 // or at least kSinkReduction times smaller than the operand (a weight
 // gradient reduced over a huge batch of activations must exist anyway, the
@@ -136,17 +104,21 @@ bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit) {
   return false;
 }
 
-// Other small consumers of what `region` computes join its loop, so that one
-// loop serves them all and the producers they share are computed once: a
-// gradient program reads the same oversized intermediate from many small
-// consumers (row sums, column sums, products with vectors), and a loop per
-// consumer would compute it once per consumer. A consumer joins only where
-// the region can still be built (the grower refuses one that needs another's
-// result, directly or through values outside the loop).
-void JoinOtherSinks(std::vector<SinkUse>* uses, SplitRegion* region, int64_t limit) {
-  // Bounded: each round adds a consumer or ends.
-  for (int round = 0; round < 64; ++round) {
-    bool joined = false;
+// Other consumers of what `region` computes join its loop, so that one loop
+// serves them all and the producers they share are computed once: a gradient
+// program reads the same oversized intermediate from many consumers (row
+// sums, column sums, products with vectors, the elementwise chains of the
+// backward pass), and a loop per consumer would compute it once per consumer.
+// A small consumer joins as a sink, an oversized one with its own users, and
+// either only where the region can still be built (the grower refuses one
+// that needs another's result, directly or through values outside the loop).
+void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64_t limit,
+                    int64_t follow_limit) {
+  // Each consumer is tried once: a try regrows the whole region, and a
+  // consumer that cannot join rarely can after another joined.
+  std::set<std::pair<const HloInstruction*, int>> tried;
+  for (bool joined = true; joined;) {
+    joined = false;
     std::vector<HloInstruction*> members;
     for (const auto& [member, info] : region->members) {
       if (info.result_dim.is_dimension() && IsSplitCandidate(*member, limit)) {
@@ -159,14 +131,25 @@ void JoinOtherSinks(std::vector<SinkUse>* uses, SplitRegion* region, int64_t lim
     for (HloInstruction* member : members) {
       const int64_t dim = region->members.at(member).result_dim.dimension();
       for (HloInstruction* user : member->users()) {
-        if (region->Contains(user) || !IsSinkCandidate(*user, limit)) continue;
+        if (region->Contains(user)) continue;
         for (int k = 0; k < user->operand_count() && !joined; ++k) {
-          if (user->operand(k) != member) continue;
-          std::vector<SinkUse> more = *uses;
-          more.push_back({user, k, dim});
+          if (user->operand(k) != member || !tried.insert({user, k}).second) continue;
+          RegionStart start = {user, k, dim, /*follow_users=*/false};
+          if (!IsSinkCandidate(*user, limit)) {
+            DimensionMapping mapping = ResultDimension(*user, k, dim);
+            // An oversized consumer that reduces the dimension away is no
+            // smaller afterwards: it gets no loop of its own either.
+            if (!mapping.is_dimension()) continue;
+            start.follow_users = true;
+          }
+          std::vector<RegionStart> more = *starts;
+          more.push_back(start);
           SplitRegion larger;
-          if (!BuildSinkRegion(more, limit, &larger).ok() || larger.size != region->size) continue;
-          *uses = std::move(more);
+          if (!BuildSplitRegion(more, limit, follow_limit, &larger).ok() ||
+              larger.size != region->size) {
+            continue;
+          }
+          *starts = std::move(more);
           *region = std::move(larger);
           joined = true;
         }
@@ -174,8 +157,45 @@ void JoinOtherSinks(std::vector<SinkUse>* uses, SplitRegion* region, int64_t lim
       }
       if (joined) break;
     }
-    if (!joined) return;
   }
+}
+
+// Strategy 1: one loop for `seed` and everything downstream of it up to
+// where the data is small again: preferably down to the split size, so that
+// no result of the loop is a new buffer nearly as large as the limit; where
+// that region cannot be built, down to the limit.
+// `doomed` holds, for each follow limit tried (split_size, then limit), the
+// seeds whose region must fail: they are refused without growing a region.
+SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
+                        const DoomedSeeds* const doomed[2], std::string* reason,
+                        std::unordered_set<int64_t>* reasons_seen) {
+  for (int64_t dim : DimensionsBySize(seed->shape())) {
+    for (int pass = 0; pass < 2; ++pass) {
+      const int64_t follow_limit = pass == 0 ? split_size : limit;
+      SplitRegion region;
+      // The seed's own refusal first: it says more than its users' would.
+      WhyNot error = SplitterHandles(*seed);
+      if (!error.ok()) error = WhyNot::Because(seed->name() + ": " + error.reason());
+      const std::string* certain = doomed[pass]->Reason(seed, dim);
+      std::vector<RegionStart> starts = {RegionStart::Seed(seed, dim)};
+      if (error.ok() && certain != nullptr) error = WhyNot::Because(*certain);
+      if (error.ok()) error = BuildSplitRegion(starts, limit, follow_limit, &region);
+      if (error.ok() && region.size < 2) error = WhyNot::Because("extent 1");
+      if (!error.ok()) {
+        // Every dimension's refusal, as the last attempt on it gave it: a user
+        // deciding what to change needs all of them, not the first.
+        if (follow_limit == limit && !reasons_seen->count(dim)) {
+          reasons_seen->insert(dim);
+          *reason += (reason->empty() ? "" : "; ") + std::string("dimension ") +
+                     std::to_string(dim) + ": " + error.reason();
+        }
+        continue;
+      }
+      JoinOtherUsers(&starts, &region, limit, follow_limit);
+      return RewriteAsLoops(region, *seed, dim, ChunkFor(region, split_size));
+    }
+  }
+  return {};
 }
 
 // Strategy 2: a loop for a small consumer of an oversized value and every
@@ -189,9 +209,9 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size)
     if (!IsSplitCandidate(*operand, limit)) continue;
     for (int64_t dim : DimensionsBySize(operand->shape())) {
       SplitRegion region;
-      if (!BuildSinkRegion(sink, k, dim, limit, &region).ok() || region.size < 2) continue;
-      std::vector<SinkUse> uses = {{sink, k, dim}};
-      JoinOtherSinks(&uses, &region, limit);
+      std::vector<RegionStart> starts = {RegionStart::Sink(sink, k, dim)};
+      if (!BuildSplitRegion(starts, limit, limit, &region).ok() || region.size < 2) continue;
+      JoinOtherUsers(&starts, &region, limit, limit);
       return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size));
     }
   }
@@ -263,6 +283,14 @@ bool TensorSplitter::Run(HloModule* module) {
       Log(result.note.text);
       recomputed_flops += result.note.recomputed_flops;
       RemoveDeadInstructions(computation);
+      // A seed refused before this loop may be splittable now: in a gradient
+      // program the first loop takes the forward reductions out of the way of
+      // the backward pass, which one loop can then compute whole. (The loop
+      // also freed instructions, whose addresses new ones may reuse.)
+      seeds_given_up.clear();
+      sinks_given_up.clear();
+      reasons.clear();
+      reasons_seen.clear();
       // One unit of the split dimension may still exceed the split size:
       // split the bodies again, on another dimension (nested loops).
       for (HloComputation* body : result.bodies) work.push_back({body, split_size});

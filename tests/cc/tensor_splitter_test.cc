@@ -24,7 +24,8 @@ constexpr char kPass[] = "tensor-splitter";
 // A module with an f32 add reducer `sum` and the given entry body.
 std::string Module(const std::string& entry) {
   return "HloModule m\n\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-         "  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n" +
+         "  ROOT s = f32[] add(a, b)\n}\n\nmax {\n  a = f32[] parameter(0)\n"
+         "  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n\nENTRY main {\n" +
          entry + "}\n";
 }
 
@@ -339,18 +340,21 @@ constexpr char kNormalisedKernel[] = R"(
 
 TEST(TensorSplitter, SinkRegionsForGradientLikeProgram) {
   // Row sums and column sums of the kernel both flow back into it: no single
-  // loop can produce everything. The two sums share one loop (neither needs
-  // the other), which computes the kernel slice by slice; a second loop,
-  // which needs both sums, takes the rest.
+  // loop can produce everything. Split along the rows, the column sums need
+  // every row first, so they get a loop of their own, which computes the
+  // kernel slice by slice; the row sums need only the rows of a slice, so the
+  // second loop, which needs the column sums, computes them with the rest.
   const PassRun run = RunPass(kPass, Module(kNormalisedKernel), SizeOptions(4096, 2048));
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     total.split_body {
+    CHECK:     [[ROWS:[a-z0-9.-]+]] = f32[2]{0} reduce({{.*}}), dimensions={1}
+    CHECK:     f32[2,64]{1,0} broadcast([[ROWS]]), dimensions={0}
     CHECK:     ENTRY main {
     CHECK-NOT: f32[64,64
-    CHECK:     [[SUMS:[a-z0-9.-]+]] = {{.*}} while({{.*}}), condition=rows.split_cond, body=rows.split_body
-    CHECK:     [[ROW_SUMS:[a-z0-9.-]+]] = f32[64]{0} get-tuple-element([[SUMS]]), index=1
-    CHECK:     [[COL_SUMS:[a-z0-9.-]+]] = f32[64]{0} get-tuple-element([[SUMS]]), index=2
-    CHECK:     [[INIT:[a-z0-9.-]+]] = {{.*}} tuple({{.*}}[[COL_SUMS]], [[ROW_SUMS]], x, y, {{.*}})
+    CHECK:     [[SUMS:[a-z0-9.-]+]] = {{.*}} while({{.*}}), condition=cols.split_cond, body=cols.split_body
+    CHECK:     [[COL_SUMS:[a-z0-9.-]+]] = f32[64]{0} get-tuple-element([[SUMS]]), index=1
+    CHECK:     [[INIT:[a-z0-9.-]+]] = {{.*}} tuple({{.*}}[[COL_SUMS]], x, y, {{.*}})
     CHECK:     while([[INIT]]), condition=total.split_cond, body=total.split_body
   )"));
   // The last loop reads the sums the first one computed.
@@ -359,9 +363,9 @@ TEST(TensorSplitter, SinkRegionsForGradientLikeProgram) {
 }
 
 TEST(TensorSplitter, NotesCountTheWorkSinkLoopsRepeat) {
-  // The same program: the loop of the two sums computes the kernel k (and d,
-  // sq, s behind it) again while k stays for w; the last loop takes k over,
-  // so nothing is repeated there. Per kernel: d, sq and s are 3 x 16384
+  // The same program: the loop built first computes the kernel k (and d,
+  // sq, s behind it) again while k stays for the column sums; the loop of
+  // the column sums takes k over, so nothing is repeated there. Per kernel: d, sq and s are 3 x 16384
   // flops, k 4096. The program: those 53248 plus five 4096-element
   // operations (rows, cols, w, z, total) = 73728.
   const PassRun run = RunPass(kPass, Module(kNormalisedKernel), SizeOptions(4096, 2048));
@@ -411,6 +415,82 @@ TEST(TensorSplitter, RowwiseNormalisationStaysInOneLoop) {
     CHECK-NOT: f32[64,64
   )"));
   EXPECT_EQ(CountOccurrences(run.text, " while("), 1);
+}
+
+TEST(TensorSplitter, ValuesComputedFromTheLoopsRowsJoinTheLoop) {
+  // TensorFlow's softmax: the row maximum reaches the subtraction through
+  // reshapes, which are small and not worth recomputing. Each of their
+  // slices needs only the same rows of the maximum, so they join the loop
+  // instead of being inputs that the loop itself would have to produce.
+  const PassRun run = RunPass(kPass, Module(R"(
+  x = f32[64,4]{1,0} parameter(0)
+  y = f32[64,4]{1,0} parameter(1)
+  s = f32[64,64]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  low = f32[] constant(-inf)
+  m = f32[64]{0} reduce(s, low), dimensions={1}, to_apply=max
+  m1 = f32[64,1]{1,0} reshape(m)
+  m2 = f32[64]{0} reshape(m1)
+  bm = f32[64,64]{1,0} broadcast(m2), dimensions={0}
+  d = f32[64,64]{1,0} subtract(s, bm)
+  e = f32[64,64]{1,0} exponential(d)
+  ROOT o = f32[64,4]{1,0} dot(e, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+)"), SizeOptions(4096, 2048));
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     o.split_body {
+    CHECK:     [[M:[a-z0-9.-]+]] = f32[8]{0} reduce({{.*}}), dimensions={1}
+    CHECK:     [[M1:[a-z0-9.-]+]] = f32[8,1]{1,0} reshape([[M]])
+    CHECK:     [[M2:[a-z0-9.-]+]] = f32[8]{0} reshape([[M1]])
+    CHECK:     f32[8,64]{1,0} broadcast([[M2]]), dimensions={0}
+    CHECK:     ENTRY main {
+    CHECK-NOT: f32[64,64
+  )"));
+  EXPECT_EQ(CountOccurrences(run.text, " while("), 1);
+  EXPECT_TRUE(HasMessage(run, "8 instructions in the loop, nothing recomputed"));
+}
+
+// The shape of a sparse GP's gradient: A is computed from the inputs (the
+// oversized part: 16 x 256, split along the 256 data points); the forward
+// pass reduces it over the data (G = A Aᵀ, v = A e); the backward pass needs
+// G, recomputes nothing else of the forward pass, and reduces the result
+// over the data in three ways.
+constexpr char kTwoPassGradient[] = R"(
+  z = f32[16,3]{1,0} parameter(0)
+  x = f32[256,3]{1,0} parameter(1)
+  e = f32[256]{0} parameter(2)
+  k = f32[16,256]{1,0} dot(z, x), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  a = f32[16,256]{1,0} exponential(k)
+  g = f32[16,16]{1,0} dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  v = f32[16]{0} dot(a, e), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  one = f32[] constant(1)
+  ones = f32[16,16]{1,0} broadcast(one), dimensions={}
+  w = f32[16,16]{1,0} add(g, ones)
+  da = f32[16,256]{1,0} dot(w, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  dk = f32[16,256]{1,0} multiply(da, a)
+  zero = f32[] constant(0)
+  r1 = f32[] reduce(dk, zero), dimensions={0,1}, to_apply=sum
+  r2 = f32[16]{0} dot(da, e), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ex = f32[16,256]{1,0} exponential(da)
+  r3 = f32[256]{0} reduce(ex, zero), dimensions={0}, to_apply=sum
+  ROOT out = (f32[16]{0}, f32[], f32[16]{0}, f32[256]{0}) tuple(v, r1, r2, r3)
+)";
+
+TEST(TensorSplitter, GradientTakesOneLoopPerPassOverTheData) {
+  // The forward reductions need every slice before the backward pass can
+  // start: two loops, the first for g and v, the second for all three
+  // backward reductions together. A is computed once in each; a loop per
+  // consumer would compute it once per consumer.
+  const PassRun run = RunPass(kPass, Module(kTwoPassGradient), SizeOptions(4096, 2048));
+  EXPECT_EQ(CountOccurrences(run.text, " while("), 2);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     ENTRY main {
+    CHECK-NOT: f32[16,256]
+    CHECK:     [[FORWARD:[a-z0-9.-]+]] = {{.*}} while(
+    CHECK:     [[G:[a-z0-9.-]+]] = f32[16,16]{1,0} get-tuple-element([[FORWARD]])
+    CHECK:     while({{.*}}), condition={{[a-z0-9.-]+}}.split_cond
+  )"));
+  EXPECT_TRUE(HasMessage(run, "recomputes a, k (28.7 kFLOP)"));
+  EXPECT_TRUE(HasMessage(run, "nothing recomputed"));
+  EXPECT_FALSE(HasMessage(run, "unsplit"));
 }
 
 TEST(TensorSplitter, DeadOversizedValueRemovedNotSplit) {
