@@ -232,14 +232,15 @@ TEST(TensorSplitter, AddWithNonZeroInitRefused) {
 }
 
 TEST(TensorSplitter, RemainderLoopWhenChunkDoesNotDivide) {
-  // 65 points in chunks of 8: 8 trips, then a one-trip loop for point 64.
+  // 67 points (a prime) in chunks of 8: 8 trips, then a one-trip loop for
+  // the last 3.
   const PassRun run = RunPass(kPass, Module(R"(
   x = f32[4,4]{1,0} parameter(0)
-  y = f32[65,4]{1,0} parameter(1)
-  bx = f32[4,65,4]{2,1,0} broadcast(x), dimensions={0,2}
-  by = f32[4,65,4]{2,1,0} broadcast(y), dimensions={1,2}
-  d = f32[4,65,4]{2,1,0} subtract(bx, by)
-  sq = f32[4,65,4]{2,1,0} multiply(d, d)
+  y = f32[67,4]{1,0} parameter(1)
+  bx = f32[4,67,4]{2,1,0} broadcast(x), dimensions={0,2}
+  by = f32[4,67,4]{2,1,0} broadcast(y), dimensions={1,2}
+  d = f32[4,67,4]{2,1,0} subtract(bx, by)
+  sq = f32[4,67,4]{2,1,0} multiply(d, d)
   zero = f32[] constant(0)
   ROOT s = f32[4]{0} reduce(sq, zero), dimensions={1,2}, to_apply=sum
 )"), SizeOptions(2048, 512));
@@ -252,7 +253,7 @@ TEST(TensorSplitter, RemainderLoopWhenChunkDoesNotDivide) {
     CHECK:      s.split_body.1 {
     CHECK:      [[BASE:[a-z0-9.-]+]] = s32[] constant(64)
     CHECK-NEXT: [[OFFSET:[a-z0-9.-]+]] = s32[] add({{[a-z0-9.-]+}}, [[BASE]])
-    CHECK:      dynamic-slice({{[a-z0-9.-]+}}, [[OFFSET]], {{[a-z0-9.-]+}}), dynamic_slice_sizes={1,4}
+    CHECK:      dynamic-slice({{[a-z0-9.-]+}}, [[OFFSET]], {{[a-z0-9.-]+}}), dynamic_slice_sizes={3,4}
     CHECK:      s.split_cond.1 {
     CHECK:      s32[] constant(1)
     CHECK:      ENTRY main {
@@ -261,6 +262,34 @@ TEST(TensorSplitter, RemainderLoopWhenChunkDoesNotDivide) {
     CHECK:      [[SECOND:[a-z0-9.-]+]] = {{.*}} while({{.*}}), condition=s.split_cond.1, body=s.split_body.1
     CHECK-NEXT: ROOT {{.*}} = f32[4]{0} get-tuple-element([[SECOND]]), index=1
   )"));
+}
+
+// Differences of 4 points to `points` others, summed: one point of the
+// difference is 4 x 4 floats (64 bytes), so a 512-byte split size takes at
+// most 8 points a chunk.
+std::string PointsReduced(int points) {
+  const std::string n = std::to_string(points);
+  return Module("  x = f32[4,4]{1,0} parameter(0)\n  y = f32[" + n + ",4]{1,0} parameter(1)\n"
+                "  bx = f32[4," + n + ",4]{2,1,0} broadcast(x), dimensions={0,2}\n"
+                "  by = f32[4," + n + ",4]{2,1,0} broadcast(y), dimensions={1,2}\n"
+                "  d = f32[4," + n + ",4]{2,1,0} subtract(bx, by)\n"
+                "  zero = f32[] constant(0)\n"
+                "  ROOT s = f32[4]{0} reduce(d, zero), dimensions={1,2}, to_apply=sum\n");
+}
+
+TEST(TensorSplitter, ChunkDividesTheExtentWhereOneIsNearTheLargest) {
+  // 65 = 5 x 13: 13 chunks of 5 rather than 8 of 8 and a remainder loop for
+  // one point (a second loop body to compile and run for a sliver).
+  const PassRun run = RunPass(kPass, PointsReduced(65), SizeOptions(2048, 512));
+  EXPECT_EQ(CountOccurrences(run.text, " while("), 1);
+  EXPECT_TRUE(HasMessage(run, "on dimension 1 of extent 65: 13 chunks of 5,"));
+}
+
+TEST(TensorSplitter, ChunksAreEqualWhereNoDivisorIsNearTheLargest) {
+  // 34 = 2 x 17 points with at most 8 a chunk: 5 equal chunks of 7 would
+  // overshoot, so 4 of 7 and one of 6, not 4 of 8 and one of 2.
+  const PassRun run = RunPass(kPass, PointsReduced(34), SizeOptions(2048, 512));
+  EXPECT_TRUE(HasMessage(run, "on dimension 1 of extent 34: 4 chunks of 7 and one of 6,"));
 }
 
 TEST(TensorSplitter, IotaSliceStartsAtTheOffset) {
