@@ -125,6 +125,16 @@ class RegionGrower {
     const HloInstruction* first_sliced =
         first.operand_index < 0 ? first.instruction : first.instruction->operand(first.operand_index);
     region_->size = ExtentOfDim(first_sliced->shape(), first.dim);
+    region_->threshold = threshold_;
+    const HloComputation* computation = first.instruction->parent();
+    if (computation == computation->parent()->entry() && computation->root() != nullptr) {
+      largest_output_bytes_ = LargestArrayBytes(computation->root()->shape());
+    }
+    for (const RegionStart& start : starts) {
+      const HloInstruction* sliced =
+          start.operand_index < 0 ? start.instruction : start.instruction->operand(start.operand_index);
+      largest_start_bytes_ = std::max(largest_start_bytes_, LargestArrayBytes(sliced->shape()));
+    }
     for (const RegionStart& start : starts) {
       WhyNot error = AddStart(start);
       if (!error.ok()) return error;
@@ -144,6 +154,15 @@ class RegionGrower {
 
  private:
   static WhyNot Because(std::string reason) { return WhyNot::Because(std::move(reason)); }
+
+  // A sum over the split dimension as large as a result of the program
+  // (a weight gradient over a batch, a program output or the size of one)
+  // may be accumulated however large it is: that much memory is needed
+  // anyway, while the values the loop slices, larger still, are not. Only
+  // in the entry computation, whose results are the program's.
+  bool AccumulatesWhatMustExistAnyway(int64_t bytes) const {
+    return bytes <= largest_output_bytes_ && bytes < largest_start_bytes_;
+  }
 
   WhyNot AddStart(const RegionStart& start) {
     HloInstruction* instruction = start.instruction;
@@ -234,6 +253,14 @@ class RegionGrower {
       }
       return WhyNot::Ok();
     }
+    // A value the loop already reads from outside in another form (whole,
+    // say, as the other operand of pᵀp) cannot also be computed in slices:
+    // the body has one value per instruction.
+    for (const auto& [input, mapping] : region_->inputs) {
+      if (input == instruction && mapping != dim) {
+        return Because(instruction->name() + " would be split on two different dimensions");
+      }
+    }
     WhyNot handled = SplitterHandles(*instruction);
     if (!handled.ok()) return Because(instruction->name() + ": " + handled.reason());
     if (instruction->Is(HloOpcode::kParameter) || instruction->Is(HloOpcode::kConstant)) {
@@ -249,7 +276,8 @@ class RegionGrower {
                        "cannot be accumulated slice by slice");
       }
       member.accumulate_opcode = *accumulate;
-      if (LargestArrayBytes(instruction->shape()) > exit_limit_) {
+      const int64_t bytes = LargestArrayBytes(instruction->shape());
+      if (bytes > exit_limit_ && !AccumulatesWhatMustExistAnyway(bytes)) {
         return Because(instruction->name() + " reduces the split dimension but is itself too large");
       }
       member.operand_dims = ContractedOperandDims(*instruction, entering_operand, entering_dim);
@@ -441,6 +469,8 @@ class RegionGrower {
   int64_t threshold_;
   int64_t follow_limit_;
   int64_t exit_limit_;
+  int64_t largest_output_bytes_ = 0;  // of the program's results; 0 outside the entry
+  int64_t largest_start_bytes_ = 0;   // the largest value a start slices
   SplitRegion* region_;
   std::deque<std::pair<HloInstruction*, bool>> worklist_;
   std::unordered_set<HloInstruction*> followed_;
@@ -532,10 +562,13 @@ class LoopBuilder {
   // chunks, beyond that of XLA's own reduction of the whole tensor (the
   // differential fuzzer measured 10 ulps against 1 on a float64 gradient).
   // With it, the error of the chunk additions is independent of their number.
+  // Sums larger than the region's threshold are added plainly (see
+  // SplitRegion::threshold).
   bool IsCompensatedSum(HloInstruction* exit) const {
     const RegionMember& member = region_.members.at(exit);
     return member.result_dim.is_reduced_away() && member.accumulate_opcode == HloOpcode::kAdd &&
-           exit->shape().IsArray() && IsFloatingPointType(exit->shape().element_type());
+           exit->shape().IsArray() && IsFloatingPointType(exit->shape().element_type()) &&
+           exit->shape().ByteSize() <= region_.threshold;
   }
 
   static PrimitiveType IndexTypeFor(int64_t extent) {

@@ -42,6 +42,11 @@ struct SplitRegion {
   // Members whose values leave the loop.
   std::vector<HloInstruction*> exits;
   int64_t max_bytes_per_unit = 0;  // largest member slice of extent 1
+  // The threshold the region was grown against. Floating-point sums over the
+  // chunks up to this size are compensated (Kahan); a larger one (allowed
+  // because the program needs that much anyway) is not, as its compensation
+  // would double memory that must exist anyway.
+  int64_t threshold = 0;
 
   bool Contains(const HloInstruction* instruction) const {
     return members.count(const_cast<HloInstruction*>(instruction)) != 0;

@@ -271,8 +271,12 @@ bool TensorSplitter::Run(HloModule* module) {
     changed |= RemoveDeadInstructions(computation);
     std::unordered_set<const HloInstruction*> seeds_given_up;
     std::unordered_set<const HloInstruction*> sinks_given_up;
-    std::unordered_map<const HloInstruction*, std::string> reasons;
-    std::unordered_map<const HloInstruction*, std::unordered_set<int64_t>> reasons_seen;
+    // Each dimension's first refusal, by instruction name (names outlive the
+    // rewrites that free and reuse instructions): a value that a loop now
+    // reads whole was refused for a reason about the program as written,
+    // which says more than "a tuple cannot consume it".
+    std::unordered_map<std::string, std::string> reasons;
+    std::unordered_map<std::string, std::unordered_set<int64_t>> reasons_seen;
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
       SplitResult result;
       // Recomputed after every rewrite: the loops change users and roots.
@@ -281,8 +285,8 @@ bool TensorSplitter::Run(HloModule* module) {
       const DoomedSeeds* const doomed[2] = {&follow_split, &follow_limit};
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
         if (seeds_given_up.count(instruction) || !IsSplitCandidate(*instruction, limit)) continue;
-        result = SplitAtSeed(instruction, limit, split_size, doomed, &reasons[instruction],
-                             &reasons_seen[instruction]);
+        result = SplitAtSeed(instruction, limit, split_size, doomed,
+                             &reasons[instruction->name()], &reasons_seen[instruction->name()]);
         if (result.split) break;
         seeds_given_up.insert(instruction);
       }
@@ -305,15 +309,13 @@ bool TensorSplitter::Run(HloModule* module) {
       // also freed instructions, whose addresses new ones may reuse.)
       seeds_given_up.clear();
       sinks_given_up.clear();
-      reasons.clear();
-      reasons_seen.clear();
       // One unit of the split dimension may still exceed the split size:
       // split the bodies again, on another dimension (nested loops).
       for (HloComputation* body : result.bodies) work.push_back({body, split_size});
     }
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
       if (!IsSplitCandidate(*instruction, limit)) continue;
-      std::string reason = reasons[instruction];
+      const std::string& reason = reasons[instruction->name()];
       Log("left " + computation->name() + "/" + instruction->name() + " " +
           instruction->shape().ToString(false) + " (" +
           HumanBytes(LargestArrayBytes(instruction->shape())) + ") unsplit: " +

@@ -541,22 +541,58 @@ TEST(TensorSplitter, DeadOversizedValueRemovedNotSplit) {
 }
 
 TEST(TensorSplitter, ProgramOutputRefused) {
-  // The kernel itself is the result: there is nothing smaller to reduce to.
+  // The kernel itself is the result: there is nothing smaller to reduce to,
+  // and the product it comes from is as large.
   const std::string module = Module(R"(
   x = f32[64,4]{1,0} parameter(0)
   y = f32[64,4]{1,0} parameter(1)
-  bx = f32[64,64,4]{2,1,0} broadcast(x), dimensions={0,2}
-  by = f32[64,64,4]{2,1,0} broadcast(y), dimensions={1,2}
-  d = f32[64,64,4]{2,1,0} subtract(bx, by)
-  sq = f32[64,64,4]{2,1,0} multiply(d, d)
-  zero = f32[] constant(0)
-  s = f32[64,64]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
+  s = f32[64,64]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
   ROOT k = f32[64,64]{1,0} exponential(s)
 )");
   ExpectUnchanged(kPass, module, SizeOptions(4096, 2048));
   EXPECT_TRUE(HasMessage(RunPass(kPass, module, SizeOptions(4096, 2048)),
                          "left main/k f32[64,64] (16.4 KB) unsplit: dimension 0: k is the "
                          "computation's result and too large to split"));
+}
+
+// p = exp(x) is 8 KB; g = pᵀp sums over its 64 rows into 32 x 32 (4 KB),
+// above the 2 KB threshold. `root` decides whether g is a program result.
+std::string GramOfRows(const std::string& root) {
+  return Module(R"(
+  x = f32[64,32]{1,0} parameter(0)
+  p = f32[64,32]{1,0} exponential(x)
+  g = f32[32,32]{1,0} dot(p, p), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+)" + root);
+}
+
+TEST(TensorSplitter, SumAsLargeAsAResultAccumulatesOverChunks) {
+  // g is the program's result: its 4 KB must exist anyway, so the loop may
+  // accumulate it although it is above the threshold, and p is never whole.
+  // Its compensation would double those 4 KB: g is summed plainly.
+  const PassRun run = RunPass(kPass, GramOfRows("  ROOT r = f32[32,32]{1,0} copy(g)\n"),
+                              SizeOptions(2048, 1024));
+  EXPECT_TRUE(HasMessage(run, "split main/p f32[64,32] (8.2 KB) on dimension 0 of extent 64"));
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     g.split_body {
+    CHECK:     [[PART:[a-z0-9.-]+]] = f32[32,32]{1,0} dot(
+    CHECK-NOT: subtract
+    CHECK:     f32[32,32]{1,0} add({{[a-z0-9.-]+}}, [[PART]])
+    CHECK-NOT: subtract
+    CHECK:     ENTRY main {
+    CHECK-NOT: f32[64,32]{1,0} exponential
+  )"));
+}
+
+TEST(TensorSplitter, SumLargerThanEveryResultStaysRefused) {
+  // Only the total of g is returned: a 4 KB accumulator would be new memory
+  // above the threshold, so the rows of p are not split (a loop over g's
+  // columns, which reads p whole, is what remains).
+  const std::string module = GramOfRows(
+      "  zero = f32[] constant(0)\n"
+      "  ROOT r = f32[] reduce(g, zero), dimensions={0,1}, to_apply=sum\n");
+  const PassRun run = RunPass(kPass, module, SizeOptions(2048, 1024));
+  EXPECT_TRUE(HasMessage(run, "dimension 0: g reduces the split dimension but is itself too large"));
+  EXPECT_FALSE(HasMessage(run, "split main/p"));
 }
 
 // The difference consumed by `consumer` (an instruction the splitter cannot
