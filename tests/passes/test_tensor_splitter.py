@@ -173,6 +173,14 @@ def test_sgpr_loss_and_gradients():
     out, messages = _split(text, threshold, split_size)
     _check_sizes(out, threshold, split_size, messages)
     _report("SGPR N=20k M=1k", text, out, threshold)
+    # One loop per pass over the data: the forward reductions (A Aᵀ, A e),
+    # then the whole backward pass, which needs them. Only the first loop
+    # repeats work: A = L⁻¹ Kuf (a triangular solve, M² N = 2e10 flops) and
+    # the kernel behind it (a few flops per element of the M x N matrix).
+    loops = [m for m in messages if m.startswith("split ") and ".split_body/" not in m]
+    assert len(loops) == 2, loops
+    recomputed = [int(m.split()[1]) for m in messages if m.startswith("recomputation: ")]
+    assert len(recomputed) == 1 and 2e10 <= recomputed[0] <= 2e10 + 20 * 20_000 * 1_000
     inputs = _entry_arguments(loss_and_grads, *args)
     split_results = call_hlo(out, inputs)
     unsplit_results = call_hlo(text, inputs)
@@ -195,6 +203,10 @@ def test_attention_forward_and_backward():
     out, messages = _split(text, threshold, split_size)
     _check_sizes(out, threshold, split_size, messages)
     _report("attention 2x4x4096x64 fwd+bwd", text, out, threshold)
+    # The softmax's row statistics need only the rows of a slice: forward and
+    # backward are one loop over query rows, and nothing is computed twice.
+    loops = [m for m in messages if m.startswith("split ") and ".split_body/" not in m]
+    assert len(loops) == 1 and loops[0].endswith("nothing recomputed"), loops
     inputs = _entry_arguments(fwd_bwd, *args)
     # float32: relative to each output's largest element (a few entries near
     # zero differ by ~1e-6 in absolute terms after reassociation).
