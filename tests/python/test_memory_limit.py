@@ -273,3 +273,38 @@ def test_cli_memory_limit(tmp_path, kmv_hlo, subprocess_env):
                            "--memory-limit", "3MB"], env=subprocess_env, capture_output=True,
                           timeout=120)
     assert done.returncode == 2 and "below the program's own" in done.stderr.decode()
+
+
+def test_attention_gradients_fit_in_one_pass_without_recomputation():
+    # Scores 2 x 512 x 512 (2 MB) in the forward and the backward pass. The
+    # softmax's row statistics need only the rows of a slice, so one loop over
+    # query rows computes both passes: nothing is computed twice.
+    tf = pytest.importorskip("tensorflow")
+    heads, seq, size = 2, 512, 32
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(seq, heads * size))
+    weights = [rng.normal(size=(heads * size, heads * size)) * 0.1 for _ in range(3)]
+
+    def fwd_bwd(x, wq, wk, wv):
+        with tf.GradientTape() as tape:
+            tape.watch([wq, wk, wv])
+            q, k, v = (tf.transpose(tf.reshape(x @ w, (seq, heads, size)), (1, 0, 2))
+                       for w in (wq, wk, wv))
+            p = tf.nn.softmax(tf.matmul(q, k, transpose_b=True) / np.sqrt(size), axis=-1)
+            loss = tf.reduce_sum(tf.matmul(p, v) ** 2)
+        return [loss, *tape.gradient(loss, [wq, wk, wv])]
+
+    args = [a.astype(np.float32) for a in (x, *weights)]
+    explanation = exla.explain(fwd_bwd, *args, memory_limit="2MB")
+    plan = explanation.limit_plan
+    assert explanation.within_memory_limit
+    assert _peak(explanation.hlo_after) <= 2_000_000 < _peak(explanation.hlo_before)
+    assert plan.chosen.recomputed_flops == 0 and "extra work" not in str(explanation)
+    assert [s.endswith("nothing recomputed") for s in plan.split] == [True], plan.split
+    expected = _run(explanation.hlo_before, args)
+    actual = _run(explanation.hlo_after, args)
+    reference = [np.asarray(r) for r in fwd_bwd(*(tf.constant(a) for a in (x, *weights)))]
+    for a, e, r in zip(actual, expected, reference):
+        error = np.linalg.norm(np.ravel(a - r)) / np.linalg.norm(np.ravel(r))
+        yardstick = np.linalg.norm(np.ravel(e - r)) / np.linalg.norm(np.ravel(r))
+        assert error <= 4 * yardstick + 1e-7, (error, yardstick)
