@@ -152,6 +152,15 @@ def test_attention_function_fits(caplog):
     assert f.programs[0].rewritten
 
 
+def _assert_as_close_to(reference, actual, expected) -> None:
+    """Each rewritten result is as close to its float64 reference as the
+    unrewritten program's result (normwise), within 4x."""
+    for a, e, r in zip(actual, expected, reference):
+        error = np.linalg.norm(np.ravel(a - r)) / np.linalg.norm(np.ravel(r))
+        yardstick = np.linalg.norm(np.ravel(e - r)) / np.linalg.norm(np.ravel(r))
+        assert error <= 4 * yardstick + 1e-7, (error, yardstick)
+
+
 def _cross_entropy_reference(h, w, labels):
     """Loss and gradients of the mean sparse softmax cross entropy, in float64."""
     logits = h.astype(np.float64) @ w.astype(np.float64)
@@ -171,20 +180,10 @@ def test_cross_entropy_accumulates_its_weight_gradient_under_the_limit():
     # output. Under 1 MB the rows are split and the loop accumulates that
     # gradient, although it is above every threshold that fits: it must
     # exist anyway, the logits need not.
-    tf = pytest.importorskip("tensorflow")
+    pytest.importorskip("tensorflow")
+    from experiments.memory_limit import cross_entropy
 
-    def xent(h, w, labels):
-        with tf.GradientTape() as tape:
-            tape.watch([h, w])
-            logits = h @ w
-            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
-                labels=labels, logits=logits))
-        return [loss, *tape.gradient(loss, [h, w])]
-
-    rng = np.random.default_rng(0)
-    h = rng.normal(size=(64, 16)).astype(np.float32)
-    w = (rng.normal(size=(16, 5000)) * 0.05).astype(np.float32)
-    labels = rng.integers(0, 5000, size=(64,)).astype(np.int32)
+    xent, (h, w, labels) = cross_entropy(batch=64, width=16, vocab=5000)
     explanation = exla.explain(xent, h, w, labels, memory_limit="1MB")
     plan = explanation.limit_plan
     assert explanation.within_memory_limit
@@ -195,11 +194,7 @@ def test_cross_entropy_accumulates_its_weight_gradient_under_the_limit():
     expected = _run(explanation.hlo_before, [h, w, labels])
     actual = _run(explanation.hlo_after, [h, w, labels])
     reference = _cross_entropy_reference(h, w, labels)
-    for a, e, r in zip(actual, expected, reference):
-        # As close to float64 as the unrewritten program, within 4x.
-        error = np.linalg.norm(np.ravel(a - r)) / np.linalg.norm(np.ravel(r))
-        yardstick = np.linalg.norm(np.ravel(e - r)) / np.linalg.norm(np.ravel(r))
-        assert error <= 4 * yardstick + 1e-7, (error, yardstick)
+    _assert_as_close_to(reference, actual, expected)
 
 
 def test_limit_that_cannot_be_met_warns_once_naming_the_instruction(caplog):
@@ -304,7 +299,4 @@ def test_attention_gradients_fit_in_one_pass_without_recomputation():
     expected = _run(explanation.hlo_before, args)
     actual = _run(explanation.hlo_after, args)
     reference = [np.asarray(r) for r in fwd_bwd(*(tf.constant(a) for a in (x, *weights)))]
-    for a, e, r in zip(actual, expected, reference):
-        error = np.linalg.norm(np.ravel(a - r)) / np.linalg.norm(np.ravel(r))
-        yardstick = np.linalg.norm(np.ravel(e - r)) / np.linalg.norm(np.ravel(r))
-        assert error <= 4 * yardstick + 1e-7, (error, yardstick)
+    _assert_as_close_to(reference, actual, expected)
