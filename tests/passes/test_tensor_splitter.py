@@ -371,3 +371,21 @@ def test_split_sum_that_overflows_stays_inf():
     original = float(call_hlo(ROW_SUMS, [x, y])[0].numpy())
     rewritten = float(call_hlo(out, [x, y])[0].numpy())
     assert original == rewritten == np.inf
+
+
+def test_split_sum_adds_along_the_split_dimension_first():
+    # Chunks of 16 rows (16 KB). Column 0 alternates +2^24 and -2^24 from row
+    # to row, every other element is 1: the exact total is 255 * 4096, and
+    # every partial sum along the rows is exact (multiples of 2^24 up to
+    # 2^27, counts of ones), as is the sum of the column totals. Reducing a
+    # whole chunk to a scalar instead adds ones to +-2^24 in XLA's order,
+    # where a 1 is half an ulp and rounds away: relative error 5.9e-2, as
+    # for XLA's own reduction of the unsplit tensor.
+    out, _ = _split(ROW_SUMS, threshold=64 * 1024, split_size=16 * 1024)
+    assert "dimensions={0}" in out  # the loop sums along the rows only
+    x = np.ones((4096, 256), np.float32)
+    x[:, 0] = 2.0**24 * (1 - 2 * (np.arange(4096) % 2))
+    y = np.ones((4096, 256), np.float32)
+    exact = 255.0 * 4096
+    rewritten = float(call_hlo(out, [x, y])[0].numpy())
+    assert rewritten == exact, (rewritten, exact)
