@@ -160,6 +160,26 @@ bool HasDynamicDimension(const Shape& shape) {
   return shape.IsArray() && shape.IsDynamic();
 }
 
+// Bytes of `shape` (of all its elements for a tuple), or nothing when that
+// number does not fit int64: Shape::ByteSize would overflow, and XLA itself
+// refuses such a shape.
+std::optional<int64_t> CheckedByteSize(const Shape& shape) {
+  int64_t total = 0;
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) {
+      std::optional<int64_t> bytes = CheckedByteSize(element);
+      if (!bytes.has_value() || __builtin_add_overflow(total, *bytes, &total)) return std::nullopt;
+    }
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  total = (PrimitiveTypeBitWidth(shape.element_type()) + 7) / 8;
+  for (int64_t d : shape.dims()) {
+    if (d < 0 || __builtin_mul_overflow(total, d, &total)) return std::nullopt;
+  }
+  return total;
+}
+
 std::string Join(const std::vector<int64_t>& values) {
   std::string text = "{";
   for (size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
@@ -265,17 +285,25 @@ class Verifier {
     }
   }
 
-  void VerifyShapeDimensions(const Shape& shape) {
+  // Whether the shape's dimensions are valid; the shape rules below may then
+  // count its elements and bytes without overflowing.
+  bool VerifyShapeDimensions(const Shape& shape) {
+    bool valid = true;
     if (shape.IsTuple()) {
-      for (const Shape& element : shape.tuple_shapes()) VerifyShapeDimensions(element);
-      return;
+      for (const Shape& element : shape.tuple_shapes()) valid &= VerifyShapeDimensions(element);
     }
     for (int i = 0; i < shape.rank(); ++i) {
       if (shape.dim(i) < 0 && !shape.is_dynamic_dim(i)) {
         Error("negative dimension " + std::to_string(shape.dim(i)) + " in shape " +
               shape.ToString());
+        valid = false;
       }
     }
+    if (valid && !HasDynamicDimension(shape) && !CheckedByteSize(shape).has_value()) {
+      Error("shape " + shape.ToString(false) + " has more than 2^63 - 1 bytes");
+      valid = false;
+    }
+    return valid;
   }
 
   bool ExpectOperands(const HloInstruction& instruction, int count) {
@@ -331,9 +359,11 @@ class Verifier {
   }
 
   void VerifyInstruction(const HloInstruction& instruction) {
-    VerifyShapeDimensions(instruction.shape());
+    if (!VerifyShapeDimensions(instruction.shape())) return;
     for (const HloInstruction* operand : instruction.operands()) {
       if (HasDynamicDimension(operand->shape())) return;  // shape rules for static shapes only
+      // An operand's invalid shape is reported where it is defined.
+      if (!CheckedByteSize(operand->shape()).has_value()) return;
     }
     if (HasDynamicDimension(instruction.shape())) return;
     VerifyShapeRule(instruction);
@@ -375,6 +405,9 @@ class Verifier {
         if (!SameShape(operand_shape(0), operand_shape(1))) {
           return Error(op + " operands differ: " + operand_shape(0).ToString(false) + " vs " +
                        operand_shape(1).ToString(false));
+        }
+        if (rule == Rule::kCompare && !instruction.comparison_direction().has_value()) {
+          return Error("compare needs a direction (EQ, NE, LT, LE, GT or GE)");
         }
         Shape inferred = operand_shape(0);
         if (rule == Rule::kCompare) inferred.set_element_type(PrimitiveType::kPred);

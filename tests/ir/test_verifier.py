@@ -106,6 +106,17 @@ INVALID = [
      _module("  a = f32[4] parameter(0)\n  t = (f32[4]) tuple(a)\n"
              "  ROOT g = f32[4] get-tuple-element(t), index=1"),
      ["get-tuple-element index out of range"]),
+    ("shape whose size overflows int64",
+     _module("  a = f32[4611686018427387904,4] parameter(0)\n"
+             "  ROOT n = f32[4611686018427387904,4] negate(a)"),
+     ["shape f32[4611686018427387904,4] has more than 2^63 - 1 bytes", "line 4, column 3"]),
+    ("tuple whose size overflows int64",
+     _module("  t = (f32[1152921504606846976], f32[1152921504606846976]) parameter(0)\n"
+             "  ROOT g = f32[1152921504606846976] get-tuple-element(t), index=0"),
+     ["has more than 2^63 - 1 bytes"]),
+    ("compare without a direction",
+     _module("  a = f32[4] parameter(0)\n  ROOT c = pred[4] compare(a, a)"),
+     ["compare needs a direction"]),
     ("reshape that changes the element count",
      _module("  a = f32[4,5] parameter(0)\n  ROOT r = f32[21] reshape(a)"),
      ["changes the element count"]),
