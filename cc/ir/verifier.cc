@@ -1,6 +1,7 @@
 #include "ir/verifier.h"
 
 #include "ir/builder.h"  // InferDotShape: the verifier and the builder agree on dot shapes
+#include "ir/literal_text.h"
 #include "ir/verifier_structure.h"
 
 #include <algorithm>
@@ -35,6 +36,7 @@ enum class Rule {
   kIota,
   kDot,
   kReduce,
+  kSort,
   kTuple,
   kGetTupleElement,
   kWhile,
@@ -118,6 +120,8 @@ Rule RuleFor(HloOpcode opcode) {
       return Rule::kDot;
     case HloOpcode::kReduce:
       return Rule::kReduce;
+    case HloOpcode::kSort:
+      return Rule::kSort;
     case HloOpcode::kTuple:
       return Rule::kTuple;
     case HloOpcode::kGetTupleElement:
@@ -184,22 +188,6 @@ std::string Join(const std::vector<int64_t>& values) {
   std::string text = "{";
   for (size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
   return text + "}";
-}
-
-// Leaf values of a constant literal (`1`, `{1, 2}`, `{ {1, 2}, {3, 4} }`), or
-// -1 when the literal is elided (`{...}`) or has a form not counted here.
-int64_t LiteralElementCount(const std::string& literal) {
-  if (literal.find("...") != std::string::npos || literal.find('(') != std::string::npos) {
-    return -1;
-  }
-  int64_t count = 0;
-  bool in_token = false;
-  for (char c : literal) {
-    bool separator = c == ',' || c == '{' || c == '}' || c == ' ' || c == '\n' || c == '\t';
-    if (!separator && !in_token) ++count;
-    in_token = !separator;
-  }
-  return count;
 }
 
 class Verifier {
@@ -382,8 +370,12 @@ class Verifier {
         if (!shape.IsArray() || IsComplexType(shape.element_type())) return;
         int64_t count = LiteralElementCount(instruction.payload());
         if (count >= 0 && count != shape.ElementCount()) {
-          Error("constant literal has " + std::to_string(count) + " element(s) but its shape " +
-                shape.ToString(false) + " holds " + std::to_string(shape.ElementCount()));
+          return Error("constant literal has " + std::to_string(count) +
+                       " element(s) but its shape " + shape.ToString(false) + " holds " +
+                       std::to_string(shape.ElementCount()));
+        }
+        if (std::optional<std::string> nesting = LiteralNestingError(instruction.payload(), shape)) {
+          Error("constant literal has " + *nesting);
         }
         return;
       }
@@ -621,6 +613,25 @@ class Verifier {
           results.push_back(Shape::Array(operand_shape(n + i).element_type(), kept));
         }
         return ExpectShape(instruction, n == 1 ? results[0] : Shape::Tuple(results));
+      }
+      case Rule::kSort: {
+        // sort(keys, values...): every operand sorted along one dimension.
+        if (Callee(instruction, "to_apply") == nullptr) return;
+        if (instruction.operand_count() == 0) return Error("sort needs at least one operand");
+        std::vector<Shape> results;
+        for (int i = 0; i < instruction.operand_count(); ++i) {
+          const Shape& in = operand_shape(i);
+          if (!in.IsArray()) return Error("sort operands must be arrays");
+          if (in.dims() != operand_shape(0).dims()) {
+            return Error("sort operands differ: " + operand_shape(0).ToString(false) + " vs " +
+                         in.ToString(false));
+          }
+          results.push_back(in);
+        }
+        std::vector<int64_t> dims = instruction.dimensions();
+        if (dims.size() != 1) return Error("sort needs one dimension, has " + Join(dims));
+        if (!ExpectDimensions("sort dimensions", dims, operand_shape(0).rank())) return;
+        return ExpectShape(instruction, results.size() == 1 ? results[0] : Shape::Tuple(results));
       }
       case Rule::kTuple: {
         std::vector<Shape> elements;
