@@ -389,3 +389,39 @@ def test_split_sum_adds_along_the_split_dimension_first():
     exact = 255.0 * 4096
     rewritten = float(call_hlo(out, [x, y])[0].numpy())
     assert rewritten == exact, (rewritten, exact)
+
+
+BEYOND_INT32 = """HloModule beyond_int32
+
+add {
+  a = s64[] parameter(0)
+  b = s64[] parameter(1)
+  ROOT c = s64[] add(a, b)
+}
+
+ENTRY sum_from {
+  k = s64[] parameter(0)
+  i = s64[2400000000] iota(), iota_dimension=0
+  kb = s64[2400000000] broadcast(k), dimensions={}
+  ge = pred[2400000000] compare(i, kb), direction=GE
+  zero = s64[] constant(0)
+  zb = s64[2400000000] broadcast(zero), dimensions={}
+  kept = s64[2400000000] select(ge, i, zb)
+  ROOT s = s64[] reduce(kept, zero), dimensions={0}, to_apply=add
+}
+"""
+
+
+def test_loop_over_a_dimension_beyond_int32_runs_with_s64_offsets():
+    # sum(i for i in range(k, 2.4e9)): 2.4e9 > 2^31 - 1 elements, 19.2 GB as
+    # one tensor but 100 MB slices in the loop, so it runs anywhere (1.5 s,
+    # 0.95 GB peak RSS for the whole process on the 2-core machine). Every
+    # chunk's iota starts at its offset; an s32 offset would wrap past 2^31
+    # (or XLA would refuse the s32 constant 2400000000), and the sum of the
+    # indices from k = 2^31 + 5, all of them beyond int32, would be wrong.
+    n, k = 2_400_000_000, 2**31 + 5
+    out, _ = _split(BEYOND_INT32, threshold=1_000_000_000, split_size=100_000_000)
+    assert " while(" in out and "s64[] constant(192)" in out  # 192 chunks of 12.5M
+    assert "s32[]" not in out
+    total = int(call_hlo(out, [np.int64(k)])[0].numpy())
+    assert total == (n - 1) * n // 2 - (k - 1) * k // 2
