@@ -149,9 +149,13 @@ def generate(seed: int) -> Program:
     return Program(seed, frontend, dtype, inputs, steps, cur, grad, threshold, split_size)
 
 
-def make_inputs(program: Program) -> list[np.ndarray]:
-    """The program's arguments (float64 draws rounded to the program's dtype)."""
-    rng = np.random.default_rng(program.seed + 1)
+def make_inputs(program: Program, draw: int = 0) -> list[np.ndarray]:
+    """The program's arguments (float64 draws rounded to the program's dtype).
+
+    `draw` 0 gives the program's own inputs; other draws give other inputs of
+    the same shapes and distribution (the fuzzer's second look at a program).
+    """
+    rng = np.random.default_rng(program.seed + 1 if draw == 0 else [program.seed, draw])
     arrays = []
     for i, shape in enumerate(program.inputs):
         scale = 1.0 / np.sqrt(shape[1]) if i < 2 else 1.0

@@ -1,6 +1,8 @@
 #include "ir/verifier.h"
 
 #include "ir/builder.h"  // InferDotShape: the verifier and the builder agree on dot shapes
+#include "ir/literal_text.h"
+#include "ir/verifier_rules.h"
 #include "ir/verifier_structure.h"
 
 #include <algorithm>
@@ -13,174 +15,12 @@
 namespace exla {
 namespace {
 
-// What the verifier knows about an opcode. Everything opcode-specific goes
-// through RuleFor(), the only place that names opcodes.
-enum class Rule {
-  kUnknown,  // carried verbatim: generic checks only
-  kUnary,
-  kUnaryToPred,
-  kBinary,
-  kCompare,
-  kSelect,
-  kClamp,
-  kConvert,
-  kBroadcast,
-  kReshape,
-  kTranspose,
-  kReverse,
-  kSlice,
-  kDynamicSlice,
-  kDynamicUpdateSlice,
-  kConcatenate,
-  kIota,
-  kDot,
-  kReduce,
-  kTuple,
-  kGetTupleElement,
-  kWhile,
-  kCall,
-  kParameter,
-  kConstant,
-};
-
-Rule RuleFor(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAbs:
-    case HloOpcode::kNegate:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kTanh:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kFloor:
-    case HloOpcode::kCeil:
-    case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kSign:
-    case HloOpcode::kNot:
-    case HloOpcode::kCopy:
-    case HloOpcode::kErf:
-    case HloOpcode::kPopulationCount:
-    case HloOpcode::kClz:
-      return Rule::kUnary;
-    case HloOpcode::kIsFinite:
-      return Rule::kUnaryToPred;
-    case HloOpcode::kAdd:
-    case HloOpcode::kSubtract:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kDivide:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kPower:
-    case HloOpcode::kRemainder:
-    case HloOpcode::kAtan2:
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-    case HloOpcode::kXor:
-    case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical:
-      return Rule::kBinary;
-    case HloOpcode::kCompare:
-      return Rule::kCompare;
-    case HloOpcode::kSelect:
-      return Rule::kSelect;
-    case HloOpcode::kClamp:
-      return Rule::kClamp;
-    case HloOpcode::kConvert:
-      return Rule::kConvert;
-    case HloOpcode::kBroadcast:
-      return Rule::kBroadcast;
-    case HloOpcode::kReshape:
-      return Rule::kReshape;
-    case HloOpcode::kTranspose:
-      return Rule::kTranspose;
-    case HloOpcode::kReverse:
-      return Rule::kReverse;
-    case HloOpcode::kSlice:
-      return Rule::kSlice;
-    case HloOpcode::kDynamicSlice:
-      return Rule::kDynamicSlice;
-    case HloOpcode::kDynamicUpdateSlice:
-      return Rule::kDynamicUpdateSlice;
-    case HloOpcode::kConcatenate:
-      return Rule::kConcatenate;
-    case HloOpcode::kIota:
-      return Rule::kIota;
-    case HloOpcode::kDot:
-      return Rule::kDot;
-    case HloOpcode::kReduce:
-      return Rule::kReduce;
-    case HloOpcode::kTuple:
-      return Rule::kTuple;
-    case HloOpcode::kGetTupleElement:
-      return Rule::kGetTupleElement;
-    case HloOpcode::kWhile:
-      return Rule::kWhile;
-    case HloOpcode::kCall:
-      return Rule::kCall;
-    case HloOpcode::kParameter:
-      return Rule::kParameter;
-    case HloOpcode::kConstant:
-      return Rule::kConstant;
-    default:
-      return Rule::kUnknown;
-  }
-}
-
-// Same kind, element types and dimensions at every level; layouts ignored.
-bool SameShape(const Shape& a, const Shape& b) {
-  if (a.kind() != b.kind()) return false;
-  if (a.IsTuple()) {
-    if (a.tuple_shapes().size() != b.tuple_shapes().size()) return false;
-    for (size_t i = 0; i < a.tuple_shapes().size(); ++i) {
-      if (!SameShape(a.tuple_shape(static_cast<int>(i)), b.tuple_shape(static_cast<int>(i)))) {
-        return false;
-      }
-    }
-    return true;
-  }
-  return !a.IsArray() || a.Compatible(b);
-}
-
-bool HasDynamicDimension(const Shape& shape) {
-  if (shape.IsTuple()) {
-    for (const Shape& element : shape.tuple_shapes()) {
-      if (HasDynamicDimension(element)) return true;
-    }
-    return false;
-  }
-  return shape.IsArray() && shape.IsDynamic();
-}
-
-std::string Join(const std::vector<int64_t>& values) {
-  std::string text = "{";
-  for (size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
-  return text + "}";
-}
-
-// Leaf values of a constant literal (`1`, `{1, 2}`, `{ {1, 2}, {3, 4} }`), or
-// -1 when the literal is elided (`{...}`) or has a form not counted here.
-int64_t LiteralElementCount(const std::string& literal) {
-  if (literal.find("...") != std::string::npos || literal.find('(') != std::string::npos) {
-    return -1;
-  }
-  int64_t count = 0;
-  bool in_token = false;
-  for (char c : literal) {
-    bool separator = c == ',' || c == '{' || c == '}' || c == ' ' || c == '\n' || c == '\t';
-    if (!separator && !in_token) ++count;
-    in_token = !separator;
-  }
-  return count;
-}
+using verifier_internal::CheckedByteSize;
+using verifier_internal::HasDynamicDimension;
+using verifier_internal::Join;
+using verifier_internal::Rule;
+using verifier_internal::RuleFor;
+using verifier_internal::SameShape;
 
 class Verifier {
  public:
@@ -265,17 +105,25 @@ class Verifier {
     }
   }
 
-  void VerifyShapeDimensions(const Shape& shape) {
+  // Whether the shape's dimensions are valid; the shape rules below may then
+  // count its elements and bytes without overflowing.
+  bool VerifyShapeDimensions(const Shape& shape) {
+    bool valid = true;
     if (shape.IsTuple()) {
-      for (const Shape& element : shape.tuple_shapes()) VerifyShapeDimensions(element);
-      return;
+      for (const Shape& element : shape.tuple_shapes()) valid &= VerifyShapeDimensions(element);
     }
     for (int i = 0; i < shape.rank(); ++i) {
       if (shape.dim(i) < 0 && !shape.is_dynamic_dim(i)) {
         Error("negative dimension " + std::to_string(shape.dim(i)) + " in shape " +
               shape.ToString());
+        valid = false;
       }
     }
+    if (valid && !HasDynamicDimension(shape) && !CheckedByteSize(shape).has_value()) {
+      Error("shape " + shape.ToString(false) + " has more than 2^63 - 1 bytes");
+      valid = false;
+    }
+    return valid;
   }
 
   bool ExpectOperands(const HloInstruction& instruction, int count) {
@@ -331,9 +179,11 @@ class Verifier {
   }
 
   void VerifyInstruction(const HloInstruction& instruction) {
-    VerifyShapeDimensions(instruction.shape());
+    if (!VerifyShapeDimensions(instruction.shape())) return;
     for (const HloInstruction* operand : instruction.operands()) {
       if (HasDynamicDimension(operand->shape())) return;  // shape rules for static shapes only
+      // An operand's invalid shape is reported where it is defined.
+      if (!CheckedByteSize(operand->shape()).has_value()) return;
     }
     if (HasDynamicDimension(instruction.shape())) return;
     VerifyShapeRule(instruction);
@@ -352,8 +202,12 @@ class Verifier {
         if (!shape.IsArray() || IsComplexType(shape.element_type())) return;
         int64_t count = LiteralElementCount(instruction.payload());
         if (count >= 0 && count != shape.ElementCount()) {
-          Error("constant literal has " + std::to_string(count) + " element(s) but its shape " +
-                shape.ToString(false) + " holds " + std::to_string(shape.ElementCount()));
+          return Error("constant literal has " + std::to_string(count) +
+                       " element(s) but its shape " + shape.ToString(false) + " holds " +
+                       std::to_string(shape.ElementCount()));
+        }
+        if (std::optional<std::string> nesting = LiteralNestingError(instruction.payload(), shape)) {
+          Error("constant literal has " + *nesting);
         }
         return;
       }
@@ -375,6 +229,9 @@ class Verifier {
         if (!SameShape(operand_shape(0), operand_shape(1))) {
           return Error(op + " operands differ: " + operand_shape(0).ToString(false) + " vs " +
                        operand_shape(1).ToString(false));
+        }
+        if (rule == Rule::kCompare && !instruction.comparison_direction().has_value()) {
+          return Error("compare needs a direction (EQ, NE, LT, LE, GT or GE)");
         }
         Shape inferred = operand_shape(0);
         if (rule == Rule::kCompare) inferred.set_element_type(PrimitiveType::kPred);
@@ -588,6 +445,25 @@ class Verifier {
           results.push_back(Shape::Array(operand_shape(n + i).element_type(), kept));
         }
         return ExpectShape(instruction, n == 1 ? results[0] : Shape::Tuple(results));
+      }
+      case Rule::kSort: {
+        // sort(keys, values...): every operand sorted along one dimension.
+        if (Callee(instruction, "to_apply") == nullptr) return;
+        if (instruction.operand_count() == 0) return Error("sort needs at least one operand");
+        std::vector<Shape> results;
+        for (int i = 0; i < instruction.operand_count(); ++i) {
+          const Shape& in = operand_shape(i);
+          if (!in.IsArray()) return Error("sort operands must be arrays");
+          if (in.dims() != operand_shape(0).dims()) {
+            return Error("sort operands differ: " + operand_shape(0).ToString(false) + " vs " +
+                         in.ToString(false));
+          }
+          results.push_back(in);
+        }
+        std::vector<int64_t> dims = instruction.dimensions();
+        if (dims.size() != 1) return Error("sort needs one dimension, has " + Join(dims));
+        if (!ExpectDimensions("sort dimensions", dims, operand_shape(0).rank())) return;
+        return ExpectShape(instruction, results.size() == 1 ? results[0] : Shape::Tuple(results));
       }
       case Rule::kTuple: {
         std::vector<Shape> elements;

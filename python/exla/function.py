@@ -49,6 +49,7 @@ from typing import Any, Callable, Sequence
 
 from exla import _gradients, _tf_program
 from exla.errors import ExlaError
+from exla.options import keyword_bool
 from exla.program_info import ProgramInfo
 from exla._tracing import (call_unpatched, eager_context, exla_is_tracing, exla_tracing,
                            is_tensor, mark_internal, not_converted, spec_of)
@@ -179,8 +180,8 @@ class ExlaFunction:
         self._python_function = getattr(tf_fn, "python_function", fn)
         self._name = name or getattr(self._python_function, "__name__", None) or "function"
         self._overrides = _checked_overrides(threshold, split_size, passes, memory_limit)
-        self._strict = strict
-        self._fast_math = fast_math
+        self._strict = keyword_bool(strict, name="strict")
+        self._fast_math = keyword_bool(fast_math, name="fast_math")
         self._internal = _internal
         self._is_vjp = False
         self._lock = threading.RLock()
@@ -232,7 +233,7 @@ class ExlaFunction:
         overrides = {k: v for k, v in (("threshold", threshold), ("split_size", split_size),
                                        ("passes", passes), ("memory_limit", memory_limit))
                      if v is not None}
-        if fast_math:
+        if keyword_bool(fast_math, name="fast_math"):
             overrides["fast_math"] = True
         options = self.options().replace(**overrides) if overrides else self.options()
         return explain_function(self, options, args, kwargs)

@@ -100,8 +100,9 @@ def jit(fun: Callable[..., Any] | None = None, *,
 
     Raises:
       TypeError: ``fun`` is not callable.
-      ValueError: a bad size, an unknown pass name, or (from ``jax.jit``) a
-        static or donated argument the function does not have.
+      ValueError: a bad size, an unknown pass name, a boolean keyword that is
+        not True or False, or (from ``jax.jit``) a static or donated argument
+        the function does not have.
     """
     if fun is None:
         return functools.partial(
@@ -111,15 +112,15 @@ def jit(fun: Callable[..., Any] | None = None, *,
             passes=passes, strict=strict, fast_math=fast_math, **jax_jit_kwargs)
     if not callable(fun):
         raise TypeError(f"exla.jit needs a callable, got {type(fun).__name__}: {fun!r}")
-    from exla.options import parse_size
+    from exla.options import keyword_bool, parse_size
 
     overrides = {
         "threshold": None if threshold is None else parse_size(threshold, flag="threshold"),
         "split_size": None if split_size is None else parse_size(split_size, flag="split_size"),
         "passes": _check_passes(passes),
         "memory_limit": None if memory_limit is None else parse_size(memory_limit, flag="memory_limit"),
-        "strict": bool(strict) or None,
-        "fast_math": bool(fast_math) or None,
+        "strict": keyword_bool(strict, name="strict") or None,
+        "fast_math": keyword_bool(fast_math, name="fast_math") or None,
     }
 
     import jax

@@ -8,7 +8,7 @@ import time
 from typing import Sequence
 
 from exla import _core
-from exla.options import env_bool, format_size, parse_size, resolve_passes
+from exla.options import env_bool, format_size, keyword_bool, parse_size, resolve_passes
 from exla.report import PassRecord, Report
 
 __all__ = ["optimize_hlo", "available_passes", "default_pipeline", "as_hlo_text"]
@@ -147,8 +147,8 @@ def optimize_hlo(
 
     Raises:
       ValueError: malformed HLO (the message gives line and column), an unknown
-        pass name, a bad size, or a memory limit below the program's own
-        arguments and outputs.
+        pass name, a bad size, a boolean keyword that is not True or False, or
+        a memory limit below the program's own arguments and outputs.
       ImportError: the C++ extension is not built.
       exla.ExlaError: an internal error of exla's C++ core; with ``strict``, a
         limit or threshold that cannot be met.
@@ -177,8 +177,9 @@ def optimize_hlo(
     threshold_bytes = 0 if threshold is None else parse_size(threshold, flag="threshold")
     split_bytes = 0 if split_size is None else parse_size(split_size, flag="split_size")
     limit_bytes = None if memory_limit is None else parse_size(memory_limit, flag="memory_limit")
-    if strict is None:
-        strict = env_bool("EXLA_STRICT")
+    strict = env_bool("EXLA_STRICT") if strict is None else keyword_bool(strict, name="strict")
+    fast_math = keyword_bool(fast_math, name="fast_math")
+    planned_memory = keyword_bool(planned_memory, name="planned_memory")
     pass_list = resolve_passes(passes, disabled_passes)
     dump = ""
     if dump_dir is not None:

@@ -56,6 +56,7 @@ __all__ = [
     "Options",
     "parse_size",
     "parse_bool",
+    "keyword_bool",
     "env_bool",
     "exla_disabled",
     "resolve_options",
@@ -177,6 +178,29 @@ def parse_bool(value: str | bool, *, name: str) -> bool:
         return False
     raise ValueError(f"invalid value {value!r} for {name}; expected one of 1, 0, true, false, "
                      "yes, no, on, off (case-insensitive)")
+
+
+def keyword_bool(value: object, *, name: str) -> bool:
+    """A boolean keyword argument ``name``: True or False (a NumPy bool too).
+
+    Anything else is refused rather than taken for its truth value: the
+    string ``"false"`` is truthy, and would turn on what the caller meant to
+    turn off (text is for flags and variables: :func:`parse_bool`).
+
+    Raises:
+      ValueError: ``value`` is not a boolean; the message names ``name``.
+
+    >>> keyword_bool(False, name="fast_math")
+    False
+    >>> keyword_bool("no", name="fast_math")
+    Traceback (most recent call last):
+    ValueError: fast_math must be True or False, got 'no'
+    """
+    if isinstance(value, bool):
+        return value
+    if type(value).__name__ == "bool_" and type(value).__module__ == "numpy":
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
 def env_bool(name: str, environ: Mapping[str, str] | None = None) -> bool:
@@ -621,7 +645,7 @@ def resolve_options(*, threshold: int | str | None = None, split_size: int | str
     default pipeline when none was given) with the disabled passes removed.
 
     Raises:
-      ValueError: a malformed flag, size, pass list or boolean variable.
+      ValueError: a malformed flag, size, pass list, boolean variable or keyword.
 
     >>> resolve_options(threshold="1GB", environ={"EXLA_STRICT": "no"}).threshold
     1000000000
@@ -637,6 +661,6 @@ def resolve_options(*, threshold: int | str | None = None, split_size: int | str
     names = options.passes if options.passes is not None else tuple(_core.default_pipeline())
     names = resolve_passes(names, options.disabled_passes)
     dump = environ.get("EXLA_DUMP_TO") or options.dump_dir
-    strict = bool(strict) or options.strict or env_bool("EXLA_STRICT", environ)
+    strict = keyword_bool(strict, name="strict") or options.strict or env_bool("EXLA_STRICT", environ)
     return options.replace(passes=names, dump_dir=dump, strict=strict,
-                           fast_math=bool(fast_math) or options.fast_math)
+                           fast_math=keyword_bool(fast_math, name="fast_math") or options.fast_math)

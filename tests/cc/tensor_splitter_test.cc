@@ -148,11 +148,14 @@ std::string ReduceOverPoints(const char* reducer, const char* init, bool all_dim
 TEST(TensorSplitter, ReducedDimensionAccumulatedWithCompensatedAdd) {
   // The partial sums are added with Kahan's compensation, carried as the last
   // element of the loop state: y = part - c, t = sum + y, c' = (t - sum) - y,
-  // reset to 0 once t overflows (inf - inf would make the sum NaN).
-  const PassRun run = RunPass(kPass, ReduceOverPoints("add", "0"), SizeOptions(2048, 1024));
+  // reset to 0 once t overflows (inf - inf would make the sum NaN). Chunks of
+  // 4 points (256 bytes of a 2048-byte tensor): too small for partial sums,
+  // so each chunk is reduced to the result's shape.
+  const PassRun run = RunPass(kPass, ReduceOverPoints("add", "0"), SizeOptions(2048, 256));
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK:      r.split_body {
+    CHECK:      dynamic_slice_sizes={4,4}
     CHECK:      [[PART:[a-z0-9.-]+]] = f32[4]{0} reduce({{.*}}), dimensions={1,2}, to_apply=reducer
     CHECK:      [[ACC:[a-z0-9.-]+]] = f32[4]{0} get-tuple-element({{.*}}), index=1
     CHECK-NEXT: [[C:[a-z0-9.-]+]] = f32[4]{0} get-tuple-element({{.*}}), index=4
@@ -167,6 +170,60 @@ TEST(TensorSplitter, ReducedDimensionAccumulatedWithCompensatedAdd) {
     CHECK:      [[INIT:[a-z0-9.-]+]] = f32[4]{0} broadcast({{[a-z0-9.-]+}}), dimensions={}
     CHECK:      [[ZERO_C:[a-z0-9.-]+]] = f32[4]{0} broadcast({{[a-z0-9.-]+}}), dimensions={}
     CHECK:      tuple({{[a-z0-9.-]+}}, [[INIT]], x, y, [[ZERO_C]])
+    CHECK-NOT:  reduce(
+  )"));
+}
+
+TEST(TensorSplitter, SumOverSplitAndOtherDimensionsKeepsPartialSums) {
+  // Chunks of 16 points: each chunk is summed along the points only, into
+  // one compensated sum per (row, feature) (f32[4,4]), and the features are
+  // summed once, after the loop. Summing the whole chunk to f32[4] would
+  // leave long sequential runs to XLA's rounding.
+  const PassRun run = RunPass(kPass, ReduceOverPoints("add", "0"), SizeOptions(2048, 1024));
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:      r.split_body {
+    CHECK:      dynamic_slice_sizes={16,4}
+    CHECK:      [[PART:[a-z0-9.-]+]] = f32[4,4]{1,0} reduce({{.*}}), dimensions={1}, to_apply=reducer
+    CHECK:      [[ACC:[a-z0-9.-]+]] = f32[4,4]{1,0} get-tuple-element({{.*}}), index=1
+    CHECK-NEXT: [[C:[a-z0-9.-]+]] = f32[4,4]{1,0} get-tuple-element({{.*}}), index=4
+    CHECK-NEXT: [[Y:[a-z0-9.-]+]] = f32[4,4]{1,0} subtract([[PART]], [[C]])
+    CHECK-NEXT: [[SUM:[a-z0-9.-]+]] = f32[4,4]{1,0} add([[ACC]], [[Y]])
+    CHECK:      ENTRY main {
+    CHECK:      [[INIT:[a-z0-9.-]+]] = f32[4,4]{1,0} broadcast(init), dimensions={}
+    CHECK:      [[ZERO_C:[a-z0-9.-]+]] = f32[4,4]{1,0} broadcast({{[a-z0-9.-]+}}), dimensions={}
+    CHECK:      [[LOOP:[a-z0-9.-]+]] = {{.*}} while(
+    CHECK-NEXT: [[PARTIAL:[a-z0-9.-]+]] = f32[4,4]{1,0} get-tuple-element([[LOOP]]), index=1
+    CHECK-NEXT: ROOT {{.*}} = f32[4]{0} reduce([[PARTIAL]], init), dimensions={1}, to_apply=reducer
+  )"));
+}
+
+TEST(TensorSplitter, SumOfEveryDimensionKeepsPartialSumsOfTheOthers) {
+  // A sum to a scalar: the loop keeps f32[4,4] partial sums (dimensions 0
+  // and 2 of the operand), reduced over both after the loop.
+  const PassRun run = RunPass(kPass, ReduceOverPoints("add", "0", /*all_dims=*/true),
+                              SizeOptions(2048, 1024));
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:      r.split_body {
+    CHECK:      f32[4,4]{1,0} reduce({{.*}}), dimensions={1}, to_apply=reducer
+    CHECK:      ENTRY main {
+    CHECK:      [[LOOP:[a-z0-9.-]+]] = {{.*}} while(
+    CHECK-NEXT: [[PARTIAL:[a-z0-9.-]+]] = f32[4,4]{1,0} get-tuple-element([[LOOP]]), index=1
+    CHECK-NEXT: ROOT {{.*}} = f32[] reduce([[PARTIAL]], init), dimensions={0,1}, to_apply=reducer
+  )"));
+}
+
+TEST(TensorSplitter, MaxOverSplitAndOtherDimensionsReducedInTheLoop) {
+  // A maximum is exact in any order: no partial results, no compensation.
+  const PassRun run = RunPass(kPass, ReduceOverPoints("maximum", "-inf"), SizeOptions(2048, 1024));
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:      r.split_body {
+    CHECK:      f32[4]{0} reduce({{.*}}), dimensions={1,2}, to_apply=reducer
+    CHECK:      ENTRY main {
+    CHECK:      [[LOOP:[a-z0-9.-]+]] = {{.*}} while(
+    CHECK-NEXT: ROOT {{.*}} = f32[4]{0} get-tuple-element([[LOOP]]), index=1
   )"));
 }
 
@@ -260,7 +317,8 @@ TEST(TensorSplitter, RemainderLoopWhenChunkDoesNotDivide) {
     CHECK:      [[FIRST:[a-z0-9.-]+]] = {{.*}} while({{.*}}), condition=s.split_cond, body=s.split_body
     CHECK:      get-tuple-element([[FIRST]]), index=1
     CHECK:      [[SECOND:[a-z0-9.-]+]] = {{.*}} while({{.*}}), condition=s.split_cond.1, body=s.split_body.1
-    CHECK-NEXT: ROOT {{.*}} = f32[4]{0} get-tuple-element([[SECOND]]), index=1
+    CHECK-NEXT: [[PARTIAL:[a-z0-9.-]+]] = f32[4,4]{1,0} get-tuple-element([[SECOND]]), index=1
+    CHECK-NEXT: ROOT {{.*}} = f32[4]{0} reduce([[PARTIAL]], zero), dimensions={1}, to_apply=sum
   )"));
 }
 

@@ -30,6 +30,15 @@ add_f32 {
   ROOT s = f32[] add(x, y)
 }"""
 
+LESS = """
+less {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT l = pred[] compare(x, y), direction=LT
+}"""
+
 # (name, module text, words the error must contain)
 INVALID = [
     ("duplicate parameter number",
@@ -106,6 +115,33 @@ INVALID = [
      _module("  a = f32[4] parameter(0)\n  t = (f32[4]) tuple(a)\n"
              "  ROOT g = f32[4] get-tuple-element(t), index=1"),
      ["get-tuple-element index out of range"]),
+    ("shape whose size overflows int64",
+     _module("  a = f32[4611686018427387904,4] parameter(0)\n"
+             "  ROOT n = f32[4611686018427387904,4] negate(a)"),
+     ["shape f32[4611686018427387904,4] has more than 2^63 - 1 bytes", "line 4, column 3"]),
+    ("tuple whose size overflows int64",
+     _module("  t = (f32[1152921504606846976], f32[1152921504606846976]) parameter(0)\n"
+             "  ROOT g = f32[1152921504606846976] get-tuple-element(t), index=0"),
+     ["has more than 2^63 - 1 bytes"]),
+    ("compare without a direction",
+     _module("  a = f32[4] parameter(0)\n  ROOT c = pred[4] compare(a, a)"),
+     ["compare needs a direction"]),
+    ("constant nested deeper than its rank",
+     _module("  ROOT c = f32[1] constant({ {1} })"),
+     ["braces nested 2 levels deep in a constant of shape f32[1]"]),
+    ("flat constant of a matrix",
+     _module("  ROOT c = f32[2,2] constant({1, 2, 3, 4})"),
+     ["values at nesting level 1, not 2"]),
+    ("ragged constant",
+     _module("  ROOT c = f32[2,2] constant({ {1, 2, 3}, {4} })"),
+     ["3 entries along dimension 1 where it has 2"]),
+    ("sort without a comparator",
+     _module("  a = f32[4] parameter(0)\n  ROOT s = f32[4] sort(a), dimensions={0}"),
+     ["sort needs a 'to_apply' computation"]),
+    ("sort of operands of different sizes",
+     _module("  a = f32[4] parameter(0)\n  b = s32[5] parameter(1)\n"
+             "  ROOT s = (f32[4], s32[5]) sort(a, b), dimensions={0}, to_apply=less", LESS),
+     ["sort operands differ: f32[4] vs s32[5]"]),
     ("reshape that changes the element count",
      _module("  a = f32[4,5] parameter(0)\n  ROOT r = f32[21] reshape(a)"),
      ["changes the element count"]),
@@ -142,9 +178,14 @@ def test_valid_small_modules_verify():
                          "  b = f32[4,3] broadcast(r), dimensions={0}\n"
                          "  t = f32[3,4] transpose(b), dimensions={1,0}\n"
                          "  c = f32[4] constant({1, 2, 3, 4})\n"
+                         "  e = f32[2,0] constant({ {}, {} })\n"
+                         "  m = pred[2,2] constant({ {true, false}, {0, 1} })\n"
                          "  s = f32[2] slice(c), slice={[0:4:2]}\n"
                          "  ROOT d = f32[4,4] dot(b, t), lhs_contracting_dims={1}, "
                          "rhs_contracting_dims={0}", ADD))
+    _exla.verify(_module("  a = f32[4] parameter(0)\n  b = s32[4] parameter(1)\n"
+                         "  ROOT s = (f32[4], s32[4]) sort(a, b), dimensions={0}, to_apply=less",
+                         LESS))
 
 
 @pytest.mark.parametrize("name", programs.names())

@@ -371,3 +371,57 @@ def test_split_sum_that_overflows_stays_inf():
     original = float(call_hlo(ROW_SUMS, [x, y])[0].numpy())
     rewritten = float(call_hlo(out, [x, y])[0].numpy())
     assert original == rewritten == np.inf
+
+
+def test_split_sum_adds_along_the_split_dimension_first():
+    # Chunks of 16 rows (16 KB). Column 0 alternates +2^24 and -2^24 from row
+    # to row, every other element is 1: the exact total is 255 * 4096, and
+    # every partial sum along the rows is exact (multiples of 2^24 up to
+    # 2^27, counts of ones), as is the sum of the column totals. Reducing a
+    # whole chunk to a scalar instead adds ones to +-2^24 in XLA's order,
+    # where a 1 is half an ulp and rounds away: relative error 5.9e-2, as
+    # for XLA's own reduction of the unsplit tensor.
+    out, _ = _split(ROW_SUMS, threshold=64 * 1024, split_size=16 * 1024)
+    assert "dimensions={0}" in out  # the loop sums along the rows only
+    x = np.ones((4096, 256), np.float32)
+    x[:, 0] = 2.0**24 * (1 - 2 * (np.arange(4096) % 2))
+    y = np.ones((4096, 256), np.float32)
+    exact = 255.0 * 4096
+    rewritten = float(call_hlo(out, [x, y])[0].numpy())
+    assert rewritten == exact, (rewritten, exact)
+
+
+BEYOND_INT32 = """HloModule beyond_int32
+
+add {
+  a = s64[] parameter(0)
+  b = s64[] parameter(1)
+  ROOT c = s64[] add(a, b)
+}
+
+ENTRY sum_from {
+  k = s64[] parameter(0)
+  i = s64[2400000000] iota(), iota_dimension=0
+  kb = s64[2400000000] broadcast(k), dimensions={}
+  ge = pred[2400000000] compare(i, kb), direction=GE
+  zero = s64[] constant(0)
+  zb = s64[2400000000] broadcast(zero), dimensions={}
+  kept = s64[2400000000] select(ge, i, zb)
+  ROOT s = s64[] reduce(kept, zero), dimensions={0}, to_apply=add
+}
+"""
+
+
+def test_loop_over_a_dimension_beyond_int32_runs_with_s64_offsets():
+    # sum(i for i in range(k, 2.4e9)): 2.4e9 > 2^31 - 1 elements, 19.2 GB as
+    # one tensor but 100 MB slices in the loop, so it runs anywhere (1.5 s,
+    # 0.95 GB peak RSS for the whole process on the 2-core machine). Every
+    # chunk's iota starts at its offset; an s32 offset would wrap past 2^31
+    # (or XLA would refuse the s32 constant 2400000000), and the sum of the
+    # indices from k = 2^31 + 5, all of them beyond int32, would be wrong.
+    n, k = 2_400_000_000, 2**31 + 5
+    out, _ = _split(BEYOND_INT32, threshold=1_000_000_000, split_size=100_000_000)
+    assert " while(" in out and "s64[] constant(192)" in out  # 192 chunks of 12.5M
+    assert "s32[]" not in out
+    total = int(call_hlo(out, [np.int64(k)])[0].numpy())
+    assert total == (n - 1) * n // 2 - (k - 1) * k // 2

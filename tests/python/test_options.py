@@ -228,6 +228,33 @@ def test_fast_math_flag_and_keyword():
     assert not opts.resolve_options(environ={}).fast_math
 
 
+@pytest.mark.parametrize("value", ["false", "no", 0, 1, "True"])
+def test_boolean_keywords_are_true_or_false_not_truthy(value):
+    # bool("false") is True: a keyword taken for its truth value would turn
+    # on what the caller meant to turn off. Every entry point refuses it.
+    import numpy as np
+
+    import exla
+
+    assert opts.keyword_bool(np.bool_(True), name="strict") is True
+    hlo = "HloModule m\n\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a)\n}\n"
+    calls = {
+        "resolve_options fast_math": lambda: opts.resolve_options(fast_math=value, environ={}),
+        "resolve_options strict": lambda: opts.resolve_options(strict=value, environ={}),
+        "optimize_hlo fast_math": lambda: exla.optimize_hlo(hlo, threshold="1KB", fast_math=value),
+        "optimize_hlo strict": lambda: exla.optimize_hlo(hlo, threshold="1KB", strict=value),
+        "optimize_hlo planned_memory": lambda: exla.optimize_hlo(hlo, planned_memory=value),
+        "function fast_math": lambda: exla.function(lambda x: x, fast_math=value),
+        "function strict": lambda: exla.function(lambda x: x, strict=value),
+        "jit fast_math": lambda: exla.jit(lambda x: x, fast_math=value),
+        "jit strict": lambda: exla.jit(lambda x: x, strict=value),
+    }
+    for where, call in calls.items():
+        with pytest.raises(ValueError, match=r"must be True or False, got"):
+            call()
+            pytest.fail(f"{where} accepted {value!r}")
+
+
 def test_resolve_options_reads_every_source(monkeypatch):
     environ = {"XLA_FLAGS": "--xla_tensor_size_threshold=1GB --xla_disable_hlo_passes=dce",
                "EXLA_FLAGS": "--xla_tensor_split_size=10MB", "EXLA_STRICT": "off",
