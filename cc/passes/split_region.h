@@ -13,6 +13,7 @@
 
 #include "ir/computation.h"
 #include "passes/split_dimension_map.h"
+#include "passes/split_sharding.h"
 #include "passes/why_not.h"
 
 namespace exla {
@@ -41,6 +42,11 @@ struct SplitRegion {
   std::vector<HloInstruction*> constants;
   // Members whose values leave the loop.
   std::vector<HloInstruction*> exits;
+  // Inputs of a sharded program that are cut between devices along the
+  // split dimension: the loop slices a copy that is whole on every device
+  // (see ShardingAnalysis::MaySlice), made by `sharding`.
+  std::vector<std::pair<HloInstruction*, DimensionMapping>> gathered;
+  const ShardingAnalysis* sharding = nullptr;
   int64_t max_bytes_per_unit = 0;  // largest member slice of extent 1
 
   bool Contains(const HloInstruction* instruction) const {
@@ -54,9 +60,12 @@ int64_t LargestArrayBytes(const Shape& shape);
 // Grows a region from `seed`, split along result dimension `dim`. Members
 // larger than `follow_limit` (capped at `threshold`) must have all their users
 // in the region; exits must be at most `threshold`. Says why not when no
-// region can be built.
+// region can be built. Sizes are what one device holds, and no member or
+// sliced input may be cut between devices along the split (`sharding`; the
+// default is a module on one device).
 WhyNot BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
-                             int64_t follow_limit, SplitRegion* region);
+                        int64_t follow_limit, SplitRegion* region,
+                        const ShardingAnalysis& sharding = ShardingAnalysis());
 
 // Grows a region backwards from `sink`, an instruction much smaller than its
 // oversized operand `operand_index` (usually below `threshold`), split along
@@ -64,7 +73,8 @@ WhyNot BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
 // and the oversized producers are recomputed slice by slice; their other
 // consumers keep the original until they get loops of their own.
 WhyNot BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
-                            int64_t threshold, SplitRegion* region);
+                       int64_t threshold, SplitRegion* region,
+                       const ShardingAnalysis& sharding = ShardingAnalysis());
 
 // One consumer of a shared loop: `sink` reads its operand `operand_index`
 // sliced along that operand's dimension `dim`.
@@ -78,19 +88,20 @@ struct SinkUse {
 // producers they share once and yields every sink. Fails (as for one sink)
 // where a sink needs another's result, directly or through values outside.
 WhyNot BuildSinkRegion(const std::vector<SinkUse>& sinks, int64_t threshold,
-                       SplitRegion* region);
+                       SplitRegion* region, const ShardingAnalysis& sharding = ShardingAnalysis());
 
 // Seeds whose region cannot be built, found in one pass over the computation
 // instead of growing a region from each: a region grown from an instruction
 // along a dimension follows its oversized users, so it fails for certain if
 // following them reaches the computation's result while still too large, or
 // a user that cannot consume slices along the dimension the split reaches it
-// with (VisitUsers' two refusals). Without this, a chain of n oversized
+// with (VisitUsers' two refusals), or a dimension cut between devices. Without this, a chain of n oversized
 // instructions that ends in the program's output costs n region growths of
 // up to n members each. `follow_limit` as for BuildSplitRegion.
 class DoomedSeeds {
  public:
-  DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t follow_limit);
+  DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t follow_limit,
+              const ShardingAnalysis& sharding = ShardingAnalysis());
   // Why a region grown from `instruction` along `dim` must fail, or nullptr
   // when it may be built (BuildSplitRegion then decides).
   const std::string* Reason(const HloInstruction* instruction, int64_t dim) const;
