@@ -256,13 +256,60 @@ def _without_copies(text: str) -> str:
     return _core.optimize(text, ["remove-copies"], 0, 0, "")[0]
 
 
+def _drop_attribute(line: str, key: str) -> str:
+    """``line`` without its ``, key={...}`` attribute (braces and quotes matched)."""
+    start = line.find(f", {key}={{")
+    if start < 0:
+        return line
+    depth, quoted, i = 0, False, start + len(key) + 3
+    while i < len(line):
+        c = line[i]
+        if c == '"' and line[i - 1] != "\\":
+            quoted = not quoted
+        elif not quoted and c == "{":
+            depth += 1
+        elif not quoted and c == "}":
+            depth -= 1
+            if depth == 0:
+                return line[:start] + line[i + 1:]
+        i += 1
+    return line
+
+
+def _without_gspmd_result_sharding(text: str) -> str:
+    """A module in Shardy's round-trip form without the GSPMD copy of its result sharding.
+
+    A module JAX lowered for Shardy keeps its meshes in the header
+    (``xla.sdy.meshes``) and its result shardings in
+    ``xla.sdy.FuncResultSharding`` custom calls; XLA's StableHLO -> HLO
+    converter also writes them in GSPMD's form on the entry's root. Converted
+    back, that copy becomes GSPMD ``mhlo.sharding`` attributes on the results,
+    which make jaxlib turn Shardy off for the whole module, and XLA's GSPMD
+    partitioner then fails on the Shardy custom calls. The Shardy form says
+    it all, so the copy goes.
+    """
+    if "xla.sdy.meshes" not in text.lstrip().split("\n", 1)[0]:
+        return text
+    lines = text.split("\n")
+    in_entry = False
+    for i, line in enumerate(lines):
+        if line.startswith("ENTRY "):
+            in_entry = True
+        elif in_entry and line.lstrip().startswith("ROOT "):
+            lines[i] = _drop_attribute(line, "sharding")
+            break
+    return "\n".join(lines)
+
+
 def text_to_stablehlo(text: str) -> bytes:
     """Converts HLO text to StableHLO MLIR bytecode (XLA's own converter).
 
-    ``copy`` instructions are removed first (see :func:`_without_copies`).
+    ``copy`` instructions are removed first (see :func:`_without_copies`), and
+    so is the GSPMD copy of the result sharding of a module in Shardy's form
+    (see :func:`_without_gspmd_result_sharding`).
     """
     xla = _xla()
-    proto = text_to_proto(_without_copies(text))
+    proto = text_to_proto(_without_gspmd_result_sharding(_without_copies(text)))
     try:
         return xla.jax.mlir.hlo_to_stablehlo(proto)
     except xla.jax.XlaRuntimeError as e:

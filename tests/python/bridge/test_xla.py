@@ -163,3 +163,33 @@ def test_planned_memory_of_a_sharded_module_is_one_devices():
     # Its rows of the kernel: at most a quarter of the whole 1 MB kernel.
     assert whole.temp_bytes >= 512 * 512 * 4
     assert per_device.temp_bytes <= whole.temp_bytes // 4
+
+
+# A module as JAX lowers a sharded jax.jit for Shardy (jax 0.7.1's default):
+# the mesh in the header, the result shardings in Shardy's custom calls, and
+# XLA's converter's GSPMD copy of them on the root.
+SHARDY_RESULTS = r"""HloModule m, entry_computation_layout={(f32[64,4]{1,0})->(f32[64,4]{1,0}, f32[])}, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=8]>}}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[64,4]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}, frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\"x\"}, {}]>"}
+  e = f32[64,4]{1,0} exponential(x)
+  r = f32[64,4]{1,0} custom-call(e), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>]>"}
+  zero = f32[] constant(0)
+  s = f32[] reduce(e, zero), dimensions={0,1}, to_apply=add
+  ROOT t = (f32[64,4]{1,0}, f32[]) tuple(r, s), sharding={{devices=[8,1]<=[8]}, {replicated}}
+}
+"""
+
+
+def test_shardy_module_with_result_shardings_compiles_with_shardy():
+    # Converted back with the root's GSPMD copy, the results would carry
+    # GSPMD shardings, jaxlib would turn Shardy off and XLA's GSPMD
+    # partitioner would fail on the Shardy custom calls.
+    stats = bridge.planned_memory(SHARDY_RESULTS)
+    assert stats.argument_bytes == 64 * 4 * 4 // 8
