@@ -155,6 +155,13 @@ class Classes {
   static Fact Merge(Fact a, Fact b) {
     if (a.pieces == 0 && !a.conflict) return b;
     if (b.pieces == 0 && !b.conflict) return a;
+    if (a.result != b.result) {
+      // What the program's results ask for gives way to what its inputs and
+      // constraints say: the partitioner reshards at the end.
+      Fact kept = a.result ? b : a;
+      kept.refused = a.refused || b.refused;
+      return kept;
+    }
     Fact merged = a;
     merged.conflict = a.conflict || b.conflict || a.pieces != b.pieces;
     merged.refused = a.refused || b.refused;
@@ -290,6 +297,8 @@ ShardingAnalysis::ShardingAnalysis(const HloModule& module) {
                                      instruction->name()));
           continue;
         }
+        // The sharding asked of the program's results (or of a dead value).
+        const bool result = instruction->user_count() == 0;
         std::vector<const Shape*> arrays = ArraysOf(instruction->shape());
         for (size_t a = 0; a < arrays.size(); ++a) {
           const HloSharding& own = sharding->kind == HloSharding::Kind::kTuple
@@ -302,7 +311,7 @@ ShardingAnalysis::ShardingAnalysis(const HloModule& module) {
                                 (!own.IsTiled() || static_cast<int64_t>(own.tiles.size()) ==
                                                        arrays[a]->rank());
           for (int64_t d = 0; d < arrays[a]->rank(); ++d) {
-            Fact fact{own.TilesOf(d), false, false, -1};
+            Fact fact{own.TilesOf(d), false, false, -1, result};
             if (!readable) {
               fact = Fact{0, true, true, reason("exla cannot read the sharding " + *text +
                                                 " of " + instruction->name())};

@@ -11,14 +11,18 @@
 //
 // So this analysis follows the annotations through the program along the
 // splitter's own dimension map (split_dimension_map.h) and through tuples,
-// loops, calls, dynamic slices and sharding constraints. Two dimensions that
-// the map connects (an operand's and the result's dimension it becomes) are
-// cut into the same pieces, so the dimensions of a module fall into classes,
-// and each class takes what its annotations say: a number of pieces, or a
-// disagreement (two annotations that cut it differently, or one exla cannot
-// read), or nothing at all. A loop may run over a dimension only when it is
-// known to be whole on every device; a dimension nothing is known about is
-// refused too, since the partitioner may cut it.
+// loops, calls and dynamic slices (a sharding constraint reshards: it starts
+// a class of its own). Two dimensions that the map connects (an operand's
+// and the result's dimension it becomes) are cut into the same pieces, so
+// the dimensions of a module fall into classes, and each class takes what
+// its annotations say: a number of pieces, or a disagreement (two
+// annotations that cut it differently, or one exla cannot read), or nothing
+// at all. Where the program's results ask for another sharding than its
+// inputs and constraints give a class, the inputs win: the partitioner
+// computes as the inputs are cut and reshards the results. A loop may run
+// over a dimension only when it is known to be whole on every device; a
+// dimension nothing is known about is refused too, since the partitioner may
+// cut it.
 //
 // The bodies of shard_map (manual computations) are per-device programs:
 // their values are what one device holds and every dimension may be split
@@ -104,6 +108,7 @@ class ShardingAnalysis {
     bool conflict = false;  // annotations disagree, or one cannot be read
     bool refused = false;   // nothing may be split (a partially manual body)
     int reason = -1;        // index into reasons_: why, for a conflict
+    bool result = false;    // only the program's results ask for it
   };
 
  private:

@@ -282,10 +282,9 @@ ENTRY main {
                             "partitioner)");
 }
 
-TEST(ShardingAnalysis, TupleShardingsGoToTheirElements) {
-  // The two results come from the same rows of x, so they are one class of
-  // dimensions for the analysis: the replicated result and the cut input
-  // disagree about both, and both count whole.
+TEST(ShardingAnalysis, ResultShardingGivesWayToTheInputs) {
+  // x is cut by rows; the first result is asked whole: the partitioner
+  // computes with x's rows cut and gathers the result at the end.
   Module m(R"(HloModule m
 
 ENTRY main {
@@ -295,26 +294,26 @@ ENTRY main {
   ROOT t = (f32[64,4]{1,0}, f32[64,4]{1,0}) tuple(e, n), sharding={{replicated}, {devices=[8,1]<=[8]}}
 }
 )");
+  EXPECT_EQ(m.sharding.Pieces(m.Get("e"), 0), 8);
+  EXPECT_EQ(m.sharding.Pieces(m.Get("n"), 0), 8);
   EXPECT_FALSE(m.sharding.MayLoopOver(m.Get("e"), 0).ok());
-  EXPECT_FALSE(m.sharding.MayLoopOver(m.Get("n"), 0).ok());
-  EXPECT_EQ(m.sharding.DeviceByteSize(m.Get("n")), 64 * 4 * 4);
-  EXPECT_TRUE(m.sharding.MayLoopOver(m.Get("n"), 1).ok());
+  EXPECT_EQ(m.sharding.DeviceByteSize(m.Get("e")), 64 * 4 * 4 / 8);
 }
 
-TEST(ShardingAnalysis, TupleResultShardingReachesItsElement) {
+TEST(ShardingAnalysis, ResultShardingCutsWhatNoInputDecides) {
   Module m(R"(HloModule m
 
 ENTRY main {
-  x = f32[64,4]{1,0} parameter(0), sharding={replicated}
-  e = f32[64,4]{1,0} exponential(x)
-  y = f32[64,4]{1,0} parameter(1), sharding={replicated}
+  i = f32[64,4]{1,0} iota(), iota_dimension=0
+  e = f32[64,4]{1,0} exponential(i)
+  y = f32[64,4]{1,0} parameter(0), sharding={replicated}
   n = f32[64,4]{1,0} negate(y)
-  ROOT t = (f32[64,4]{1,0}, f32[64,4]{1,0}) tuple(e, n), sharding={{replicated}, {devices=[1,8]<=[8]}}
+  ROOT t = (f32[64,4]{1,0}, f32[64,4]{1,0}) tuple(e, n), sharding={{devices=[8,1]<=[8]}, {devices=[8,1]<=[8]}}
 }
 )");
-  EXPECT_EQ(m.sharding.Pieces(m.Get("e"), 1), 1);
-  EXPECT_FALSE(m.sharding.MayLoopOver(m.Get("n"), 1).ok());  // replicated y, cut result
-  EXPECT_EQ(m.sharding.Pieces(m.Get("n"), 0), 1);
+  EXPECT_EQ(m.sharding.Pieces(m.Get("e"), 0), 8);  // only the result says how
+  EXPECT_EQ(m.sharding.Pieces(m.Get("n"), 0), 1);  // the input says whole
+  EXPECT_TRUE(m.sharding.MayLoopOver(m.Get("n"), 0).ok());
 }
 
 }  // namespace

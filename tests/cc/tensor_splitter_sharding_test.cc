@@ -151,15 +151,28 @@ TEST(TensorSplitterSharding, BothPointSetsCutGathersOne) {
 }
 
 TEST(TensorSplitterSharding, DisagreeingShardingsCountWhole) {
-  // Rows cut at the input and asked whole at the result: how the kernel's
-  // rows are held depends on where the partitioner reshards, so they count
-  // whole (64 KB, above the 16 KB threshold) and carry no loop.
+  // The rows of x are cut, and w, added to the result row by row, is whole
+  // on every device: how the kernel's rows are held depends on where the
+  // partitioner reshards, so they count whole (64 KB, above the 16 KB
+  // threshold) and carry no loop.
   std::string module = KernelMatvec(kRows, "{replicated}");
-  module.replace(module.find("rhs_contracting_dims={0}"), 24,
-                 "rhs_contracting_dims={0}, sharding={replicated}");
+  module.replace(module.find("ROOT kv ="), 5, "");
+  module.replace(module.rfind("}"), 1,
+                 "  w = f32[64]{0} parameter(3), sharding={replicated}\n"
+                 "  ROOT out = f32[64]{0} add(kv, w)\n}");
   const PassRun run = RunPass(kPass, module, SizeOptions(16384, 4096));
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(HasMessage(run, "on dimension 1 of extent 64"));
+}
+
+TEST(TensorSplitterSharding, ResultAskedWholeDoesNotStopTheSplit) {
+  // Rows cut at the input and the result asked whole on every device: the
+  // partitioner gathers the result at the end, the kernel's rows stay cut
+  // (8 KB per device, within a 16 KB threshold).
+  std::string module = KernelMatvec(kRows, "{replicated}");
+  module.replace(module.find("rhs_contracting_dims={0}"), 24,
+                 "rhs_contracting_dims={0}, sharding={replicated}");
+  ExpectUnchanged(kPass, module, SizeOptions(16384, 4096));
 }
 
 // A kernel matvec inside a shard_map (Shardy's form) over all 8 devices:

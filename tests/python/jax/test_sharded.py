@@ -118,6 +118,15 @@ def test_knn_split_across_devices_is_refused(jit_results):
     assert "(topk) cannot consume slices along dimension 1" in warning
 
 
+def test_results_asked_for_another_sharding_are_resharded_at_the_end(jit_results):
+    case = jit_results["out_shardings"]
+    assert case["rewrote"]
+    assert case["error_vs_jit"] <= 1e-5
+    assert case["shardings"] == ["PartitionSpec('a',)", "PartitionSpec()"]
+    assert case["memory"]["temp"] <= 1_000_000 < case["plain_memory"]["temp"]
+    assert not _in_loops(case)
+
+
 def test_memory_limit_holds_per_device(jit_results):
     case = jit_results["memory_limit"]
     assert case["memory"]["total"] <= case["limit"]
