@@ -9,6 +9,7 @@
 #include "ir/computation.h"
 #include "ir/module.h"
 #include "ir/parser.h"
+#include "tests/cc/sharded_modules.h"
 #include "tests/cc/test_harness.h"
 
 namespace {
@@ -29,30 +30,10 @@ struct Module {
   ShardingAnalysis sharding;
 };
 
-// A kernel matrix k(x_i, y_j) of points x (64 x 4, `x_sharding`) and y
-// (`y_sharding`), reduced with v: d is 64 x 64 x 4 f32 (64 KB in all).
+// The kernel matvec of tests/cc/sharded_modules.h.
 std::string Kernel(const std::string& x_sharding, const std::string& y_sharding,
                    const std::string& y = "y") {
-  return R"(HloModule m
-
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT add = f32[] add(a, b)
-}
-
-ENTRY main {
-  x = f32[64,4]{1,0} parameter(0), sharding=)" + x_sharding + R"(
-  y = f32[64,4]{1,0} parameter(1), sharding=)" + y_sharding + R"(
-  v = f32[64]{0} parameter(2), sharding={replicated}
-  bx = f32[64,64,4]{2,1,0} broadcast(x), dimensions={0,2}
-  by = f32[64,64,4]{2,1,0} broadcast()" + y + R"(), dimensions={1,2}
-  d = f32[64,64,4]{2,1,0} subtract(bx, by)
-  zero = f32[] constant(0)
-  s = f32[64,64]{1,0} reduce(d, zero), dimensions={2}, to_apply=sum
-  ROOT kv = f32[64]{0} dot(s, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}
-)";
+  return exla_test::ShardedKernelMatvec(x_sharding, y_sharding, y);
 }
 
 TEST(ShardingAnalysis, WithoutAnnotationsEveryDeviceHoldsWholeValues) {

@@ -7,6 +7,7 @@
 
 #include "tests/cc/filecheck.h"
 #include "tests/cc/pass_test_bench.h"
+#include "tests/cc/sharded_modules.h"
 #include "tests/cc/test_harness.h"
 
 namespace {
@@ -20,36 +21,14 @@ using exla_test::SizeOptions;
 
 constexpr char kPass[] = "tensor-splitter";
 
-constexpr char kReducer[] = R"(
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT add = f32[] add(a, b)
-}
-)";
+using exla_test::kRows;
+using exla_test::kSumReducer;
 
-// k(x_i, y_j) . v for 64 points x (`x_sharding`) and y (`y_sharding`; y is
-// x itself when `y` is "x"): the 64 x 64 x 4 difference is 64 KB, 8 KB on
-// each of 8 devices.
+// The kernel matvec of tests/cc/sharded_modules.h.
 std::string KernelMatvec(const std::string& x_sharding, const std::string& y_sharding,
                          const std::string& y = "y", const std::string& header = "HloModule m") {
-  return header + "\n" + kReducer + R"(
-ENTRY main {
-  x = f32[64,4]{1,0} parameter(0), sharding=)" + x_sharding + R"(
-  y = f32[64,4]{1,0} parameter(1), sharding=)" + y_sharding + R"(
-  v = f32[64]{0} parameter(2), sharding={replicated}
-  bx = f32[64,64,4]{2,1,0} broadcast(x), dimensions={0,2}
-  by = f32[64,64,4]{2,1,0} broadcast()" + y + R"(), dimensions={1,2}
-  d = f32[64,64,4]{2,1,0} subtract(bx, by)
-  zero = f32[] constant(0)
-  s = f32[64,64]{1,0} reduce(d, zero), dimensions={2}, to_apply=sum
-  k = f32[64,64]{1,0} exponential(s)
-  ROOT kv = f32[64]{0} dot(k, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  return exla_test::ShardedKernelMatvec(x_sharding, y_sharding, y, header);
 }
-)";
-}
-
-constexpr char kRows[] = "{devices=[8,1]<=[8]}";
 
 TEST(TensorSplitterSharding, ThresholdHoldsForWhatOneDeviceHolds) {
   // 64 KB in all, 8 KB per device: within a 16 KB threshold.
@@ -76,7 +55,7 @@ TEST(TensorSplitterSharding, LoopRunsOverTheDimensionThatIsWhole) {
 // points of each query: top-k needs whole rows, so only the query dimension
 // could carry a loop.
 std::string Knn(const std::string& header = "HloModule m") {
-  return header + "\n" + kReducer + R"(
+  return header + "\n" + kSumReducer + R"(
 ENTRY main {
   q = f32[64,4]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
   p = f32[64,4]{1,0} parameter(1), sharding={replicated}
@@ -180,7 +159,7 @@ TEST(TensorSplitterSharding, ResultAskedWholeDoesNotStopTheSplit) {
 // across devices by an all-reduce.
 std::string ShardMapKernel(const std::string& manual_axes) {
   return std::string(R"(HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=8]>}}
-)") + kReducer + R"(
+)") + kSumReducer + R"(
 xla.sdy.manual_computation_body.1 {
   x = f32[64,4]{1,0} parameter(0)
   v = f32[64]{0} parameter(1)
@@ -226,7 +205,7 @@ TEST(TensorSplitterSharding, CollectiveNeverEntersALoop) {
   // The all-reduce takes the whole 64 x 64 kernel: a loop would have to
   // reduce each slice across devices, so the kernel stays as it is.
   const std::string module = std::string(R"(HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=8]>}}
-)") + kReducer + R"(
+)") + kSumReducer + R"(
 xla.sdy.manual_computation_body.1 {
   x = f32[64,4]{1,0} parameter(0)
   bx = f32[64,64,4]{2,1,0} broadcast(x), dimensions={0,2}
