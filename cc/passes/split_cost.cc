@@ -1,6 +1,7 @@
 #include "passes/split_cost.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <unordered_set>
 #include <vector>
@@ -32,6 +33,28 @@ std::string HumanFlops(int64_t flops) {
   return out.str();
 }
 
+// Two per multiply-add: every result element sums over the kernel's window
+// and input features, i.e. the kernel's elements per output feature. The
+// output feature dimension of the kernel is the letter 'o' of dim_labels
+// (`b01f_01io->b01f`); without it the kernel is taken as one window.
+int64_t ConvolutionFlops(const HloInstruction& convolution) {
+  const Shape& kernel = convolution.operand(1)->shape();
+  int64_t per_output = kernel.ElementCount();
+  if (std::optional<std::string> labels = convolution.RawAttribute("dim_labels")) {
+    const size_t begin = labels->find('_');
+    const size_t end = labels->find("->");
+    if (begin != std::string::npos && end != std::string::npos && begin < end) {
+      const std::string kernel_labels = labels->substr(begin + 1, end - begin - 1);
+      const size_t o = kernel_labels.find('o');
+      if (o != std::string::npos && static_cast<int>(o) < kernel.rank() &&
+          kernel.dim(static_cast<int>(o)) > 0) {
+        per_output /= kernel.dim(static_cast<int>(o));
+      }
+    }
+  }
+  return 2 * convolution.shape().ElementCount() * per_output;
+}
+
 }  // namespace
 
 int64_t InstructionFlops(const HloInstruction& instruction) {
@@ -45,6 +68,21 @@ int64_t InstructionFlops(const HloInstruction& instruction) {
       }
       return 2 * instruction.shape().ElementCount() * contracted;
     }
+    case HloOpcode::kTriangularSolve: {
+      // Substitution with an n x n triangle costs n^2 per right-hand side
+      // (n^2 / 2 multiply-adds); the result has n x k elements per batch.
+      const Shape& a = instruction.operand(0)->shape();
+      const int64_t n = a.dim(a.rank() - 1);
+      return instruction.shape().ElementCount() * n;
+    }
+    case HloOpcode::kCholesky: {
+      // n^3 / 3 per n x n matrix of the batch.
+      const Shape& a = instruction.shape();
+      const int64_t n = a.dim(a.rank() - 1);
+      return a.ElementCount() / 3 * n;
+    }
+    case HloOpcode::kConvolution:
+      return ConvolutionFlops(instruction);
     case HloOpcode::kReduce:
     case HloOpcode::kReduceWindow: {
       int64_t inputs = 0;

@@ -121,49 +121,120 @@ class RegionGrower {
         follow_limit_(follow_limit < 0 ? threshold : std::min(threshold, follow_limit)),
         exit_limit_(std::max(threshold, exit_limit)),
         region_(region),
-        sharding_(sharding) {}
-
-  WhyNot Grow(HloInstruction* seed, int64_t dim) {
-    region_->size = ExtentOfDim(seed->shape(), dim);
-    WhyNot error = AddMember(seed, DimensionMapping::Dimension(dim), /*follow_users=*/true,
-                             /*downstream=*/true, -1, -1);
-    while (error.ok() && !worklist_.empty()) {
-      auto [instruction, follow_users] = worklist_.front();
-      worklist_.pop_front();
-      error = VisitOperands(instruction);
-      if (error.ok() && follow_users) error = VisitUsers(instruction);
-    }
-    return Finish(error);
+        sharding_(sharding) {
+    region_->sharding = &sharding_;
   }
 
-  WhyNot GrowFromSinks(const std::vector<SinkUse>& sinks) {
-    const SinkUse& first = sinks.front();
-    region_->size = ExtentOfDim(first.sink->operand(first.operand_index)->shape(), first.dim);
-    WhyNot error = WhyNot::Ok();
-    for (const SinkUse& use : sinks) {
-      const HloInstruction* operand = use.sink->operand(use.operand_index);
-      if (ExtentOfDim(operand->shape(), use.dim) != region_->size) {
-        return Because(use.sink->name() + " reads a dimension of another extent");
-      }
-      DimensionMapping result_dim = ResultDimension(*use.sink, use.operand_index, use.dim);
-      if (result_dim.is_not_splittable()) {
-        return Because(use.sink->name() + " (" + std::string(use.sink->opcode_name()) +
-                       ") cannot consume slices along dimension " + std::to_string(use.dim));
-      }
-      error = AddMember(use.sink, result_dim, /*follow_users=*/false, /*downstream=*/true,
-                        use.operand_index, use.dim);
+  WhyNot Grow(const std::vector<RegionStart>& starts) {
+    const RegionStart& first = starts.front();
+    const HloInstruction* first_sliced =
+        first.operand_index < 0 ? first.instruction : first.instruction->operand(first.operand_index);
+    region_->size = ExtentOfDim(first_sliced->shape(), first.dim);
+    region_->threshold = threshold_;
+    const HloComputation* computation = first.instruction->parent();
+    if (computation == computation->parent()->entry() && computation->root() != nullptr) {
+      largest_output_bytes_ = sharding_.LargestDeviceBytes(*computation->root());
+    }
+    for (const RegionStart& start : starts) {
+      const HloInstruction* sliced =
+          start.operand_index < 0 ? start.instruction : start.instruction->operand(start.operand_index);
+      largest_start_bytes_ = std::max(largest_start_bytes_, sharding_.LargestDeviceBytes(*sliced));
+    }
+    for (const RegionStart& start : starts) {
+      WhyNot error = AddStart(start);
       if (!error.ok()) return error;
     }
-    while (error.ok() && !worklist_.empty()) {
-      HloInstruction* instruction = worklist_.front().first;
-      worklist_.pop_front();
-      error = VisitOperands(instruction);
+    WhyNot error = Drain();
+    // An input computed from the loop's own results is computed inside the
+    // loop instead (which pulls in its producers in turn), until every input
+    // comes from outside. Each round adds members, so this ends.
+    while (error.ok()) {
+      bool absorbed = false;
+      error = AbsorbInputsComputedInside(&absorbed);
+      if (!error.ok() || !absorbed) break;
+      error = Drain();
     }
     return Finish(error);
   }
 
  private:
   static WhyNot Because(std::string reason) { return WhyNot::Because(std::move(reason)); }
+
+  // A sum over the split dimension as large as a result of the program
+  // (a weight gradient over a batch, a program output or the size of one)
+  // may be accumulated however large it is: that much memory is needed
+  // anyway, while the values the loop slices, larger still, are not. Only
+  // in the entry computation, whose results are the program's.
+  bool AccumulatesWhatMustExistAnyway(int64_t bytes) const {
+    return bytes <= largest_output_bytes_ && bytes < largest_start_bytes_;
+  }
+
+  WhyNot AddStart(const RegionStart& start) {
+    HloInstruction* instruction = start.instruction;
+    if (start.operand_index < 0) {
+      if (ExtentOfDim(instruction->shape(), start.dim) != region_->size) {
+        return Because(instruction->name() + " is split along a dimension of another extent");
+      }
+      return AddMember(instruction, DimensionMapping::Dimension(start.dim), start.follow_users,
+                       /*downstream=*/true, -1, -1);
+    }
+    const HloInstruction* operand = instruction->operand(start.operand_index);
+    if (ExtentOfDim(operand->shape(), start.dim) != region_->size) {
+      return Because(instruction->name() + " reads a dimension of another extent");
+    }
+    DimensionMapping result_dim = ResultDimension(*instruction, start.operand_index, start.dim);
+    if (result_dim.is_not_splittable()) return Because(CannotConsume(*instruction, start.dim));
+    return AddMember(instruction, result_dim, start.follow_users, /*downstream=*/true,
+                     start.operand_index, start.dim);
+  }
+
+  // Visits the members added since the last call: their operands always,
+  // their users where the member asked for it.
+  WhyNot Drain() {
+    WhyNot error = WhyNot::Ok();
+    while (error.ok() && !worklist_.empty()) {
+      auto [instruction, follow_users] = worklist_.front();
+      worklist_.pop_front();
+      error = VisitOperands(instruction);
+      if (error.ok() && follow_users) error = VisitUsers(instruction);
+    }
+    return error;
+  }
+
+  // Inputs sliced along the split dimension that are computed from what the
+  // loop computes (a softmax's row maximum, reduced over another dimension,
+  // broadcast back and subtracted from the rows it came from) become members:
+  // each slice of them needs only the same slice of the loop's values. An
+  // input used whole that depends on the loop cannot be: it needs every
+  // slice first (CheckNoCycleThroughInputs refuses it).
+  WhyNot AbsorbInputsComputedInside(bool* absorbed) {
+    // Everything reachable from a member through users outside the region.
+    std::unordered_set<const HloInstruction*> after_loop;
+    std::vector<const HloInstruction*> stack;
+    for (const auto& [member, info] : region_->members) {
+      if (info.downstream) stack.push_back(member);
+    }
+    while (!stack.empty()) {
+      const HloInstruction* value = stack.back();
+      stack.pop_back();
+      for (const HloInstruction* user : value->users()) {
+        if (!region_->Contains(user) && after_loop.insert(user).second) stack.push_back(user);
+      }
+    }
+    std::vector<std::pair<HloInstruction*, DimensionMapping>> outside;
+    std::vector<std::pair<HloInstruction*, DimensionMapping>> inside;
+    for (const auto& input : region_->inputs) {
+      (input.second.is_dimension() && after_loop.count(input.first) ? inside : outside)
+          .push_back(input);
+    }
+    *absorbed = !inside.empty();
+    region_->inputs = std::move(outside);
+    for (const auto& [instruction, dim] : inside) {
+      WhyNot error = AddMember(instruction, dim, /*follow_users=*/false, /*downstream=*/true, -1, -1);
+      if (!error.ok()) return error;
+    }
+    return WhyNot::Ok();
+  }
 
   WhyNot Finish(WhyNot error) {
     if (error.ok()) error = CollectExits();
@@ -187,6 +258,14 @@ class RegionGrower {
       }
       return WhyNot::Ok();
     }
+    // A value the loop already reads from outside in another form (whole,
+    // say, as the other operand of pᵀp) cannot also be computed in slices:
+    // the body has one value per instruction.
+    for (const auto& [input, mapping] : region_->inputs) {
+      if (input == instruction && mapping != dim) {
+        return Because(instruction->name() + " would be split on two different dimensions");
+      }
+    }
     WhyNot handled = SplitterHandles(*instruction);
     if (!handled.ok()) return Because(instruction->name() + ": " + handled.reason());
     if (instruction->Is(HloOpcode::kParameter) || instruction->Is(HloOpcode::kConstant)) {
@@ -202,7 +281,8 @@ class RegionGrower {
                        "cannot be accumulated slice by slice");
       }
       member.accumulate_opcode = *accumulate;
-      if (sharding_.LargestDeviceBytes(*instruction) > exit_limit_) {
+      const int64_t bytes = sharding_.LargestDeviceBytes(*instruction);
+      if (bytes > exit_limit_ && !AccumulatesWhatMustExistAnyway(bytes)) {
         return Because(instruction->name() + " reduces the split dimension but is itself too large");
       }
       member.operand_dims = ContractedOperandDims(*instruction, entering_operand, entering_dim);
@@ -333,10 +413,7 @@ class RegionGrower {
     std::pair<HloInstruction*, DimensionMapping> key = {instruction, dim};
     if (std::find(region_->inputs.begin(), region_->inputs.end(), key) == region_->inputs.end()) {
       region_->inputs.push_back(key);
-      if (gather) {
-        region_->gathered.push_back(key);
-        region_->sharding = &sharding_;
-      }
+      if (gather) region_->gathered.push_back(key);
       if (dim.is_dimension()) {
         int64_t bytes = gather ? instruction->shape().ByteSize()
                                : sharding_.DeviceByteSize(*instruction, dim.dimension());
@@ -385,7 +462,9 @@ class RegionGrower {
   }
 
   // The loop consumes the inputs and produces the exits; if an input depends
-  // on a region member the rewrite would create a cycle.
+  // on what the loop produces the rewrite would create a cycle. A producer
+  // the loop merely recomputes keeps its original outside, so inputs may
+  // depend on that.
   WhyNot CheckNoCycleThroughInputs() {
     std::unordered_set<HloInstruction*> seen;
     std::vector<HloInstruction*> stack;
@@ -394,7 +473,8 @@ class RegionGrower {
       HloInstruction* current = stack.back();
       stack.pop_back();
       if (!seen.insert(current).second) continue;
-      if (region_->Contains(current)) {
+      auto member = region_->members.find(current);
+      if (member != region_->members.end() && member->second.downstream) {
         return Because("a value the loop needs depends on the loop's own results");
       }
       for (HloInstruction* operand : current->operands()) stack.push_back(operand);
@@ -405,6 +485,8 @@ class RegionGrower {
   int64_t threshold_;
   int64_t follow_limit_;
   int64_t exit_limit_;
+  int64_t largest_output_bytes_ = 0;  // of the program's results; 0 outside the entry
+  int64_t largest_start_bytes_ = 0;   // the largest value a start slices
   SplitRegion* region_;
   const ShardingAnalysis& sharding_;
   std::deque<std::pair<HloInstruction*, bool>> worklist_;
@@ -501,10 +583,13 @@ class LoopBuilder {
   // chunks, beyond that of XLA's own reduction of the whole tensor (the
   // differential fuzzer measured 10 ulps against 1 on a float64 gradient).
   // With it, the error of the chunk additions is independent of their number.
+  // Sums larger than the region's threshold are added plainly (see
+  // SplitRegion::threshold).
   bool IsCompensatedSum(HloInstruction* exit) const {
     const RegionMember& member = region_.members.at(exit);
     return member.result_dim.is_reduced_away() && member.accumulate_opcode == HloOpcode::kAdd &&
-           exit->shape().IsArray() && IsFloatingPointType(exit->shape().element_type());
+           exit->shape().IsArray() && IsFloatingPointType(exit->shape().element_type()) &&
+           region_.sharding->DeviceByteSize(*exit) <= region_.threshold;
   }
 
   static PrimitiveType IndexTypeFor(int64_t extent) {
@@ -651,26 +736,17 @@ int64_t LargestArrayBytes(const Shape& shape) {
   return largest;
 }
 
-WhyNot BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
+WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
                         int64_t follow_limit, SplitRegion* region,
                         const ShardingAnalysis& sharding) {
-  RegionGrower grower(threshold, threshold, region, sharding, follow_limit);
-  return grower.Grow(seed, dim);
-}
-
-WhyNot BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
-                       int64_t threshold, SplitRegion* region, const ShardingAnalysis& sharding) {
-  return BuildSinkRegion({{sink, operand_index, dim}}, threshold, region, sharding);
-}
-
-WhyNot BuildSinkRegion(const std::vector<SinkUse>& sinks, int64_t threshold,
-                       SplitRegion* region, const ShardingAnalysis& sharding) {
   int64_t largest_sink = 0;
-  for (const SinkUse& use : sinks) {
-    largest_sink = std::max(largest_sink, sharding.LargestDeviceBytes(*use.sink));
+  for (const RegionStart& start : starts) {
+    if (!start.follow_users) {
+      largest_sink = std::max(largest_sink, sharding.LargestDeviceBytes(*start.instruction));
+    }
   }
-  RegionGrower grower(threshold, largest_sink, region, sharding);
-  return grower.GrowFromSinks(sinks);
+  RegionGrower grower(threshold, largest_sink, region, sharding, follow_limit);
+  return grower.Grow(starts);
 }
 
 int64_t RegionMembersGrown() { return members_grown.load(std::memory_order_relaxed); }

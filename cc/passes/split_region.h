@@ -42,12 +42,18 @@ struct SplitRegion {
   std::vector<HloInstruction*> constants;
   // Members whose values leave the loop.
   std::vector<HloInstruction*> exits;
-  // Inputs of a sharded program that are cut between devices along the
-  // split dimension: the loop slices a copy that is whole on every device
-  // (see ShardingAnalysis::MaySlice), made by `sharding`.
-  std::vector<std::pair<HloInstruction*, DimensionMapping>> gathered;
-  const ShardingAnalysis* sharding = nullptr;
   int64_t max_bytes_per_unit = 0;  // largest member slice of extent 1
+  // What one device holds of each value (the module's analysis; whole values
+  // for a module on one device). Inputs of a sharded program that are cut
+  // between devices along the split dimension are `gathered`: the loop slices
+  // a copy that is whole on every device (see ShardingAnalysis::MaySlice).
+  const ShardingAnalysis* sharding = nullptr;
+  std::vector<std::pair<HloInstruction*, DimensionMapping>> gathered;
+  // The threshold the region was grown against. Floating-point sums over the
+  // chunks up to this size are compensated (Kahan); a larger one (allowed
+  // because the program needs that much anyway) is not, as its compensation
+  // would double memory that must exist anyway.
+  int64_t threshold = 0;
 
   bool Contains(const HloInstruction* instruction) const {
     return members.count(const_cast<HloInstruction*>(instruction)) != 0;
@@ -57,38 +63,38 @@ struct SplitRegion {
 // Bytes of an array; of the largest element for a tuple (what must fit).
 int64_t LargestArrayBytes(const Shape& shape);
 
-// Grows a region from `seed`, split along result dimension `dim`. Members
-// larger than `follow_limit` (capped at `threshold`) must have all their users
-// in the region; exits must be at most `threshold`. Says why not when no
-// region can be built. Sizes are what one device holds, and no member or
-// sliced input may be cut between devices along the split (`sharding`; the
-// default is a module on one device).
-WhyNot BuildSplitRegion(HloInstruction* seed, int64_t dim, int64_t threshold,
-                        int64_t follow_limit, SplitRegion* region,
-                        const ShardingAnalysis& sharding = ShardingAnalysis());
-
-// Grows a region backwards from `sink`, an instruction much smaller than its
-// oversized operand `operand_index` (usually below `threshold`), split along
-// that operand's dimension `dim`. Only producers are followed, so the loop has one result (the sink)
-// and the oversized producers are recomputed slice by slice; their other
-// consumers keep the original until they get loops of their own.
-WhyNot BuildSinkRegion(HloInstruction* sink, int operand_index, int64_t dim,
-                       int64_t threshold, SplitRegion* region,
-                       const ShardingAnalysis& sharding = ShardingAnalysis());
-
-// One consumer of a shared loop: `sink` reads its operand `operand_index`
-// sliced along that operand's dimension `dim`.
-struct SinkUse {
-  HloInstruction* sink;
+// Where the growth of a region starts. A seed (`operand_index` -1) is split
+// along its own result dimension `dim`; any other start consumes its operand
+// `operand_index` sliced along that operand's dimension `dim`.
+struct RegionStart {
+  HloInstruction* instruction;
   int operand_index;
   int64_t dim;
+  // Whether the users of the start join the region too. A sink's do not:
+  // only its producers are followed, so the loop yields the sink and computes
+  // its oversized producers slice by slice, recomputing those that other
+  // consumers outside the loop still need.
+  bool follow_users;
+
+  static RegionStart Seed(HloInstruction* seed, int64_t dim) { return {seed, -1, dim, true}; }
+  static RegionStart Sink(HloInstruction* sink, int operand_index, int64_t dim) {
+    return {sink, operand_index, dim, false};
+  }
 };
 
-// The region of several sinks at once: one loop computes the oversized
-// producers they share once and yields every sink. Fails (as for one sink)
-// where a sink needs another's result, directly or through values outside.
-WhyNot BuildSinkRegion(const std::vector<SinkUse>& sinks, int64_t threshold,
-                       SplitRegion* region, const ShardingAnalysis& sharding = ShardingAnalysis());
+// Grows the region of every start at once: one loop for all of them, so that
+// the producers they share are computed once. Members larger than
+// `follow_limit` (capped at `threshold`) must have all their users in the
+// region. Exits must be at most `threshold`, or as large as the largest sink
+// (a consumer that must produce a large value anyway, such as a weight
+// gradient, is still worth computing slice by slice from an even larger
+// operand). Says why not when no region can be built: a start needs
+// another's result, directly or through values outside, for example. Sizes
+// are what one device holds, and no member or sliced input may be cut between
+// devices along the split (`sharding`, which must outlive the region).
+WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
+                        int64_t follow_limit, SplitRegion* region,
+                        const ShardingAnalysis& sharding);
 
 // Seeds whose region cannot be built, found in one pass over the computation
 // instead of growing a region from each: a region grown from an instruction
@@ -112,7 +118,7 @@ class DoomedSeeds {
   std::unordered_map<const HloInstruction*, std::vector<Cause>> reasons_;
 };
 
-// Members added to regions by every BuildSplitRegion/BuildSinkRegion of the
+// Members added to regions by every BuildSplitRegion of the
 // process so far: the splitter's work, which tests hold to linear growth in
 // the program's size (wall time would be a flaky measure of the same).
 int64_t RegionMembersGrown();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -65,10 +66,26 @@ std::vector<int64_t> DimensionsBySize(const Shape& shape) {
 
 // Loop chunk for a region: as many units of the split dimension as fit in
 // the split size, but at least two pieces (or the loop would rebuild the
-// whole tensor).
+// whole tensor). A chunk that divides the extent needs no remainder loop (a
+// second body, compiled and run once, often for a sliver of the data: 20,000
+// points in chunks of 2,499 left one of 8), so one down to half the largest
+// is preferred; otherwise the pieces are made equal, so that the remainder
+// is nearly a chunk.
 int64_t ChunkFor(const SplitRegion& region, int64_t split_size) {
-  int64_t chunk = split_size / std::max<int64_t>(1, region.max_bytes_per_unit);
-  return std::clamp<int64_t>(chunk, 1, (region.size + 1) / 2);
+  const int64_t size = region.size;
+  const int64_t largest =
+      std::clamp<int64_t>(split_size / std::max<int64_t>(1, region.max_bytes_per_unit), 1,
+                          (size + 1) / 2);
+  int64_t best_divisor = 0;
+  for (int64_t d = 1; d * d <= size; ++d) {
+    if (size % d != 0) continue;
+    for (int64_t divisor : {d, size / d}) {
+      if (divisor <= largest && 2 * divisor >= largest) best_divisor = std::max(best_divisor, divisor);
+    }
+  }
+  if (best_divisor > 0) return best_divisor;
+  const int64_t pieces = (size + largest - 1) / largest;
+  return (size + pieces - 1) / pieces;
 }
 
 struct SplitResult {
@@ -84,6 +101,82 @@ SplitResult RewriteAsLoops(const SplitRegion& region, const HloInstruction& anch
   result.note = DescribeSplit(region, anchor, dim, chunk);
   result.bodies = RewriteRegionAsLoops(region, chunk);
   return result;
+}
+
+// A consumer that makes an oversized operand small again: below the limit,
+// or at least kSinkReduction times smaller than the operand (a weight
+// gradient reduced over a huge batch of activations must exist anyway, the
+// activations need not).
+constexpr int64_t kSinkReduction = 8;
+
+bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit,
+                     const ShardingAnalysis& sharding) {
+  if (!instruction.shape().IsArray()) return false;
+  int64_t bytes = sharding.DeviceByteSize(instruction);
+  if (bytes <= limit) return true;
+  for (const HloInstruction* operand : instruction.operands()) {
+    if (IsSplitCandidate(*operand, limit, sharding) &&
+        sharding.LargestDeviceBytes(*operand) >= kSinkReduction * bytes) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Other consumers of what `region` computes join its loop, so that one loop
+// serves them all and the producers they share are computed once: a gradient
+// program reads the same oversized intermediate from many consumers (row
+// sums, column sums, products with vectors, the elementwise chains of the
+// backward pass), and a loop per consumer would compute it once per consumer.
+// A small consumer joins as a sink, an oversized one with its own users, and
+// either only where the region can still be built (the grower refuses one
+// that needs another's result, directly or through values outside the loop).
+void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64_t limit,
+                    int64_t follow_limit, const ShardingAnalysis& sharding) {
+  // Each consumer is tried once: a try regrows the whole region, and a
+  // consumer that cannot join rarely can after another joined.
+  std::set<std::pair<const HloInstruction*, int>> tried;
+  for (bool joined = true; joined;) {
+    joined = false;
+    std::vector<HloInstruction*> members;
+    for (const auto& [member, info] : region->members) {
+      if (info.result_dim.is_dimension() && IsSplitCandidate(*member, limit, sharding)) {
+        members.push_back(member);
+      }
+    }
+    // Deterministic: the members map is unordered.
+    std::sort(members.begin(), members.end(),
+              [](const HloInstruction* a, const HloInstruction* b) { return a->name() < b->name(); });
+    for (HloInstruction* member : members) {
+      const int64_t dim = region->members.at(member).result_dim.dimension();
+      for (HloInstruction* user : member->users()) {
+        if (region->Contains(user)) continue;
+        for (int k = 0; k < user->operand_count() && !joined; ++k) {
+          if (user->operand(k) != member || !tried.insert({user, k}).second) continue;
+          RegionStart start = {user, k, dim, /*follow_users=*/false};
+          if (!IsSinkCandidate(*user, limit, sharding)) {
+            DimensionMapping mapping = ResultDimension(*user, k, dim);
+            // An oversized consumer that reduces the dimension away is no
+            // smaller afterwards: it gets no loop of its own either.
+            if (!mapping.is_dimension()) continue;
+            start.follow_users = true;
+          }
+          std::vector<RegionStart> more = *starts;
+          more.push_back(start);
+          SplitRegion larger;
+          if (!BuildSplitRegion(more, limit, follow_limit, &larger, sharding).ok() ||
+              larger.size != region->size) {
+            continue;
+          }
+          *starts = std::move(more);
+          *region = std::move(larger);
+          joined = true;
+        }
+        if (joined) break;
+      }
+      if (joined) break;
+    }
+  }
 }
 
 // Whether a loop over `region` makes the devices talk more than the program
@@ -138,10 +231,13 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
     for (int pass = 0; pass < 2; ++pass) {
       const int64_t follow_limit = pass == 0 ? split_size : limit;
       SplitRegion region;
+      // The seed's own refusal first: it says more than its users' would.
+      WhyNot error = SplitterHandles(*seed);
+      if (!error.ok()) error = WhyNot::Because(seed->name() + ": " + error.reason());
       const std::string* certain = doomed[pass]->Reason(seed, dim);
-      WhyNot error = certain != nullptr ? WhyNot::Because(*certain)
-                                        : BuildSplitRegion(seed, dim, limit, follow_limit, &region,
-                                                           sharding);
+      std::vector<RegionStart> starts = {RegionStart::Seed(seed, dim)};
+      if (error.ok() && certain != nullptr) error = WhyNot::Because(*certain);
+      if (error.ok()) error = BuildSplitRegion(starts, limit, follow_limit, &region, sharding);
       if (error.ok() && region.size < 2) error = WhyNot::Because("extent 1");
       if (!error.ok()) {
         // Every dimension's refusal, as the last attempt on it gave it: a user
@@ -153,6 +249,7 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
         }
         continue;
       }
+      JoinOtherUsers(&starts, &region, limit, follow_limit, sharding);
       if (talking_dim < 0 && LoopCommunicates(region, sharding)) {
         talking = std::move(region);
         talking_dim = dim;
@@ -163,71 +260,6 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
   }
   if (talking_dim >= 0) return RewriteAsLoops(talking, *seed, talking_dim, ChunkFor(talking, split_size));
   return {};
-}
-
-// A consumer that makes an oversized operand small again: below the limit,
-// or at least kSinkReduction times smaller than the operand (a weight
-// gradient reduced over a huge batch of activations must exist anyway, the
-// activations need not).
-constexpr int64_t kSinkReduction = 8;
-
-bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit,
-                     const ShardingAnalysis& sharding) {
-  if (!instruction.shape().IsArray()) return false;
-  int64_t bytes = sharding.DeviceByteSize(instruction);
-  if (bytes <= limit) return true;
-  for (const HloInstruction* operand : instruction.operands()) {
-    if (IsSplitCandidate(*operand, limit, sharding) &&
-        sharding.LargestDeviceBytes(*operand) >= kSinkReduction * bytes) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// Other small consumers of what `region` computes join its loop, so that one
-// loop serves them all and the producers they share are computed once: a
-// gradient program reads the same oversized intermediate from many small
-// consumers (row sums, column sums, products with vectors), and a loop per
-// consumer would compute it once per consumer. A consumer joins only where
-// the region can still be built (the grower refuses one that needs another's
-// result, directly or through values outside the loop).
-void JoinOtherSinks(std::vector<SinkUse>* uses, SplitRegion* region, int64_t limit,
-                    const ShardingAnalysis& sharding) {
-  // Bounded: each round adds a consumer or ends.
-  for (int round = 0; round < 64; ++round) {
-    bool joined = false;
-    std::vector<HloInstruction*> members;
-    for (const auto& [member, info] : region->members) {
-      if (info.result_dim.is_dimension() && IsSplitCandidate(*member, limit, sharding)) {
-        members.push_back(member);
-      }
-    }
-    // Deterministic: the members map is unordered.
-    std::sort(members.begin(), members.end(),
-              [](const HloInstruction* a, const HloInstruction* b) { return a->name() < b->name(); });
-    for (HloInstruction* member : members) {
-      const int64_t dim = region->members.at(member).result_dim.dimension();
-      for (HloInstruction* user : member->users()) {
-        if (region->Contains(user) || !IsSinkCandidate(*user, limit, sharding)) continue;
-        for (int k = 0; k < user->operand_count() && !joined; ++k) {
-          if (user->operand(k) != member) continue;
-          std::vector<SinkUse> more = *uses;
-          more.push_back({user, k, dim});
-          SplitRegion larger;
-          if (!BuildSinkRegion(more, limit, &larger, sharding).ok() || larger.size != region->size) {
-            continue;
-          }
-          *uses = std::move(more);
-          *region = std::move(larger);
-          joined = true;
-        }
-        if (joined) break;
-      }
-      if (joined) break;
-    }
-    if (!joined) return;
-  }
 }
 
 // Strategy 2: a loop for a small consumer of an oversized value and every
@@ -242,9 +274,11 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
     if (!IsSplitCandidate(*operand, limit, sharding)) continue;
     for (int64_t dim : DimensionsBySize(operand->shape())) {
       SplitRegion region;
-      if (!BuildSinkRegion(sink, k, dim, limit, &region, sharding).ok() || region.size < 2) continue;
-      std::vector<SinkUse> uses = {{sink, k, dim}};
-      JoinOtherSinks(&uses, &region, limit, sharding);
+      std::vector<RegionStart> starts = {RegionStart::Sink(sink, k, dim)};
+      if (!BuildSplitRegion(starts, limit, limit, &region, sharding).ok() || region.size < 2) {
+        continue;
+      }
+      JoinOtherUsers(&starts, &region, limit, limit, sharding);
       return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size));
     }
   }
@@ -291,8 +325,12 @@ bool TensorSplitter::Run(HloModule* module) {
     if (sharding.active()) sharding = ShardingAnalysis(*module);
     std::unordered_set<const HloInstruction*> seeds_given_up;
     std::unordered_set<const HloInstruction*> sinks_given_up;
-    std::unordered_map<const HloInstruction*, std::string> reasons;
-    std::unordered_map<const HloInstruction*, std::unordered_set<int64_t>> reasons_seen;
+    // Each dimension's first refusal, by instruction name (names outlive the
+    // rewrites that free and reuse instructions): a value that a loop now
+    // reads whole was refused for a reason about the program as written,
+    // which says more than "a tuple cannot consume it".
+    std::unordered_map<std::string, std::string> reasons;
+    std::unordered_map<std::string, std::unordered_set<int64_t>> reasons_seen;
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
       SplitResult result;
       // Recomputed after every rewrite: the loops change users and roots.
@@ -303,8 +341,8 @@ bool TensorSplitter::Run(HloModule* module) {
         if (seeds_given_up.count(instruction) || !IsSplitCandidate(*instruction, limit, sharding)) {
           continue;
         }
-        result = SplitAtSeed(instruction, limit, split_size, doomed, sharding, &reasons[instruction],
-                             &reasons_seen[instruction]);
+        result = SplitAtSeed(instruction, limit, split_size, doomed, sharding,
+                             &reasons[instruction->name()], &reasons_seen[instruction->name()]);
         if (result.split) break;
         seeds_given_up.insert(instruction);
       }
@@ -326,13 +364,19 @@ bool TensorSplitter::Run(HloModule* module) {
       // The loop's state and body are new values: they take their shardings
       // from the values they carry.
       if (sharding.active()) sharding = ShardingAnalysis(*module);
+      // A seed refused before this loop may be splittable now: in a gradient
+      // program the first loop takes the forward reductions out of the way of
+      // the backward pass, which one loop can then compute whole. (The loop
+      // also freed instructions, whose addresses new ones may reuse.)
+      seeds_given_up.clear();
+      sinks_given_up.clear();
       // One unit of the split dimension may still exceed the split size:
       // split the bodies again, on another dimension (nested loops).
       for (HloComputation* body : result.bodies) work.push_back({body, split_size});
     }
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
       if (!IsSplitCandidate(*instruction, limit, sharding)) continue;
-      std::string reason = reasons[instruction];
+      const std::string& reason = reasons[instruction->name()];
       Log("left " + computation->name() + "/" + instruction->name() + " " +
           instruction->shape().ToString(false) + " (" +
           HumanBytes(sharding.LargestDeviceBytes(*instruction)) + sharding.PerDevice() + ") unsplit: " +

@@ -24,7 +24,8 @@ constexpr char kPass[] = "tensor-splitter";
 // A module with an f32 add reducer `sum` and the given entry body.
 std::string Module(const std::string& entry) {
   return "HloModule m\n\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-         "  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n" +
+         "  ROOT s = f32[] add(a, b)\n}\n\nmax {\n  a = f32[] parameter(0)\n"
+         "  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n\nENTRY main {\n" +
          entry + "}\n";
 }
 
@@ -231,14 +232,15 @@ TEST(TensorSplitter, AddWithNonZeroInitRefused) {
 }
 
 TEST(TensorSplitter, RemainderLoopWhenChunkDoesNotDivide) {
-  // 65 points in chunks of 8: 8 trips, then a one-trip loop for point 64.
+  // 67 points (a prime) in chunks of 8: 8 trips, then a one-trip loop for
+  // the last 3.
   const PassRun run = RunPass(kPass, Module(R"(
   x = f32[4,4]{1,0} parameter(0)
-  y = f32[65,4]{1,0} parameter(1)
-  bx = f32[4,65,4]{2,1,0} broadcast(x), dimensions={0,2}
-  by = f32[4,65,4]{2,1,0} broadcast(y), dimensions={1,2}
-  d = f32[4,65,4]{2,1,0} subtract(bx, by)
-  sq = f32[4,65,4]{2,1,0} multiply(d, d)
+  y = f32[67,4]{1,0} parameter(1)
+  bx = f32[4,67,4]{2,1,0} broadcast(x), dimensions={0,2}
+  by = f32[4,67,4]{2,1,0} broadcast(y), dimensions={1,2}
+  d = f32[4,67,4]{2,1,0} subtract(bx, by)
+  sq = f32[4,67,4]{2,1,0} multiply(d, d)
   zero = f32[] constant(0)
   ROOT s = f32[4]{0} reduce(sq, zero), dimensions={1,2}, to_apply=sum
 )"), SizeOptions(2048, 512));
@@ -251,7 +253,7 @@ TEST(TensorSplitter, RemainderLoopWhenChunkDoesNotDivide) {
     CHECK:      s.split_body.1 {
     CHECK:      [[BASE:[a-z0-9.-]+]] = s32[] constant(64)
     CHECK-NEXT: [[OFFSET:[a-z0-9.-]+]] = s32[] add({{[a-z0-9.-]+}}, [[BASE]])
-    CHECK:      dynamic-slice({{[a-z0-9.-]+}}, [[OFFSET]], {{[a-z0-9.-]+}}), dynamic_slice_sizes={1,4}
+    CHECK:      dynamic-slice({{[a-z0-9.-]+}}, [[OFFSET]], {{[a-z0-9.-]+}}), dynamic_slice_sizes={3,4}
     CHECK:      s.split_cond.1 {
     CHECK:      s32[] constant(1)
     CHECK:      ENTRY main {
@@ -260,6 +262,34 @@ TEST(TensorSplitter, RemainderLoopWhenChunkDoesNotDivide) {
     CHECK:      [[SECOND:[a-z0-9.-]+]] = {{.*}} while({{.*}}), condition=s.split_cond.1, body=s.split_body.1
     CHECK-NEXT: ROOT {{.*}} = f32[4]{0} get-tuple-element([[SECOND]]), index=1
   )"));
+}
+
+// Differences of 4 points to `points` others, summed: one point of the
+// difference is 4 x 4 floats (64 bytes), so a 512-byte split size takes at
+// most 8 points a chunk.
+std::string PointsReduced(int points) {
+  const std::string n = std::to_string(points);
+  return Module("  x = f32[4,4]{1,0} parameter(0)\n  y = f32[" + n + ",4]{1,0} parameter(1)\n"
+                "  bx = f32[4," + n + ",4]{2,1,0} broadcast(x), dimensions={0,2}\n"
+                "  by = f32[4," + n + ",4]{2,1,0} broadcast(y), dimensions={1,2}\n"
+                "  d = f32[4," + n + ",4]{2,1,0} subtract(bx, by)\n"
+                "  zero = f32[] constant(0)\n"
+                "  ROOT s = f32[4]{0} reduce(d, zero), dimensions={1,2}, to_apply=sum\n");
+}
+
+TEST(TensorSplitter, ChunkDividesTheExtentWhereOneIsNearTheLargest) {
+  // 65 = 5 x 13: 13 chunks of 5 rather than 8 of 8 and a remainder loop for
+  // one point (a second loop body to compile and run for a sliver).
+  const PassRun run = RunPass(kPass, PointsReduced(65), SizeOptions(2048, 512));
+  EXPECT_EQ(CountOccurrences(run.text, " while("), 1);
+  EXPECT_TRUE(HasMessage(run, "on dimension 1 of extent 65: 13 chunks of 5,"));
+}
+
+TEST(TensorSplitter, ChunksAreEqualWhereNoDivisorIsNearTheLargest) {
+  // 34 = 2 x 17 points with at most 8 a chunk: 5 equal chunks of 7 would
+  // overshoot, so 4 of 7 and one of 6, not 4 of 8 and one of 2.
+  const PassRun run = RunPass(kPass, PointsReduced(34), SizeOptions(2048, 512));
+  EXPECT_TRUE(HasMessage(run, "on dimension 1 of extent 34: 4 chunks of 7 and one of 6,"));
 }
 
 TEST(TensorSplitter, IotaSliceStartsAtTheOffset) {
@@ -339,18 +369,21 @@ constexpr char kNormalisedKernel[] = R"(
 
 TEST(TensorSplitter, SinkRegionsForGradientLikeProgram) {
   // Row sums and column sums of the kernel both flow back into it: no single
-  // loop can produce everything. The two sums share one loop (neither needs
-  // the other), which computes the kernel slice by slice; a second loop,
-  // which needs both sums, takes the rest.
+  // loop can produce everything. Split along the rows, the column sums need
+  // every row first, so they get a loop of their own, which computes the
+  // kernel slice by slice; the row sums need only the rows of a slice, so the
+  // second loop, which needs the column sums, computes them with the rest.
   const PassRun run = RunPass(kPass, Module(kNormalisedKernel), SizeOptions(4096, 2048));
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     total.split_body {
+    CHECK:     [[ROWS:[a-z0-9.-]+]] = f32[2]{0} reduce({{.*}}), dimensions={1}
+    CHECK:     f32[2,64]{1,0} broadcast([[ROWS]]), dimensions={0}
     CHECK:     ENTRY main {
     CHECK-NOT: f32[64,64
-    CHECK:     [[SUMS:[a-z0-9.-]+]] = {{.*}} while({{.*}}), condition=rows.split_cond, body=rows.split_body
-    CHECK:     [[ROW_SUMS:[a-z0-9.-]+]] = f32[64]{0} get-tuple-element([[SUMS]]), index=1
-    CHECK:     [[COL_SUMS:[a-z0-9.-]+]] = f32[64]{0} get-tuple-element([[SUMS]]), index=2
-    CHECK:     [[INIT:[a-z0-9.-]+]] = {{.*}} tuple({{.*}}[[COL_SUMS]], [[ROW_SUMS]], x, y, {{.*}})
+    CHECK:     [[SUMS:[a-z0-9.-]+]] = {{.*}} while({{.*}}), condition=cols.split_cond, body=cols.split_body
+    CHECK:     [[COL_SUMS:[a-z0-9.-]+]] = f32[64]{0} get-tuple-element([[SUMS]]), index=1
+    CHECK:     [[INIT:[a-z0-9.-]+]] = {{.*}} tuple({{.*}}[[COL_SUMS]], x, y, {{.*}})
     CHECK:     while([[INIT]]), condition=total.split_cond, body=total.split_body
   )"));
   // The last loop reads the sums the first one computed.
@@ -359,9 +392,9 @@ TEST(TensorSplitter, SinkRegionsForGradientLikeProgram) {
 }
 
 TEST(TensorSplitter, NotesCountTheWorkSinkLoopsRepeat) {
-  // The same program: the loop of the two sums computes the kernel k (and d,
-  // sq, s behind it) again while k stays for w; the last loop takes k over,
-  // so nothing is repeated there. Per kernel: d, sq and s are 3 x 16384
+  // The same program: the loop built first computes the kernel k (and d,
+  // sq, s behind it) again while k stays for the column sums; the loop of
+  // the column sums takes k over, so nothing is repeated there. Per kernel: d, sq and s are 3 x 16384
   // flops, k 4096. The program: those 53248 plus five 4096-element
   // operations (rows, cols, w, z, total) = 73728.
   const PassRun run = RunPass(kPass, Module(kNormalisedKernel), SizeOptions(4096, 2048));
@@ -413,6 +446,82 @@ TEST(TensorSplitter, RowwiseNormalisationStaysInOneLoop) {
   EXPECT_EQ(CountOccurrences(run.text, " while("), 1);
 }
 
+TEST(TensorSplitter, ValuesComputedFromTheLoopsRowsJoinTheLoop) {
+  // TensorFlow's softmax: the row maximum reaches the subtraction through
+  // reshapes, which are small and not worth recomputing. Each of their
+  // slices needs only the same rows of the maximum, so they join the loop
+  // instead of being inputs that the loop itself would have to produce.
+  const PassRun run = RunPass(kPass, Module(R"(
+  x = f32[64,4]{1,0} parameter(0)
+  y = f32[64,4]{1,0} parameter(1)
+  s = f32[64,64]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  low = f32[] constant(-inf)
+  m = f32[64]{0} reduce(s, low), dimensions={1}, to_apply=max
+  m1 = f32[64,1]{1,0} reshape(m)
+  m2 = f32[64]{0} reshape(m1)
+  bm = f32[64,64]{1,0} broadcast(m2), dimensions={0}
+  d = f32[64,64]{1,0} subtract(s, bm)
+  e = f32[64,64]{1,0} exponential(d)
+  ROOT o = f32[64,4]{1,0} dot(e, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+)"), SizeOptions(4096, 2048));
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     o.split_body {
+    CHECK:     [[M:[a-z0-9.-]+]] = f32[8]{0} reduce({{.*}}), dimensions={1}
+    CHECK:     [[M1:[a-z0-9.-]+]] = f32[8,1]{1,0} reshape([[M]])
+    CHECK:     [[M2:[a-z0-9.-]+]] = f32[8]{0} reshape([[M1]])
+    CHECK:     f32[8,64]{1,0} broadcast([[M2]]), dimensions={0}
+    CHECK:     ENTRY main {
+    CHECK-NOT: f32[64,64
+  )"));
+  EXPECT_EQ(CountOccurrences(run.text, " while("), 1);
+  EXPECT_TRUE(HasMessage(run, "8 instructions in the loop, nothing recomputed"));
+}
+
+// The shape of a sparse GP's gradient: A is computed from the inputs (the
+// oversized part: 16 x 256, split along the 256 data points); the forward
+// pass reduces it over the data (G = A Aᵀ, v = A e); the backward pass needs
+// G, recomputes nothing else of the forward pass, and reduces the result
+// over the data in three ways.
+constexpr char kTwoPassGradient[] = R"(
+  z = f32[16,3]{1,0} parameter(0)
+  x = f32[256,3]{1,0} parameter(1)
+  e = f32[256]{0} parameter(2)
+  k = f32[16,256]{1,0} dot(z, x), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  a = f32[16,256]{1,0} exponential(k)
+  g = f32[16,16]{1,0} dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  v = f32[16]{0} dot(a, e), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  one = f32[] constant(1)
+  ones = f32[16,16]{1,0} broadcast(one), dimensions={}
+  w = f32[16,16]{1,0} add(g, ones)
+  da = f32[16,256]{1,0} dot(w, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  dk = f32[16,256]{1,0} multiply(da, a)
+  zero = f32[] constant(0)
+  r1 = f32[] reduce(dk, zero), dimensions={0,1}, to_apply=sum
+  r2 = f32[16]{0} dot(da, e), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ex = f32[16,256]{1,0} exponential(da)
+  r3 = f32[256]{0} reduce(ex, zero), dimensions={0}, to_apply=sum
+  ROOT out = (f32[16]{0}, f32[], f32[16]{0}, f32[256]{0}) tuple(v, r1, r2, r3)
+)";
+
+TEST(TensorSplitter, GradientTakesOneLoopPerPassOverTheData) {
+  // The forward reductions need every slice before the backward pass can
+  // start: two loops, the first for g and v, the second for all three
+  // backward reductions together. A is computed once in each; a loop per
+  // consumer would compute it once per consumer.
+  const PassRun run = RunPass(kPass, Module(kTwoPassGradient), SizeOptions(4096, 2048));
+  EXPECT_EQ(CountOccurrences(run.text, " while("), 2);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     ENTRY main {
+    CHECK-NOT: f32[16,256]
+    CHECK:     [[FORWARD:[a-z0-9.-]+]] = {{.*}} while(
+    CHECK:     [[G:[a-z0-9.-]+]] = f32[16,16]{1,0} get-tuple-element([[FORWARD]])
+    CHECK:     while({{.*}}), condition={{[a-z0-9.-]+}}.split_cond
+  )"));
+  EXPECT_TRUE(HasMessage(run, "recomputes a, k (28.7 kFLOP)"));
+  EXPECT_TRUE(HasMessage(run, "nothing recomputed"));
+  EXPECT_FALSE(HasMessage(run, "unsplit"));
+}
+
 TEST(TensorSplitter, DeadOversizedValueRemovedNotSplit) {
   // Splitting a value nobody uses would only add a loop.
   const PassRun run = RunPass(kPass, Module(R"(
@@ -432,22 +541,58 @@ TEST(TensorSplitter, DeadOversizedValueRemovedNotSplit) {
 }
 
 TEST(TensorSplitter, ProgramOutputRefused) {
-  // The kernel itself is the result: there is nothing smaller to reduce to.
+  // The kernel itself is the result: there is nothing smaller to reduce to,
+  // and the product it comes from is as large.
   const std::string module = Module(R"(
   x = f32[64,4]{1,0} parameter(0)
   y = f32[64,4]{1,0} parameter(1)
-  bx = f32[64,64,4]{2,1,0} broadcast(x), dimensions={0,2}
-  by = f32[64,64,4]{2,1,0} broadcast(y), dimensions={1,2}
-  d = f32[64,64,4]{2,1,0} subtract(bx, by)
-  sq = f32[64,64,4]{2,1,0} multiply(d, d)
-  zero = f32[] constant(0)
-  s = f32[64,64]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
+  s = f32[64,64]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
   ROOT k = f32[64,64]{1,0} exponential(s)
 )");
   ExpectUnchanged(kPass, module, SizeOptions(4096, 2048));
   EXPECT_TRUE(HasMessage(RunPass(kPass, module, SizeOptions(4096, 2048)),
                          "left main/k f32[64,64] (16.4 KB) unsplit: dimension 0: k is the "
                          "computation's result and too large to split"));
+}
+
+// p = exp(x) is 8 KB; g = pᵀp sums over its 64 rows into 32 x 32 (4 KB),
+// above the 2 KB threshold. `root` decides whether g is a program result.
+std::string GramOfRows(const std::string& root) {
+  return Module(R"(
+  x = f32[64,32]{1,0} parameter(0)
+  p = f32[64,32]{1,0} exponential(x)
+  g = f32[32,32]{1,0} dot(p, p), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+)" + root);
+}
+
+TEST(TensorSplitter, SumAsLargeAsAResultAccumulatesOverChunks) {
+  // g is the program's result: its 4 KB must exist anyway, so the loop may
+  // accumulate it although it is above the threshold, and p is never whole.
+  // Its compensation would double those 4 KB: g is summed plainly.
+  const PassRun run = RunPass(kPass, GramOfRows("  ROOT r = f32[32,32]{1,0} copy(g)\n"),
+                              SizeOptions(2048, 1024));
+  EXPECT_TRUE(HasMessage(run, "split main/p f32[64,32] (8.2 KB) on dimension 0 of extent 64"));
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     g.split_body {
+    CHECK:     [[PART:[a-z0-9.-]+]] = f32[32,32]{1,0} dot(
+    CHECK-NOT: subtract
+    CHECK:     f32[32,32]{1,0} add({{[a-z0-9.-]+}}, [[PART]])
+    CHECK-NOT: subtract
+    CHECK:     ENTRY main {
+    CHECK-NOT: f32[64,32]{1,0} exponential
+  )"));
+}
+
+TEST(TensorSplitter, SumLargerThanEveryResultStaysRefused) {
+  // Only the total of g is returned: a 4 KB accumulator would be new memory
+  // above the threshold, so the rows of p are not split (a loop over g's
+  // columns, which reads p whole, is what remains).
+  const std::string module = GramOfRows(
+      "  zero = f32[] constant(0)\n"
+      "  ROOT r = f32[] reduce(g, zero), dimensions={0,1}, to_apply=sum\n");
+  const PassRun run = RunPass(kPass, module, SizeOptions(2048, 1024));
+  EXPECT_TRUE(HasMessage(run, "dimension 0: g reduces the split dimension but is itself too large"));
+  EXPECT_FALSE(HasMessage(run, "split main/p"));
 }
 
 // The difference consumed by `consumer` (an instruction the splitter cannot

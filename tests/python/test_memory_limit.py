@@ -146,6 +146,56 @@ def test_attention_function_fits(caplog):
     assert f.programs[0].rewritten
 
 
+def _cross_entropy_reference(h, w, labels):
+    """Loss and gradients of the mean sparse softmax cross entropy, in float64."""
+    logits = h.astype(np.float64) @ w.astype(np.float64)
+    logits -= logits.max(axis=1, keepdims=True)
+    p = np.exp(logits)
+    p /= p.sum(axis=1, keepdims=True)
+    rows = np.arange(len(labels))
+    loss = -np.log(p[rows, labels]).mean()
+    dlogits = p
+    dlogits[rows, labels] -= 1
+    dlogits /= len(labels)
+    return [loss, dlogits @ w.T.astype(np.float64), h.T.astype(np.float64) @ dlogits]
+
+
+def test_cross_entropy_accumulates_its_weight_gradient_under_the_limit():
+    # Logits 64 x 5,000 (1.28 MB); the weight gradient (320 KB) is a program
+    # output. Under 1 MB the rows are split and the loop accumulates that
+    # gradient, although it is above every threshold that fits: it must
+    # exist anyway, the logits need not.
+    tf = pytest.importorskip("tensorflow")
+
+    def xent(h, w, labels):
+        with tf.GradientTape() as tape:
+            tape.watch([h, w])
+            logits = h @ w
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=labels, logits=logits))
+        return [loss, *tape.gradient(loss, [h, w])]
+
+    rng = np.random.default_rng(0)
+    h = rng.normal(size=(64, 16)).astype(np.float32)
+    w = (rng.normal(size=(16, 5000)) * 0.05).astype(np.float32)
+    labels = rng.integers(0, 5000, size=(64,)).astype(np.int32)
+    explanation = exla.explain(xent, h, w, labels, memory_limit="1MB")
+    plan = explanation.limit_plan
+    assert explanation.within_memory_limit
+    assert _peak(explanation.hlo_after) <= 1_000_000 < _peak(explanation.hlo_before)
+    assert plan.chosen.threshold < 320_000  # the gradient is above the threshold
+    assert any(" on dimension 0 of extent 64:" in s for s in plan.split), plan.split
+    assert plan.chosen.recomputed_flops == 0
+    expected = _run(explanation.hlo_before, [h, w, labels])
+    actual = _run(explanation.hlo_after, [h, w, labels])
+    reference = _cross_entropy_reference(h, w, labels)
+    for a, e, r in zip(actual, expected, reference):
+        # As close to float64 as the unrewritten program, within 4x.
+        error = np.linalg.norm(np.ravel(a - r)) / np.linalg.norm(np.ravel(r))
+        yardstick = np.linalg.norm(np.ravel(e - r)) / np.linalg.norm(np.ravel(r))
+        assert error <= 4 * yardstick + 1e-7, (error, yardstick)
+
+
 def test_limit_that_cannot_be_met_warns_once_naming_the_instruction(caplog):
     text = SORTED_TEMPLATE.format(n=1000)  # 4 MB matrices, output 4 MB
     with caplog.at_level(logging.WARNING, logger="exla"):
