@@ -13,12 +13,14 @@ Search: the first threshold is the room the limit leaves above the program's
 own arguments and outputs (or the explicit ``threshold`` if smaller); it is
 halved until a candidate fits or the peak stops falling, then the gap between
 the last threshold that did not fit and the first that did is bisected so that
-chunks are as large as the limit allows. At most :data:`MAX_CANDIDATES` XLA
-compilations are spent per module.
+chunks are as large as the limit allows; where the user set no split size, the
+best plan is then tried with slices of half and all of its threshold. At most
+:data:`MAX_CANDIDATES` XLA compilations are spent per module.
 
-Cost of a plan: the number of ``while`` loops in the rewritten module, then
-the threshold (larger is better: fewer, larger slices). It is a proxy for the
-extra time of a plan, not a flop count.
+Cost of a plan: the work its loops compute again (producers recomputed slice by
+slice, from the splitter's notes), then the number of ``while`` loops, then
+the slice size and the threshold (larger is better: fewer iterations, larger
+matrix products).
 """
 
 from __future__ import annotations
@@ -239,6 +241,13 @@ def unsplit_instructions(messages: list[tuple[str, str]], text: str, *,
     return lines
 
 
+def _slice_bytes(candidate: Candidate) -> int:
+    """The split size a candidate's loops work with (the splitter's default when unset)."""
+    if candidate.split_size:
+        return candidate.split_size
+    return (candidate.threshold or 0) // 4
+
+
 def _arrays(text: str) -> list[tuple[str, str, str, int]]:
     """``(name, opcode, shape, bytes)`` of the array-shaped instructions of a module."""
     from exla import _core
@@ -283,17 +292,17 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
 
     results: dict[tuple, tuple[str, list, Candidate]] = {}
 
-    def measure(t: int | None) -> Candidate:
-        key = (t, split_size)
+    def measure(t: int | None, split: int | None = split_size) -> Candidate:
+        key = (t, split)
         if key not in results:
             start = time.perf_counter()
-            out, records = optimize(t, split_size)
+            out, records = optimize(t, split)
             plan.exla_seconds += time.perf_counter() - start
             stats = planned_memory_cached(out, plan)
             peak = stats.total_bytes
             recomputed, program = recomputation(messages_of(records))
             plan.program_flops = max(plan.program_flops, program)
-            candidate = Candidate(t, split_size, peak, out.count(" while("), peak <= limit,
+            candidate = Candidate(t, split, peak, out.count(" while("), peak <= limit,
                                   recomputed)
             plan.candidates.append(candidate)
             results[key] = (out, records, candidate)
@@ -335,12 +344,26 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
                 else:
                     high = middle
 
+    def cost(candidate: Candidate) -> tuple:
+        # The least repeated work, then the fewest loops, then the largest
+        # slices (fewer iterations, larger matrix products), then the
+        # largest threshold.
+        return (candidate.recomputed_flops, candidate.loops, -_slice_bytes(candidate),
+                -(candidate.threshold or 2**63))
+
+    fitting = [r[2] for r in results.values() if r[2].fits]
+    if fitting and split_size is None:
+        # The splitter's slices default to a quarter of the threshold, which
+        # leaves room for the few slices a loop body keeps alive at once;
+        # where the limit leaves more, larger slices mean fewer iterations.
+        best = min(fitting, key=cost)
+        if best.threshold is not None:
+            for split in (best.threshold // 2, best.threshold):
+                if plan.xla_compiles >= MAX_CANDIDATES or not measure(best.threshold, split).fits:
+                    break
     fitting = [r for r in results.values() if r[2].fits]
     if fitting:
-        # The least repeated work, then the fewest loops, then the largest
-        # threshold (larger chunks, fewer iterations).
-        out, records, chosen = min(fitting, key=lambda r: (
-            r[2].recomputed_flops, r[2].loops, -(r[2].threshold or 2**63)))
+        out, records, chosen = min(fitting, key=lambda r: cost(r[2]))
     else:
         # The smallest peak; on a tie, the smallest threshold, whose splitter
         # notes name what stays too large.
