@@ -27,4 +27,5 @@ EXPERIMENTS = {
     "wide_mlp": "experiments.wide_mlp",
     "jax_kernel_matvec": "experiments.jax_kernel_matvec",
     "jax_wide_mlp": "experiments.jax_wide_mlp",
+    "jax_sharded": "experiments.jax_sharded",
 }

@@ -10,6 +10,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/split_sharding.h"
 
 namespace py = pybind11;
 
@@ -48,10 +49,13 @@ struct LargestTensor {
   std::string description;
 };
 
-void Consider(const HloInstruction& instruction, LargestTensor* largest) {
+// Sizes are what one device holds of a sharded module (the whole value for
+// a module on one device).
+void Consider(const HloInstruction& instruction, const ShardingAnalysis& sharding,
+              LargestTensor* largest) {
   const Shape& shape = instruction.shape();
   if (!shape.IsArray()) return;
-  int64_t bytes = shape.ByteSize();
+  int64_t bytes = sharding.DeviceByteSize(instruction);
   if (bytes > largest->bytes || largest->description.empty()) {
     largest->bytes = bytes;
     largest->description =
@@ -66,13 +70,14 @@ py::dict ModuleSummary(const std::string& text) {
     module = ParseHloModule(text);
     VerifyModuleOrThrow(*module, text);  // a summary of a malformed module would mislead
   }
+  const ShardingAnalysis sharding(*module);
   LargestTensor overall, entry;
   int64_t instructions = 0;
   for (const auto& computation : module->computations()) {
     for (const auto& instruction : computation->instructions()) {
       ++instructions;
-      Consider(*instruction, &overall);
-      if (computation.get() == module->entry()) Consider(*instruction, &entry);
+      Consider(*instruction, sharding, &overall);
+      if (computation.get() == module->entry()) Consider(*instruction, sharding, &entry);
     }
   }
   py::dict summary;
@@ -83,6 +88,8 @@ py::dict ModuleSummary(const std::string& text) {
   summary["largest_tensor"] = overall.description;
   summary["entry_largest_tensor_bytes"] = entry.bytes;
   summary["entry_largest_tensor"] = entry.description;
+  summary["sharded"] = sharding.active();
+  summary["devices"] = sharding.devices();
   return summary;
 }
 
@@ -93,13 +100,14 @@ py::list TensorSizes(const std::string& text) {
     module = ParseHloModule(text);
     VerifyModuleOrThrow(*module, text);  // a summary of a malformed module would mislead
   }
+  const ShardingAnalysis sharding(*module);
   py::list result;
   for (const auto& computation : module->computations()) {
     for (const auto& instruction : computation->instructions()) {
       if (!instruction->shape().IsArray()) continue;
       result.append(py::make_tuple(computation->name(), instruction->name(),
                                    std::string(instruction->opcode_name()),
-                                   instruction->shape().ByteSize(),
+                                   sharding.DeviceByteSize(*instruction),
                                    instruction->shape().ToString(false)));
     }
   }
@@ -161,7 +169,9 @@ PYBIND11_MODULE(_exla, m) {
         "{element_type, dims, is_array, is_dynamic}, each alias (output_index, parameter, "
         "parameter_index).");
   m.def("module_summary", &exla::ModuleSummary, py::arg("text"),
-        "Instruction counts and the largest tensors of an HLO module.");
+        "Instruction counts and the largest tensors of an HLO module (what one device holds, "
+        "for a sharded module), whether it is sharded and over how many devices.");
   m.def("tensor_sizes", &exla::TensorSizes, py::arg("text"),
-        "[(computation, instruction, opcode, bytes, shape)] for every array-shaped instruction.");
+        "[(computation, instruction, opcode, bytes, shape)] for every array-shaped instruction; "
+        "bytes are what one device holds of a sharded module.");
 }

@@ -22,11 +22,12 @@ int64_t ExtentOfDim(const Shape& shape, int64_t dim) {
 // Producers worth recomputing slice by slice inside the loop rather than
 // slicing their materialised value: anything oversized (that is what we are
 // removing) and broadcasts/iotas, which are free to recompute.
-bool ShouldRecompute(const HloInstruction* producer, int64_t threshold) {
+bool ShouldRecompute(const HloInstruction* producer, int64_t threshold,
+                     const ShardingAnalysis& sharding) {
   if (producer->Is(HloOpcode::kParameter) || producer->Is(HloOpcode::kConstant)) return false;
   if (!SplitterHandles(*producer).ok()) return false;
   if (producer->shape().IsTuple() && !producer->Is(HloOpcode::kSort) && !producer->Is(HloOpcode::kTopK)) return false;
-  return LargestArrayBytes(producer->shape()) > threshold || producer->Is(HloOpcode::kBroadcast) ||
+  return sharding.LargestDeviceBytes(*producer) > threshold || producer->Is(HloOpcode::kBroadcast) ||
          producer->Is(HloOpcode::kIota);
 }
 
@@ -97,9 +98,10 @@ std::string CannotConsume(const HloInstruction& user, int64_t dim) {
 
 // Whether the grower follows `user`'s own users once it joins a region as
 // `mapping` (see VisitUsers).
-bool FollowsUser(const HloInstruction& user, DimensionMapping mapping, int64_t follow_limit) {
+bool FollowsUser(const HloInstruction& user, DimensionMapping mapping, int64_t follow_limit,
+                 const ShardingAnalysis& sharding) {
   return !mapping.is_reduced_away() &&
-         (LargestArrayBytes(user.shape()) > follow_limit || user.shape().IsTuple());
+         (sharding.LargestDeviceBytes(user) > follow_limit || user.shape().IsTuple());
 }
 
 class RegionGrower {
@@ -114,11 +116,14 @@ class RegionGrower {
   // into a whole buffer, and a following elementwise op would then need a
   // second one, where the unsplit program needed a single buffer.
   RegionGrower(int64_t threshold, int64_t exit_limit, SplitRegion* region,
-               int64_t follow_limit = -1)
+               const ShardingAnalysis& sharding, int64_t follow_limit = -1)
       : threshold_(threshold),
         follow_limit_(follow_limit < 0 ? threshold : std::min(threshold, follow_limit)),
         exit_limit_(std::max(threshold, exit_limit)),
-        region_(region) {}
+        region_(region),
+        sharding_(sharding) {
+    region_->sharding = &sharding_;
+  }
 
   WhyNot Grow(const std::vector<RegionStart>& starts) {
     const RegionStart& first = starts.front();
@@ -128,12 +133,12 @@ class RegionGrower {
     region_->threshold = threshold_;
     const HloComputation* computation = first.instruction->parent();
     if (computation == computation->parent()->entry() && computation->root() != nullptr) {
-      largest_output_bytes_ = LargestArrayBytes(computation->root()->shape());
+      largest_output_bytes_ = sharding_.LargestDeviceBytes(*computation->root());
     }
     for (const RegionStart& start : starts) {
       const HloInstruction* sliced =
           start.operand_index < 0 ? start.instruction : start.instruction->operand(start.operand_index);
-      largest_start_bytes_ = std::max(largest_start_bytes_, LargestArrayBytes(sliced->shape()));
+      largest_start_bytes_ = std::max(largest_start_bytes_, sharding_.LargestDeviceBytes(*sliced));
     }
     for (const RegionStart& start : starts) {
       WhyNot error = AddStart(start);
@@ -276,7 +281,7 @@ class RegionGrower {
                        "cannot be accumulated slice by slice");
       }
       member.accumulate_opcode = *accumulate;
-      const int64_t bytes = LargestArrayBytes(instruction->shape());
+      const int64_t bytes = sharding_.LargestDeviceBytes(*instruction);
       if (bytes > exit_limit_ && !AccumulatesWhatMustExistAnyway(bytes)) {
         return Because(instruction->name() + " reduces the split dimension but is itself too large");
       }
@@ -285,6 +290,8 @@ class RegionGrower {
       if (ExtentOfDim(instruction->shape(), dim.dimension()) != region_->size) {
         return Because(instruction->name() + ": split dimension changes extent");
       }
+      WhyNot whole = sharding_.MayLoopOver(*instruction, dim.dimension());
+      if (!whole.ok()) return whole;
       for (int k = 0; k < instruction->operand_count(); ++k) {
         DimensionMapping od = OperandDimension(*instruction, dim.dimension(), k);
         if (od.is_not_splittable()) {
@@ -302,8 +309,7 @@ class RegionGrower {
     region_->members.emplace(instruction, member);
     members_grown.fetch_add(1, std::memory_order_relaxed);
     if (!dim.is_reduced_away()) {
-      int64_t bytes = LargestArrayBytes(instruction->shape());
-      if (instruction->shape().IsTuple()) bytes = instruction->shape().ByteSize();
+      int64_t bytes = sharding_.DeviceByteSize(*instruction, dim.dimension());
       region_->max_bytes_per_unit =
           std::max(region_->max_bytes_per_unit, (bytes + region_->size - 1) / region_->size);
     }
@@ -347,7 +353,8 @@ class RegionGrower {
         }
         continue;
       }
-      if (od.is_dimension() && ShouldRecompute(operand, threshold_) && !EqualitySensitive(operand)) {
+      if (od.is_dimension() && ShouldRecompute(operand, threshold_, sharding_) &&
+          !EqualitySensitive(operand)) {
         WhyNot error = AddMember(operand, od, /*follow_users=*/false, /*downstream=*/false, -1, -1);
         if (error.ok()) continue;
         // Not recomputable: fall back to slicing its materialised value.
@@ -357,7 +364,12 @@ class RegionGrower {
            operand->shape().dim(static_cast<int>(od.dimension())) != region_->size)) {
         return Because(operand->name() + " cannot be sliced along the split dimension");
       }
-      AddInput(operand, od);
+      bool gather = false;
+      if (od.is_dimension()) {
+        WhyNot sliced = sharding_.MaySlice(*operand, od.dimension(), threshold_, &gather);
+        if (!sliced.ok()) return sliced;
+      }
+      AddInput(operand, od, gather);
     }
     return WhyNot::Ok();
   }
@@ -373,7 +385,7 @@ class RegionGrower {
         if (ud.is_not_splittable()) return Because(CannotConsume(*user, dim));
         // Oversized users must be followed further; so must tuples (sort,
         // top-k), whose values leave through their get-tuple-elements.
-        bool follow = FollowsUser(*user, ud, follow_limit_);
+        bool follow = FollowsUser(*user, ud, follow_limit_, sharding_);
         WhyNot error = AddMember(user, ud, follow, /*downstream=*/true, k, dim);
         if (!error.ok()) return error;
       }
@@ -389,7 +401,7 @@ class RegionGrower {
     return it->second;
   }
 
-  void AddInput(HloInstruction* instruction, DimensionMapping dim) {
+  void AddInput(HloInstruction* instruction, DimensionMapping dim, bool gather) {
     if (dim.is_used_whole() && instruction->Is(HloOpcode::kConstant) && instruction->shape().IsArray() &&
         instruction->shape().rank() == 0) {
       auto& constants = region_->constants;
@@ -401,8 +413,10 @@ class RegionGrower {
     std::pair<HloInstruction*, DimensionMapping> key = {instruction, dim};
     if (std::find(region_->inputs.begin(), region_->inputs.end(), key) == region_->inputs.end()) {
       region_->inputs.push_back(key);
+      if (gather) region_->gathered.push_back(key);
       if (dim.is_dimension()) {
-        int64_t bytes = instruction->shape().ByteSize();
+        int64_t bytes = gather ? instruction->shape().ByteSize()
+                               : sharding_.DeviceByteSize(*instruction, dim.dimension());
         region_->max_bytes_per_unit =
             std::max(region_->max_bytes_per_unit, (bytes + region_->size - 1) / region_->size);
       }
@@ -428,8 +442,10 @@ class RegionGrower {
       if (!instruction->shape().IsArray()) {
         return Because(instruction->name() + " leaves the loop but is not an array");
       }
-      if (instruction->shape().ByteSize() > exit_limit_) {
-        return Because(instruction->name() + " (" + HumanBytes(instruction->shape().ByteSize()) +
+      // The loop writes it whole along the split dimension.
+      const int64_t bytes = sharding_.DeviceByteSize(*instruction, member.result_dim.dimension());
+      if (bytes > exit_limit_) {
+        return Because(instruction->name() + " (" + HumanBytes(bytes) + sharding_.PerDevice() +
                        ") is used outside the region and would stay too large");
       }
       region_->exits.push_back(instruction);
@@ -472,6 +488,7 @@ class RegionGrower {
   int64_t largest_output_bytes_ = 0;  // of the program's results; 0 outside the entry
   int64_t largest_start_bytes_ = 0;   // the largest value a start slices
   SplitRegion* region_;
+  const ShardingAnalysis& sharding_;
   std::deque<std::pair<HloInstruction*, bool>> worklist_;
   std::unordered_set<HloInstruction*> followed_;
   std::unordered_map<const HloInstruction*, bool> equality_sensitive_;
@@ -543,7 +560,11 @@ class LoopBuilder {
       }
       elements.push_back(b.Broadcast(init, shape.dims(), {}));
     }
-    for (const auto& input : region_.inputs) elements.push_back(input.first);
+    for (const auto& input : region_.inputs) {
+      const auto& gathered = region_.gathered;
+      const bool gather = std::find(gathered.begin(), gathered.end(), input) != gathered.end();
+      elements.push_back(gather ? region_.sharding->WholeOnEveryDevice(input.first) : input.first);
+    }
     for (size_t e : compensated_exits_) {
       const Shape& shape = AccumulatorShape(e);
       elements.push_back(b.Broadcast(b.ConstantScalar(shape.element_type(), 0), shape.dims(), {}));
@@ -586,7 +607,7 @@ class LoopBuilder {
     const RegionMember& member = region_.members.at(exit);
     return member.result_dim.is_reduced_away() && member.accumulate_opcode == HloOpcode::kAdd &&
            exit->shape().IsArray() && IsFloatingPointType(exit->shape().element_type()) &&
-           exit->shape().ByteSize() <= region_.threshold;
+           region_.sharding->DeviceByteSize(*exit) <= region_.threshold;
   }
 
   // A floating-point reduce over the split dimension and others sums, in
@@ -792,20 +813,22 @@ int64_t LargestArrayBytes(const Shape& shape) {
 }
 
 WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
-                        int64_t follow_limit, SplitRegion* region) {
+                        int64_t follow_limit, SplitRegion* region,
+                        const ShardingAnalysis& sharding) {
   int64_t largest_sink = 0;
   for (const RegionStart& start : starts) {
     if (!start.follow_users) {
-      largest_sink = std::max(largest_sink, LargestArrayBytes(start.instruction->shape()));
+      largest_sink = std::max(largest_sink, sharding.LargestDeviceBytes(*start.instruction));
     }
   }
-  RegionGrower grower(threshold, largest_sink, region, follow_limit);
+  RegionGrower grower(threshold, largest_sink, region, sharding, follow_limit);
   return grower.Grow(starts);
 }
 
 int64_t RegionMembersGrown() { return members_grown.load(std::memory_order_relaxed); }
 
-DoomedSeeds::DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t follow_limit) {
+DoomedSeeds::DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t follow_limit,
+                         const ShardingAnalysis& sharding) {
   follow_limit = std::min(threshold, follow_limit);
   // Users before their operands: a member's fate depends on its users'.
   std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
@@ -822,13 +845,18 @@ DoomedSeeds::DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t
         reasons[dim] = std::make_shared<const std::string>(ResultTooLarge(*instruction));
         continue;
       }
+      WhyNot whole = sharding.MayLoopOver(*instruction, dim);
+      if (!whole.ok()) {
+        reasons[dim] = std::make_shared<const std::string>(whole.reason());
+        continue;
+      }
       for (HloInstruction* user : instruction->users()) {
         for (int k = 0; k < user->operand_count() && !reasons[dim]; ++k) {
           if (user->operand(k) != instruction) continue;
           DimensionMapping mapping = ResultDimension(*user, k, dim);
           if (mapping.is_not_splittable()) {
             reasons[dim] = std::make_shared<const std::string>(CannotConsume(*user, dim));
-          } else if (mapping.is_dimension() && FollowsUser(*user, mapping, follow_limit)) {
+          } else if (mapping.is_dimension() && FollowsUser(*user, mapping, follow_limit, sharding)) {
             if (const Cause* downstream = Find(user, mapping.dimension())) reasons[dim] = *downstream;
           }
         }

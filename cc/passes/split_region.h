@@ -13,6 +13,7 @@
 
 #include "ir/computation.h"
 #include "passes/split_dimension_map.h"
+#include "passes/split_sharding.h"
 #include "passes/why_not.h"
 
 namespace exla {
@@ -42,6 +43,12 @@ struct SplitRegion {
   // Members whose values leave the loop.
   std::vector<HloInstruction*> exits;
   int64_t max_bytes_per_unit = 0;  // largest member slice of extent 1
+  // What one device holds of each value (the module's analysis; whole values
+  // for a module on one device). Inputs of a sharded program that are cut
+  // between devices along the split dimension are `gathered`: the loop slices
+  // a copy that is whole on every device (see ShardingAnalysis::MaySlice).
+  const ShardingAnalysis* sharding = nullptr;
+  std::vector<std::pair<HloInstruction*, DimensionMapping>> gathered;
   // The threshold the region was grown against. Floating-point sums over the
   // chunks up to this size are compensated (Kahan); a larger one (allowed
   // because the program needs that much anyway) is not, as its compensation
@@ -82,21 +89,25 @@ struct RegionStart {
 // (a consumer that must produce a large value anyway, such as a weight
 // gradient, is still worth computing slice by slice from an even larger
 // operand). Says why not when no region can be built: a start needs
-// another's result, directly or through values outside, for example.
+// another's result, directly or through values outside, for example. Sizes
+// are what one device holds, and no member or sliced input may be cut between
+// devices along the split (`sharding`, which must outlive the region).
 WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
-                        int64_t follow_limit, SplitRegion* region);
+                        int64_t follow_limit, SplitRegion* region,
+                        const ShardingAnalysis& sharding);
 
 // Seeds whose region cannot be built, found in one pass over the computation
 // instead of growing a region from each: a region grown from an instruction
 // along a dimension follows its oversized users, so it fails for certain if
 // following them reaches the computation's result while still too large, or
 // a user that cannot consume slices along the dimension the split reaches it
-// with (VisitUsers' two refusals). Without this, a chain of n oversized
+// with (VisitUsers' two refusals), or a dimension cut between devices. Without this, a chain of n oversized
 // instructions that ends in the program's output costs n region growths of
 // up to n members each. `follow_limit` as for BuildSplitRegion.
 class DoomedSeeds {
  public:
-  DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t follow_limit);
+  DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t follow_limit,
+              const ShardingAnalysis& sharding = ShardingAnalysis());
   // Why a region grown from `instruction` along `dim` must fail, or nullptr
   // when it may be built (BuildSplitRegion then decides).
   const std::string* Reason(const HloInstruction* instruction, int64_t dim) const;

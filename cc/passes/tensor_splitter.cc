@@ -19,7 +19,9 @@ constexpr int kMaxRewritesPerComputation = 1000;
 
 // Inputs and literals are already in memory; splitting starts at the first
 // instruction that *creates* an oversized value.
-bool IsSplitCandidate(const HloInstruction& instruction, int64_t threshold) {
+// Sizes are what one device holds (`sharding`).
+bool IsSplitCandidate(const HloInstruction& instruction, int64_t threshold,
+                      const ShardingAnalysis& sharding) {
   if (instruction.Is(HloOpcode::kParameter) || instruction.Is(HloOpcode::kConstant)) return false;
   // Loop state read from a parameter is an input as well, and a
   // dynamic-update-slice writes into a buffer that exists already.
@@ -27,7 +29,7 @@ bool IsSplitCandidate(const HloInstruction& instruction, int64_t threshold) {
   if (instruction.Is(HloOpcode::kDynamicUpdateSlice)) return false;
   if (instruction.shape().IsTuple() && !instruction.Is(HloOpcode::kSort) &&
       !instruction.Is(HloOpcode::kTopK)) return false;
-  return LargestArrayBytes(instruction.shape()) > threshold;
+  return sharding.LargestDeviceBytes(instruction) > threshold;
 }
 
 // Computations that run as ordinary sequential code (entry, loop bodies,
@@ -107,13 +109,14 @@ SplitResult RewriteAsLoops(const SplitRegion& region, const HloInstruction& anch
 // activations need not).
 constexpr int64_t kSinkReduction = 8;
 
-bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit) {
+bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit,
+                     const ShardingAnalysis& sharding) {
   if (!instruction.shape().IsArray()) return false;
-  int64_t bytes = instruction.shape().ByteSize();
+  int64_t bytes = sharding.DeviceByteSize(instruction);
   if (bytes <= limit) return true;
   for (const HloInstruction* operand : instruction.operands()) {
-    if (IsSplitCandidate(*operand, limit) &&
-        LargestArrayBytes(operand->shape()) >= kSinkReduction * bytes) {
+    if (IsSplitCandidate(*operand, limit, sharding) &&
+        sharding.LargestDeviceBytes(*operand) >= kSinkReduction * bytes) {
       return true;
     }
   }
@@ -129,7 +132,7 @@ bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit) {
 // either only where the region can still be built (the grower refuses one
 // that needs another's result, directly or through values outside the loop).
 void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64_t limit,
-                    int64_t follow_limit) {
+                    int64_t follow_limit, const ShardingAnalysis& sharding) {
   // Each consumer is tried once: a try regrows the whole region, and a
   // consumer that cannot join rarely can after another joined.
   std::set<std::pair<const HloInstruction*, int>> tried;
@@ -137,7 +140,7 @@ void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64
     joined = false;
     std::vector<HloInstruction*> members;
     for (const auto& [member, info] : region->members) {
-      if (info.result_dim.is_dimension() && IsSplitCandidate(*member, limit)) {
+      if (info.result_dim.is_dimension() && IsSplitCandidate(*member, limit, sharding)) {
         members.push_back(member);
       }
     }
@@ -151,7 +154,7 @@ void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64
         for (int k = 0; k < user->operand_count() && !joined; ++k) {
           if (user->operand(k) != member || !tried.insert({user, k}).second) continue;
           RegionStart start = {user, k, dim, /*follow_users=*/false};
-          if (!IsSinkCandidate(*user, limit)) {
+          if (!IsSinkCandidate(*user, limit, sharding)) {
             DimensionMapping mapping = ResultDimension(*user, k, dim);
             // An oversized consumer that reduces the dimension away is no
             // smaller afterwards: it gets no loop of its own either.
@@ -161,7 +164,7 @@ void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64
           std::vector<RegionStart> more = *starts;
           more.push_back(start);
           SplitRegion larger;
-          if (!BuildSplitRegion(more, limit, follow_limit, &larger).ok() ||
+          if (!BuildSplitRegion(more, limit, follow_limit, &larger, sharding).ok() ||
               larger.size != region->size) {
             continue;
           }
@@ -176,6 +179,43 @@ void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64
   }
 }
 
+// Whether a loop over `region` makes the devices talk more than the program
+// did: in every iteration, where a member reduces a dimension that is cut
+// between devices (the partitioner adds an all-reduce to the loop body:
+// correct, since every device runs the same trips and each slice's sum is
+// the slice of the whole sum, but a collective per trip), or after the loop,
+// where a result leaves it whole along a dimension the program cuts (each
+// device then computes and holds all of it). A loop without either is
+// preferred where the program offers one.
+bool LoopCommunicates(const SplitRegion& region, const ShardingAnalysis& sharding) {
+  if (!sharding.active()) return false;
+  for (const HloInstruction* exit : region.exits) {
+    const RegionMember& info = region.members.at(const_cast<HloInstruction*>(exit));
+    if (info.result_dim.is_dimension() && sharding.Pieces(*exit, info.result_dim.dimension()) > 1) {
+      return true;
+    }
+  }
+  for (const auto& [member, info] : region.members) {
+    if (!member->Is(HloOpcode::kReduce) && !member->Is(HloOpcode::kDot)) continue;
+    for (int k = 0; k < member->operand_count() && k < 2; ++k) {
+      const HloInstruction* operand = member->operand(k);
+      if (!operand->shape().IsArray() || (member->Is(HloOpcode::kReduce) && k != 0)) continue;
+      std::vector<int64_t> reduced = member->dimensions();
+      if (member->Is(HloOpcode::kDot)) {
+        DotDimensions d = member->dot_dimensions();
+        reduced = k == 0 ? d.lhs_contracting : d.rhs_contracting;
+      }
+      const DimensionMapping split = info.operand_dims[k];
+      const std::vector<int64_t> cuts =
+          sharding.Cuts(*operand, 0, split.is_dimension() ? split.dimension() : -1);
+      for (int64_t dim : reduced) {
+        if (dim < static_cast<int64_t>(cuts.size()) && cuts[dim] > 1) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // Strategy 1: one loop for `seed` and everything downstream of it up to
 // where the data is small again: preferably down to the split size, so that
 // no result of the loop is a new buffer nearly as large as the limit; where
@@ -183,8 +223,10 @@ void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64
 // `doomed` holds, for each follow limit tried (split_size, then limit), the
 // seeds whose region must fail: they are refused without growing a region.
 SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
-                        const DoomedSeeds* const doomed[2], std::string* reason,
-                        std::unordered_set<int64_t>* reasons_seen) {
+                        const DoomedSeeds* const doomed[2], const ShardingAnalysis& sharding,
+                        std::string* reason, std::unordered_set<int64_t>* reasons_seen) {
+  SplitRegion talking;  // the first region whose loop communicates
+  int64_t talking_dim = -1;
   for (int64_t dim : DimensionsBySize(seed->shape())) {
     for (int pass = 0; pass < 2; ++pass) {
       const int64_t follow_limit = pass == 0 ? split_size : limit;
@@ -195,7 +237,7 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
       const std::string* certain = doomed[pass]->Reason(seed, dim);
       std::vector<RegionStart> starts = {RegionStart::Seed(seed, dim)};
       if (error.ok() && certain != nullptr) error = WhyNot::Because(*certain);
-      if (error.ok()) error = BuildSplitRegion(starts, limit, follow_limit, &region);
+      if (error.ok()) error = BuildSplitRegion(starts, limit, follow_limit, &region, sharding);
       if (error.ok() && region.size < 2) error = WhyNot::Because("extent 1");
       if (!error.ok()) {
         // Every dimension's refusal, as the last attempt on it gave it: a user
@@ -207,10 +249,16 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
         }
         continue;
       }
-      JoinOtherUsers(&starts, &region, limit, follow_limit);
+      JoinOtherUsers(&starts, &region, limit, follow_limit, sharding);
+      if (talking_dim < 0 && LoopCommunicates(region, sharding)) {
+        talking = std::move(region);
+        talking_dim = dim;
+        break;  // another dimension may need no communication
+      }
       return RewriteAsLoops(region, *seed, dim, ChunkFor(region, split_size));
     }
   }
+  if (talking_dim >= 0) return RewriteAsLoops(talking, *seed, talking_dim, ChunkFor(talking, split_size));
   return {};
 }
 
@@ -219,15 +267,18 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
 // producers that consumers outside the loop still need. Used where one loop
 // for all consumers is impossible, typically in gradient programs where
 // results of reductions over the big tensor flow back into other uses of it.
-SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size) {
+SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
+                        const ShardingAnalysis& sharding) {
   for (int k = 0; k < sink->operand_count(); ++k) {
     HloInstruction* operand = sink->operand(k);
-    if (!IsSplitCandidate(*operand, limit)) continue;
+    if (!IsSplitCandidate(*operand, limit, sharding)) continue;
     for (int64_t dim : DimensionsBySize(operand->shape())) {
       SplitRegion region;
       std::vector<RegionStart> starts = {RegionStart::Sink(sink, k, dim)};
-      if (!BuildSplitRegion(starts, limit, limit, &region).ok() || region.size < 2) continue;
-      JoinOtherUsers(&starts, &region, limit, limit);
+      if (!BuildSplitRegion(starts, limit, limit, &region, sharding).ok() || region.size < 2) {
+        continue;
+      }
+      JoinOtherUsers(&starts, &region, limit, limit, sharding);
       return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size));
     }
   }
@@ -257,6 +308,8 @@ bool TensorSplitter::Run(HloModule* module) {
   // The yardstick for the work loops repeat: the program as it came in.
   const int64_t program_flops = module->entry() ? ComputationFlops(*module->entry()) : 0;
   int64_t recomputed_flops = 0;
+  // What one device holds; a module without shardings holds whole values.
+  ShardingAnalysis sharding(*module);
   // (computation, limit) pairs; loop bodies we create are held to split_size.
   std::vector<std::pair<HloComputation*, int64_t>> work;
   for (HloComputation* computation : ControlFlowComputations(module)) {
@@ -269,6 +322,7 @@ bool TensorSplitter::Run(HloModule* module) {
     // change of the module like any other: reporting it keeps the pipeline's
     // clean-ups and the caller's "was anything rewritten" check truthful.
     changed |= RemoveDeadInstructions(computation);
+    if (sharding.active()) sharding = ShardingAnalysis(*module);
     std::unordered_set<const HloInstruction*> seeds_given_up;
     std::unordered_set<const HloInstruction*> sinks_given_up;
     // Each dimension's first refusal, by instruction name (names outlive the
@@ -280,20 +334,24 @@ bool TensorSplitter::Run(HloModule* module) {
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
       SplitResult result;
       // Recomputed after every rewrite: the loops change users and roots.
-      const DoomedSeeds follow_split(computation, limit, split_size);
-      const DoomedSeeds follow_limit(computation, limit, limit);
+      const DoomedSeeds follow_split(computation, limit, split_size, sharding);
+      const DoomedSeeds follow_limit(computation, limit, limit, sharding);
       const DoomedSeeds* const doomed[2] = {&follow_split, &follow_limit};
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-        if (seeds_given_up.count(instruction) || !IsSplitCandidate(*instruction, limit)) continue;
-        result = SplitAtSeed(instruction, limit, split_size, doomed,
+        if (seeds_given_up.count(instruction) || !IsSplitCandidate(*instruction, limit, sharding)) {
+          continue;
+        }
+        result = SplitAtSeed(instruction, limit, split_size, doomed, sharding,
                              &reasons[instruction->name()], &reasons_seen[instruction->name()]);
         if (result.split) break;
         seeds_given_up.insert(instruction);
       }
       if (!result.split) {
         for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-          if (sinks_given_up.count(instruction) || !IsSinkCandidate(*instruction, limit)) continue;
-          result = SplitAtSink(instruction, limit, split_size);
+          if (sinks_given_up.count(instruction) || !IsSinkCandidate(*instruction, limit, sharding)) {
+            continue;
+          }
+          result = SplitAtSink(instruction, limit, split_size, sharding);
           if (result.split) break;
           sinks_given_up.insert(instruction);
         }
@@ -303,6 +361,9 @@ bool TensorSplitter::Run(HloModule* module) {
       Log(result.note.text);
       recomputed_flops += result.note.recomputed_flops;
       RemoveDeadInstructions(computation);
+      // The loop's state and body are new values: they take their shardings
+      // from the values they carry.
+      if (sharding.active()) sharding = ShardingAnalysis(*module);
       // A seed refused before this loop may be splittable now: in a gradient
       // program the first loop takes the forward reductions out of the way of
       // the backward pass, which one loop can then compute whole. (The loop
@@ -314,11 +375,11 @@ bool TensorSplitter::Run(HloModule* module) {
       for (HloComputation* body : result.bodies) work.push_back({body, split_size});
     }
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (!IsSplitCandidate(*instruction, limit)) continue;
+      if (!IsSplitCandidate(*instruction, limit, sharding)) continue;
       const std::string& reason = reasons[instruction->name()];
       Log("left " + computation->name() + "/" + instruction->name() + " " +
           instruction->shape().ToString(false) + " (" +
-          HumanBytes(LargestArrayBytes(instruction->shape())) + ") unsplit: " +
+          HumanBytes(sharding.LargestDeviceBytes(*instruction)) + sharding.PerDevice() + ") unsplit: " +
           (reason.empty() ? "no consumer makes it small again" : reason));
     }
   }

@@ -86,12 +86,15 @@ def verify(text: str) -> None:
 
 
 def module_summary(text: str) -> dict:
-    """Instruction counts and the largest tensors of the module."""
+    """Instruction counts, the largest tensors (per device, when ``sharded``) and ``devices``."""
     return _call("module_summary", text)
 
 
 def tensor_sizes(text: str) -> list:
-    """``[(computation, instruction, opcode, bytes, shape)]`` for every array-shaped instruction."""
+    """``[(computation, instruction, opcode, bytes, shape)]`` for every array-shaped instruction.
+
+    ``bytes`` is what one device holds, for a sharded module.
+    """
     return _call("tensor_sizes", text)
 
 

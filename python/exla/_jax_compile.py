@@ -12,6 +12,13 @@ decides what to do with it:
   (``XLA_FLAGS``/``EXLA_FLAGS``) when the zero-code path is on
   (:func:`enable_environment`), and compiled unchanged otherwise.
 
+A program JAX compiles for several devices (``jax.jit`` of sharded arrays,
+``shard_map``) is rewritten before XLA's SPMD partitioner runs, for what one
+device will hold: sizes and limits are per device and no loop runs over a
+dimension cut between devices (see :func:`exla.optimize_hlo`); XLA then
+partitions exla's loops with the rest. Programs with host callbacks are
+compiled as JAX made them.
+
 A program that no pass changes (the clean-ups aside) is compiled from JAX's
 own module. Any failure in exla logs one warning on logger ``"exla"`` and JAX
 compiles its own module; with ``strict`` the failure is raised instead.
@@ -122,11 +129,10 @@ class _Hook:
         options = None
         try:
             options = resolve(settings)
-            if program.num_devices != 1 or program.has_host_callbacks:
-                # Sharded programs and host callbacks carry annotations that the
-                # HLO round trip does not keep; they run as JAX compiled them.
-                _log.debug("exla: %s left unchanged (%d devices, host callbacks: %s)",
-                           program.name, program.num_devices, program.has_host_callbacks)
+            if program.has_host_callbacks:
+                # Host callbacks carry annotations that the HLO round trip
+                # does not keep; they run as JAX compiled them.
+                _log.info("exla: %s left unchanged: it has host callbacks", program.name)
                 return None
             from exla.optimize import optimize_hlo
 

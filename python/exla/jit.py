@@ -19,6 +19,12 @@ one of its programs, exla rewrites the module JAX hands to XLA; a program no
 pass changes is compiled from JAX's own module, and a call costs exactly what
 a ``jax.jit`` call costs.
 
+Sharded programs (arrays placed with ``jax.sharding.NamedSharding``,
+``in_shardings``/``out_shardings``, ``shard_map``) work the same way: exla
+rewrites the program before XLA's SPMD partitioner cuts it between the
+devices, and ``threshold``, ``split_size`` and ``memory_limit`` then bound
+what *one device* holds.
+
 Inside another trace (``jax.jit``, ``jax.grad``, ``jax.vmap``, ``lax.scan``
 bodies...) an ``exla.jit`` function becomes a nested call in the outer program,
 like ``jax.jit``; when the outer program is compiled, exla rewrites the *whole*

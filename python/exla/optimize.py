@@ -126,6 +126,13 @@ def optimize_hlo(
         and after every pass.
       planned_memory: also compute XLA's planned scratch memory before and
         after (compiles both modules for the CPU with jaxlib; slower).
+
+    A module sharded for XLA's SPMD partitioner (``sharding=`` annotations,
+    as JAX hands a sharded ``jax.jit`` to XLA) is rewritten for what one
+    device holds: ``threshold``, ``split_size`` and ``memory_limit`` apply
+    per device, the planned memory is that of one device's partitioned
+    program, and no loop runs over a dimension that is cut between devices
+    (see the README, "More than one device").
       memory_limit: XLA's planned peak of the rewritten program (temporaries,
         arguments and outputs, from its CPU buffer assignment) may not exceed
         this size. exla searches thresholds and split sizes itself, checking
@@ -223,6 +230,7 @@ def optimize_hlo(
         messages=_messages(records),
         memory_limit=limit_bytes,
         limit_plan=plan,
+        devices=int(before["devices"]) if before.get("sharded") else 1,
     )
     if plan is not None:
         report.threshold = plan.chosen.threshold if plan.chosen else report.threshold

@@ -35,7 +35,8 @@ class Report:
       instructions_before: instructions of the input (all computations).
       instructions_after: instructions of the output.
       largest_tensor_bytes_before: size of the largest array any instruction
-        of the input produces.
+        of the input produces (of what one device holds, for a module
+        sharded over ``devices``).
       largest_tensor_bytes_after: the same for the output; inside a loop body
         this is the size of one slice.
       largest_tensor_before: ``"<computation>/<instruction> <shape>"`` of it.
@@ -52,6 +53,9 @@ class Report:
         outputs) of the output, measured under a memory limit.
       limit_plan: the search under the memory limit: the candidates tried,
         the plan chosen, XLA's compilations (an ``exla._memory_limit.LimitPlan``).
+      devices: the devices a sharded module is partitioned over (1 for a
+        module without shardings). Sizes, thresholds and planned memory are
+        then per device.
 
     >>> import exla
     >>> hlo = "HloModule m\\n\\nENTRY e {\\n  x = f32[4] parameter(0)\\n  d = f32[4] negate(x)\\n  ROOT y = f32[4] add(x, x)\\n}"
@@ -75,6 +79,7 @@ class Report:
     memory_limit: int | None = None
     planned_peak_bytes: int | None = None
     limit_plan: Any = None
+    devices: int = 1
 
     @property
     def changed_passes(self) -> list[str]:
@@ -132,8 +137,9 @@ class Report:
             state = "changed" if p.changed else "unchanged"
             lines.append(f"  {p.name:<{width}}  {state:<9}  {_format_seconds(p.seconds):>9}")
         limit = f" (threshold {format_size(self.threshold)})" if self.threshold else ""
+        where = f" per device ({self.devices} devices)" if self.devices > 1 else ""
         lines.append(
-            f"largest tensor: {format_size(self.largest_tensor_bytes_before)} "
+            f"largest tensor{where}: {format_size(self.largest_tensor_bytes_before)} "
             f"[{self.largest_tensor_before}] -> {format_size(self.largest_tensor_bytes_after)} "
             f"[{self.largest_tensor_after}]{limit}")
         if self.planned_temp_bytes_before is not None or self.planned_temp_bytes_after is not None:

@@ -131,7 +131,8 @@ def test_report_formatting_without_extension_values():
 @pytest.mark.parametrize("module", ["exla", "exla.options", "exla.optimize", "exla.errors", "exla.report",
                                     "exla._core", "exla._hlo_signature", "exla.memory_cap",
                                     "exla.program_info", "exla._explanation", "exla.function",
-                                    "exla.bridge.tensorflow_call", "exla.explain"])
+                                    "exla.bridge.tensorflow_call", "exla.explain",
+                                    "exla._collectives"])
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
@@ -165,3 +166,19 @@ def test_core_failures_are_value_errors_or_exla_errors(kmv):
     with pytest.raises(exla.ExlaError, match=r"internal error in exla's C\+\+ core \(optimize\)") as info:
         _core.optimize(kmv, None, 2**70, 0, "")
     assert "HloModule" not in str(info.value) and "Invoked with" not in str(info.value)
+
+
+def test_sharded_module_is_measured_per_device():
+    # exp(X Xᵀ) v, X cut by rows over 8 devices: 1 MB of kernel in all,
+    # 128 KB on each device; under a 256 KB threshold there is nothing to split.
+    from tests.python.bridge.test_xla import SHARDED_KMV
+
+    text, report = optimize_hlo(SHARDED_KMV, threshold="256KB")
+    assert report.devices == 8
+    assert report.largest_tensor_bytes_before == 512 * 512 * 4 // 8
+    assert not report.changed and text == SHARDED_KMV
+    assert "largest tensor per device (8 devices)" in str(report)
+    # Under 64 KB it splits the columns, which every device holds whole.
+    text, report = optimize_hlo(SHARDED_KMV, threshold="64KB", strict=True)
+    assert report.largest_tensor_bytes_after <= 64_000
+    assert " while(" in text and "on dimension 1 of extent 512" in " ".join(m for _, m in report.messages)

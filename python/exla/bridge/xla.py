@@ -55,6 +55,7 @@ _REQUIRED = (
     ("_jax.HloModule", "as_serialized_hlo_module_proto"),
     ("_jax.XlaComputation", "get_hlo_module"),
     ("xla_client", "make_cpu_client"),
+    ("xla_client", "DeviceAssignment"),
 )
 
 
@@ -91,16 +92,23 @@ class _Xla:
         self.xla_client = xla_client
         self.version = version
         self._client = None
+        self._partitioned_clients: dict[int, Any] = {}
         self._lock = threading.Lock()
 
-    def cpu_client(self) -> Any:
+    def cpu_client(self, devices: int = 1) -> Any:
         # The only global state of the bridge: creating a client is cheap but
-        # it owns a thread pool, so one is kept. exla's own client, not jax's
-        # backend, so that JAX_PLATFORMS or jax's configuration cannot change it.
+        # it owns a thread pool, so one is kept (and one per device count that
+        # sharded modules need). exla's own clients, not jax's backend, so
+        # that JAX_PLATFORMS or jax's configuration cannot change them.
         with self._lock:
-            if self._client is None:
-                self._client = self.xla_client.make_cpu_client()
-            return self._client
+            if devices <= 1:
+                if self._client is None:
+                    self._client = self.xla_client.make_cpu_client()
+                return self._client
+            if devices not in self._partitioned_clients:
+                self._partitioned_clients[devices] = self.xla_client.make_cpu_client(
+                    num_devices=devices)
+            return self._partitioned_clients[devices]
 
 
 @functools.lru_cache(maxsize=None)
@@ -248,13 +256,60 @@ def _without_copies(text: str) -> str:
     return _core.optimize(text, ["remove-copies"], 0, 0, "")[0]
 
 
+def _drop_attribute(line: str, key: str) -> str:
+    """``line`` without its ``, key={...}`` attribute (braces and quotes matched)."""
+    start = line.find(f", {key}={{")
+    if start < 0:
+        return line
+    depth, quoted, i = 0, False, start + len(key) + 3
+    while i < len(line):
+        c = line[i]
+        if c == '"' and line[i - 1] != "\\":
+            quoted = not quoted
+        elif not quoted and c == "{":
+            depth += 1
+        elif not quoted and c == "}":
+            depth -= 1
+            if depth == 0:
+                return line[:start] + line[i + 1:]
+        i += 1
+    return line
+
+
+def _without_gspmd_result_sharding(text: str) -> str:
+    """A module in Shardy's round-trip form without the GSPMD copy of its result sharding.
+
+    A module JAX lowered for Shardy keeps its meshes in the header
+    (``xla.sdy.meshes``) and its result shardings in
+    ``xla.sdy.FuncResultSharding`` custom calls; XLA's StableHLO -> HLO
+    converter also writes them in GSPMD's form on the entry's root. Converted
+    back, that copy becomes GSPMD ``mhlo.sharding`` attributes on the results,
+    which make jaxlib turn Shardy off for the whole module, and XLA's GSPMD
+    partitioner then fails on the Shardy custom calls. The Shardy form says
+    it all, so the copy goes.
+    """
+    if "xla.sdy.meshes" not in text.lstrip().split("\n", 1)[0]:
+        return text
+    lines = text.split("\n")
+    in_entry = False
+    for i, line in enumerate(lines):
+        if line.startswith("ENTRY "):
+            in_entry = True
+        elif in_entry and line.lstrip().startswith("ROOT "):
+            lines[i] = _drop_attribute(line, "sharding")
+            break
+    return "\n".join(lines)
+
+
 def text_to_stablehlo(text: str) -> bytes:
     """Converts HLO text to StableHLO MLIR bytecode (XLA's own converter).
 
-    ``copy`` instructions are removed first (see :func:`_without_copies`).
+    ``copy`` instructions are removed first (see :func:`_without_copies`), and
+    so is the GSPMD copy of the result sharding of a module in Shardy's form
+    (see :func:`_without_gspmd_result_sharding`).
     """
     xla = _xla()
-    proto = text_to_proto(_without_copies(text))
+    proto = text_to_proto(_without_gspmd_result_sharding(_without_copies(text)))
     try:
         return xla.jax.mlir.hlo_to_stablehlo(proto)
     except xla.jax.XlaRuntimeError as e:
@@ -367,7 +422,29 @@ def verify(text: str) -> None:
         raise ValueError(f"invalid module: {_verifier_message(e)}") from None
 
 
-def planned_memory(text: str) -> MemoryStats:
+def _partitioned_options(xla: _Xla, text: str, devices: int) -> Any:
+    """Compile options for a sharded module: XLA's SPMD partitioner over ``devices``.
+
+    As JAX compiles it: one replica, ``devices`` partitions, Shardy when the
+    module carries Shardy's meshes (GSPMD otherwise), and results whose
+    sharding the module leaves open decided by the partitioner.
+    """
+    import numpy as np
+
+    options = xla.jax.CompileOptions()
+    options.num_replicas = 1
+    options.num_partitions = devices
+    build = options.executable_build_options
+    build.use_spmd_partitioning = True
+    header = text.lstrip().split("\n", 1)[0]
+    build.use_shardy_partitioner = "xla.sdy.meshes" in header
+    build.allow_spmd_sharding_propagation_to_output = [True]
+    options.device_assignment = xla.xla_client.DeviceAssignment.create(
+        np.arange(devices).reshape(1, devices))
+    return options
+
+
+def planned_memory(text: str, *, devices: int | None = None) -> MemoryStats:
     """XLA's planned memory for an HLO module, from compiling it for the CPU.
 
     The module is compiled (not run) with jaxlib's CPU client; the figures are
@@ -375,16 +452,32 @@ def planned_memory(text: str) -> MemoryStats:
     ``temp_bytes`` is the scratch memory the program would need. They are
     deterministic and need no GPU; a GPU build plans somewhat differently.
 
+    A sharded module (``sharding=`` annotations, as JAX hands a sharded
+    ``jax.jit`` to XLA) is compiled for the devices its shardings name, with
+    XLA's SPMD partitioner, and the figures are those of one device's
+    program: what each device holds.
+
+    Args:
+      text: HLO text.
+      devices: the devices to partition the module over; None: as many as
+        its shardings name (1 for a module without shardings).
+
     Raises:
       ValueError: XLA rejects the text or the module is ill-typed.
       RuntimeError: XLA fails to compile the module.
     """
     xla = _xla()
+    if devices is None:
+        from exla import _core
+
+        summary = _core.module_summary(text)
+        devices = int(summary["devices"]) if summary["sharded"] else 1
     bytecode = text_to_stablehlo(text)
-    client = xla.cpu_client()
-    devices = xla.jax.DeviceList(tuple(client.devices()[:1]))
+    client = xla.cpu_client(devices)
+    device_list = xla.jax.DeviceList(tuple(client.devices()[:devices]))
+    options = xla.jax.CompileOptions() if devices <= 1 else _partitioned_options(xla, text, devices)
     try:
-        executable = client.compile_and_load(bytecode, devices, xla.jax.CompileOptions())
+        executable = client.compile_and_load(bytecode, device_list, options)
     except xla.jax.XlaRuntimeError as e:
         if "Failed to parse using StableHLO" in str(e):  # the verifier, not the compiler
             raise ValueError(f"invalid module: {_verifier_message(e)}") from None

@@ -138,3 +138,58 @@ def test_exla_flags_in_xla_flags_do_not_abort_jaxlib(subprocess_env, kmv_hlo, tm
     temp, flags = done.stdout.split()
     assert int(temp) >= 64 * 64 * 4
     assert flags == "--xla_cpu_enable_fast_math=false"
+
+
+# The kernel matvec exp(X Xᵀ) v with X cut by rows over 8 devices, as JAX
+# hands a sharded jax.jit to XLA in GSPMD's form.
+SHARDED_KMV = """HloModule kmv_sharded, entry_computation_layout={(f32[512,8]{1,0}, f32[512,1]{1,0})->f32[512,1]{1,0}}
+
+ENTRY kmv {
+  x = f32[512,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  v = f32[512,1]{1,0} parameter(1), sharding={replicated}
+  k = f32[512,512]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  e = f32[512,512]{1,0} exponential(k)
+  ROOT kv = f32[512,1]{1,0} dot(e, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+
+
+def test_planned_memory_of_a_sharded_module_is_one_devices():
+    per_device = bridge.planned_memory(SHARDED_KMV)
+    whole = bridge.planned_memory(SHARDED_KMV, devices=1)  # shardings ignored on one device
+    # One device holds an eighth of x and all of v.
+    assert per_device.argument_bytes == 512 * 8 * 4 // 8 + 512 * 4
+    assert whole.argument_bytes == 512 * 8 * 4 + 512 * 4
+    # Its rows of the kernel: at most a quarter of the whole 1 MB kernel.
+    assert whole.temp_bytes >= 512 * 512 * 4
+    assert per_device.temp_bytes <= whole.temp_bytes // 4
+
+
+# A module as JAX lowers a sharded jax.jit for Shardy (jax 0.7.1's default):
+# the mesh in the header, the result shardings in Shardy's custom calls, and
+# XLA's converter's GSPMD copy of them on the root.
+SHARDY_RESULTS = r"""HloModule m, entry_computation_layout={(f32[64,4]{1,0})->(f32[64,4]{1,0}, f32[])}, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=8]>}}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[64,4]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}, frontend_attributes={xla.sdy.sharding="#sdy.sharding<@mesh, [{\"x\"}, {}]>"}
+  e = f32[64,4]{1,0} exponential(x)
+  r = f32[64,4]{1,0} custom-call(e), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.sharding="#sdy.sharding_per_value<[<@mesh, [{\"x\"}, {}]>]>"}
+  zero = f32[] constant(0)
+  s = f32[] reduce(e, zero), dimensions={0,1}, to_apply=add
+  ROOT t = (f32[64,4]{1,0}, f32[]) tuple(r, s), sharding={{devices=[8,1]<=[8]}, {replicated}}
+}
+"""
+
+
+def test_shardy_module_with_result_shardings_compiles_with_shardy():
+    # Converted back with the root's GSPMD copy, the results would carry
+    # GSPMD shardings, jaxlib would turn Shardy off and XLA's GSPMD
+    # partitioner would fail on the Shardy custom calls.
+    stats = bridge.planned_memory(SHARDY_RESULTS)
+    assert stats.argument_bytes == 64 * 4 * 4 // 8
