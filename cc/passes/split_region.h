@@ -123,10 +123,6 @@ class DoomedSeeds {
 // the program's size (wall time would be a flaky measure of the same).
 int64_t RegionMembersGrown();
 
-// Replaces the region by loops over chunks of `chunk` elements of the split
-// dimension. Returns the loop body computations it created.
-std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk);
-
 }  // namespace exla
 
 #endif  // EXLA_PASSES_SPLIT_REGION_H_

@@ -9,6 +9,7 @@
 
 #include "passes/dce.h"
 #include "passes/split_cost.h"
+#include "passes/split_loops.h"
 #include "passes/split_region.h"
 
 namespace exla {
