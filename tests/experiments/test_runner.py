@@ -57,3 +57,13 @@ def test_the_cap_mechanism_probe_leaves_no_cgroup_behind():
     before = {p.name for p in parent.iterdir() if p.is_dir()}
     assert runner._cap_mechanism(64 * _MIB) == cgroup.mechanism
     assert {p.name for p in parent.iterdir() if p.is_dir()} == before
+
+
+def test_new_columns_extend_an_old_file_and_keep_its_rows(tmp_path):
+    path = tmp_path / "x.csv"
+    runner.append_rows(path, [{"backend": "tf", "limit": ""}], ["backend", "limit"])
+    runner.append_rows(path, [{"backend": "exla", "limit": "3GB", "limit_kind": "memory"}],
+                       ["backend", "limit", "limit_kind"])
+    assert runner.read_rows(path) == [
+        {"backend": "tf", "limit": "", "limit_kind": ""},
+        {"backend": "exla", "limit": "3GB", "limit_kind": "memory"}]
