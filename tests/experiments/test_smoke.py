@@ -97,3 +97,10 @@ def test_memory_limit_smoke(tmp_path: Path) -> None:
     assert float(exla["planned_peak_mb"]) * 2**20 <= 4e6 < float(plain["planned_peak_mb"]) * 2**20
     assert "fits" in exla["exla_plan"] and "loop" in exla["exla_plan"]
 
+
+def test_knn_split_smoke(tmp_path: Path) -> None:
+    rows = _run("knn_split", tmp_path, "--backends", "exla")
+    _check(rows, {"exla"}, 0.05)
+    # The split size sets the loop's chunks: 25 then 50 queries at a time.
+    plans = {r["split_mb"]: r["exla_plan"] for r in rows}
+    assert "20 chunks of 25" in plans["1"] and "10 chunks of 50" in plans["2"], plans
