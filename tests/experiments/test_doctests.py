@@ -9,7 +9,7 @@ import pytest
 
 
 @pytest.mark.parametrize("name", ["experiments.harness.backends", "experiments.harness.plots",
-                                  "experiments.harness.sweep"])
+                                  "experiments.harness.sweep", "experiments.sgpr_floor"])
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,111 @@
+"""The memory floor of the SGPR experiment: how large M can get under a memory cap.
+
+    PYTHONPATH=python python -m experiments.sgpr_floor [--ms 1000 2000 4000 ...]
+
+GPflow's SGPR loss and gradients need some M x M matrices whole (the Cholesky
+factors and what is solved against them), whatever exla splits. This plans,
+without running, the experiment's program (:mod:`experiments.sgpr`: N =
+20,000 points, float64) at several M under a tiny ``memory_limit``, so that
+exla's search drives every splittable tensor down to small slices: the
+smallest planned peak it reaches (XLA's CPU buffer assignment: temporaries,
+arguments and outputs) is the program's floor. Reported in units of one
+M x M float64 matrix (8 M^2 bytes). The largest M that can run under a cap
+is then the largest whose floor plus the process's own memory (TensorFlow,
+GPflow and the data, measured by the experiment before its first call) fits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+for _path in (str(REPO_ROOT), str(REPO_ROOT / "python")):
+    if _path not in sys.path:
+        sys.path.append(_path)
+
+from experiments.harness.runner import RESULTS_DIR, read_rows  # noqa: E402
+
+DEFAULT_MS = [1000, 2000, 4000, 6000, 8000]
+_MIB = 2**20
+
+
+def floor_of(m: int, n_train: int, limit: str) -> dict[str, float]:
+    """XLA's planned peak of SGPR at ``m`` inducing points under a tiny limit, planned only."""
+    import exla
+
+    from experiments import sgpr
+    from experiments.harness import backends
+
+    model = sgpr.make_model(m, n_train)
+    hlo = backends.tf_hlo(backends.jit(sgpr.loss_and_gradients(model)), ())
+    start = time.perf_counter()
+    _, report = exla.optimize_hlo(hlo, memory_limit=limit)  # warns: the limit is unreachable
+    plan = report.limit_plan
+    unit = 8 * m * m
+    return {"m": m, "plain_mb": plan.peak_bytes_before / _MIB, "floor_mb": plan.peak_bytes / _MIB,
+            "io_mb": plan.floor_bytes / _MIB, "units": plan.peak_bytes / unit,
+            "plain_units": plan.peak_bytes_before / unit,
+            "threshold": plan.chosen.threshold or 0, "candidates": len(plan.candidates),
+            "seconds": time.perf_counter() - start}
+
+
+def measured_base_mb(results_dir: Path) -> float | None:
+    """The largest RSS before the first call in the SGPR experiment's rows (MiB)."""
+    values = [float(r["base_rss_mb"]) for r in read_rows(results_dir / "sgpr.csv")
+              if r.get("base_rss_mb")]
+    return max(values) if values else None
+
+
+def largest_m(units: float, cap_mb: float, base_mb: float) -> int:
+    """The largest M with ``units`` M x M float64 matrices plus ``base_mb`` within ``cap_mb``.
+
+    >>> largest_m(8.0, 4096, 1024)
+    7094
+    """
+    return int(math.sqrt((cap_mb - base_mb) * _MIB / (8 * units)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ms", type=int, nargs="+", default=DEFAULT_MS)
+    parser.add_argument("--n-train", type=int, default=20_000)
+    parser.add_argument("--limit", default="4MB", help="the tiny memory limit planned against")
+    parser.add_argument("--cap-gb", type=float, default=4.0)
+    parser.add_argument("--base-mb", type=float,
+                        help="the process's own memory (default: the largest base_rss_mb in "
+                             "results/sgpr.csv)")
+    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    args = parser.parse_args(argv)
+    logging.getLogger("exla").setLevel(logging.ERROR)  # one over-limit warning per M
+    base = args.base_mb if args.base_mb is not None else measured_base_mb(args.results_dir)
+    if base is None:
+        parser.error("no base_rss_mb in results/sgpr.csv: run the experiment or give --base-mb")
+    print(f"SGPR loss + gradients, N = {args.n_train}, float64, planned under memory_limit="
+          f"{args.limit} (XLA CPU buffer assignment, nothing run)")
+    print("| M | plain XLA peak (MiB) | exla's smallest peak (MiB) | in M x M matrices | "
+          "plain in M x M | arguments + outputs (MiB) | threshold chosen | plans | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for m in args.ms:
+        r = floor_of(m, args.n_train, args.limit)
+        rows.append(r)
+        print(f"| {m} | {r['plain_mb']:.0f} | {r['floor_mb']:.1f} | {r['units']:.2f} | "
+              f"{r['plain_units']:.1f} | {r['io_mb']:.2f} | {r['threshold']} | "
+              f"{r['candidates']} | {r['seconds']:.0f} |", flush=True)
+    units = max(r["units"] for r in rows if r["m"] == max(x["m"] for x in rows))
+    cap_mb = args.cap_gb * 1024
+    print(f"\nfloor at the largest M planned: {units:.2f} M x M float64 matrices "
+          f"(median over all M: {statistics.median(r['units'] for r in rows):.2f})")
+    print(f"cap {cap_mb:.0f} MiB, process before its first call {base:.0f} MiB: the floor fits "
+          f"up to M = {largest_m(units, cap_mb, base)} (floor + base = cap)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
