@@ -37,7 +37,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 COMMON_COLUMNS = [
     "run_id", "experiment", "backend", "exla_path", "limit", "limit_kind", "split_size", "cap_gb",
     "status", "time_s", "first_call_s", "repeats", "peak_rss_mb", "base_rss_mb", "cgroup_peak_mb",
-    "planned_temp_mb", "planned_temp_plain_mb", "planned_peak_mb", "error", "exla_plan", "note",
+    "planned_temp_mb", "planned_temp_plain_mb", "planned_peak_mb", "error", "exla_plan", "load_avg", "note",
 ]
 
 
@@ -118,8 +118,12 @@ def run_one(module: str, config: dict[str, Any], cap_bytes: int, timeout_s: floa
     cgroup = _memory_cap().make_cgroup(cap_bytes)
     if cgroup is None:
         _log.warning("no memory cgroup available; the child runs WITHOUT a memory cap")
+    load_start = os.getloadavg()[0]
     try:
-        return _run_child(module, config, cgroup, timeout_s, extra_env)
+        row = _run_child(module, config, cgroup, timeout_s, extra_env)
+        # The machine is shared: how busy it was says how far a time can be trusted.
+        row["load_avg"] = f"{load_start:.1f}/{os.getloadavg()[0]:.1f}"
+        return row
     finally:
         if cgroup is not None:
             cgroup.remove()

@@ -22,6 +22,8 @@ def test_a_child_within_its_cap_is_ok_and_its_rss_is_measured():
     # 200 MiB touched. (ru_maxrss survives exec, so a large forking parent, such
     # as a pytest process that loaded TensorFlow, can raise it: no upper bound.)
     assert row["peak_rss_mb"] > 200, row
+    start, end = (float(x) for x in row["load_avg"].split("/"))
+    assert start >= 0 and end >= 0
     if row["cgroup_peak_mb"] != "":
         assert 200 < row["cgroup_peak_mb"] < 600, row
 
