@@ -27,7 +27,7 @@ SIZE = "split_mb"
 PARAMS = ["split_mb", "n", "dataset", "metric", "d", "k", "queries"]
 METRICS: list[str] = []
 DEFAULT_CAP_GB = 8.0
-DEFAULT_SPLITS_MB = [12, 24, 60, 120, 240, 600, 1000]  # 1 to 80 queries per chunk
+DEFAULT_SPLITS_MB = [12, 24, 60, 100, 240, 600, 1000]  # 1 to 80 queries per chunk
 LIMITS = ["1GB"]
 BACKENDS = ["exla", "keops"]
 

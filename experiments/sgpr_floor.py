@@ -5,11 +5,14 @@
 GPflow's SGPR loss and gradients need some M x M matrices whole (the Cholesky
 factors and what is solved against them), whatever exla splits. This plans,
 without running, the experiment's program (:mod:`experiments.sgpr`: N =
-20,000 points, float64) at several M under a tiny ``memory_limit``, so that
-exla's search drives every splittable tensor down to small slices: the
-smallest planned peak it reaches (XLA's CPU buffer assignment: temporaries,
-arguments and outputs) is the program's floor. Reported in units of one
-M x M float64 matrix (8 M^2 bytes). The largest M that can run under a cap
+20,000 points, float64) at several M under a ``memory_limit`` too small to
+meet (by default 4 M x M matrices), so that exla's search halves its
+threshold from there until the planned peak stops falling: the smallest
+planned peak it reaches (XLA's CPU buffer assignment: temporaries, arguments
+and outputs) is the program's floor. Reported in units of one M x M float64
+matrix (8 M^2 bytes). The limit scales with M because a fixed tiny one is
+not the floor: below one slice of a tensor (a row of an M x N matrix is
+160 KB) the splitter cannot split it at all, and the peak grows again. The largest M that can run under a cap
 is then the largest whose floor plus the process's own memory (TensorFlow,
 GPflow and the data, measured by the experiment before its first call) fits.
 """
@@ -35,8 +38,8 @@ DEFAULT_MS = [1000, 2000, 4000, 6000, 8000]
 _MIB = 2**20
 
 
-def floor_of(m: int, n_train: int, limit: str) -> dict[str, float]:
-    """XLA's planned peak of SGPR at ``m`` inducing points under a tiny limit, planned only."""
+def floor_of(m: int, n_train: int, limit: int) -> dict[str, float]:
+    """XLA's planned peak of SGPR at ``m`` inducing points under ``limit`` bytes, planned only."""
     import exla
 
     from experiments import sgpr
@@ -75,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ms", type=int, nargs="+", default=DEFAULT_MS)
     parser.add_argument("--n-train", type=int, default=20_000)
-    parser.add_argument("--limit", default="4MB", help="the tiny memory limit planned against")
+    parser.add_argument("--limit-units", type=float, default=4.0,
+                        help="the memory limit planned against, in M x M float64 matrices")
     parser.add_argument("--cap-gb", type=float, default=4.0)
     parser.add_argument("--base-mb", type=float,
                         help="the process's own memory (default: the largest base_rss_mb in "
@@ -86,14 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     base = args.base_mb if args.base_mb is not None else measured_base_mb(args.results_dir)
     if base is None:
         parser.error("no base_rss_mb in results/sgpr.csv: run the experiment or give --base-mb")
-    print(f"SGPR loss + gradients, N = {args.n_train}, float64, planned under memory_limit="
-          f"{args.limit} (XLA CPU buffer assignment, nothing run)")
+    print(f"SGPR loss + gradients, N = {args.n_train}, float64, planned under a memory limit of "
+          f"{args.limit_units:g} M x M matrices (XLA CPU buffer assignment, nothing run)")
     print("| M | plain XLA peak (MiB) | exla's smallest peak (MiB) | in M x M matrices | "
           "plain in M x M | arguments + outputs (MiB) | threshold chosen | plans | seconds |")
     print("|---|---|---|---|---|---|---|---|---|")
     rows = []
     for m in args.ms:
-        r = floor_of(m, args.n_train, args.limit)
+        r = floor_of(m, args.n_train, int(args.limit_units * 8 * m * m))
         rows.append(r)
         print(f"| {m} | {r['plain_mb']:.0f} | {r['floor_mb']:.1f} | {r['units']:.2f} | "
               f"{r['plain_units']:.1f} | {r['io_mb']:.2f} | {r['threshold']} | "
