@@ -10,9 +10,11 @@ The compiled program is the training loss and its gradient with respect to all
 trainable variables (``tf.function(jit_compile=True)``; through exla for the
 ``exla`` backend). Reported: the first call (tracing, compilation, one
 evaluation), the median time of the evaluations during a fixed number of
-L-BFGS iterations (SciPy L-BFGS-B on that function), test RMSE
-and NLPD of ``predict_y`` (compiled the same way), and ``error``: the relative
-difference of exla's initial loss from plain XLA's at the same M.
+L-BFGS iterations (SciPy L-BFGS-B on that function), the process's peak RSS
+by the end of those (``loss_peak_rss_mb``; the row's ``peak_rss_mb`` also
+covers the prediction), test RMSE and NLPD of ``predict_y`` (compiled the same
+way), and ``error``: the relative difference of exla's initial loss from plain
+XLA's at the same M.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from experiments.harness.child import Recorder, current_rss_mb
+from experiments.harness.child import Recorder, current_rss_mb, peak_rss_so_far_mb
 from experiments.harness.sweep import grid
 
 NAME = "sgpr"
 SIZE = "m"
 PARAMS = ["m", "n_train", "iterations"]
-METRICS = ["loss0", "opt_s", "rmse", "nlpd"]
+METRICS = ["loss0", "opt_s", "loss_peak_rss_mb", "rmse", "nlpd"]
 DEFAULT_CAP_GB = 4.0
 DEFAULT_MS = [100, 500, 1000, 2000, 3500]
 LIMITS = ["200MB"]
@@ -156,8 +158,10 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
                                      method="L-BFGS-B",
                                      options={"maxiter": int(config["iterations"])})
     assign(result.x)
+    # The peak before the prediction, which is a second program (compiled
+    # through exla too): the loss and gradients' own.
     rec.update(opt_s=time.perf_counter() - start, time_s=statistics.median(times),
-               repeats=len(times))
+               repeats=len(times), loss_peak_rss_mb=peak_rss_so_far_mb())
     mean, var = (t.numpy() for t in pred(xt_tf))
     rmse = float(np.sqrt(np.mean((mean - yt) ** 2)))
     nlpd = float(np.mean(0.5 * np.log(2 * np.pi * var) + (yt - mean) ** 2 / (2 * var)))
