@@ -5,16 +5,20 @@
 GPflow's SGPR loss and gradients need some M x M matrices whole (the Cholesky
 factors and what is solved against them), whatever exla splits. This plans,
 without running, the experiment's program (:mod:`experiments.sgpr`: N =
-20,000 points, float64) at several M under a ``memory_limit`` too small to
-meet (by default 4 M x M matrices), so that exla's search halves its
-threshold from there until the planned peak stops falling: the smallest
-planned peak it reaches (XLA's CPU buffer assignment: temporaries, arguments
-and outputs) is the program's floor. Reported in units of one M x M float64
-matrix (8 M^2 bytes). The limit scales with M because a fixed tiny one is
-not the floor: below one slice of a tensor (a row of an M x N matrix is
-160 KB) the splitter cannot split it at all, and the peak grows again. The largest M that can run under a cap
-is then the largest whose floor plus the process's own memory (TensorFlow,
-GPflow and the data, measured by the experiment before its first call) fits.
+20,000 points, float64) at several M under memory limits too small to meet,
+so that exla's search halves its threshold until the planned peak stops
+falling; the smallest planned peak reached (XLA's CPU buffer assignment:
+temporaries, arguments and outputs) is reported in units of one M x M
+float64 matrix (8 M^2 bytes). Two searches per M, because neither start
+finds the smallest peak at every M: one under a fixed tiny limit (``--limit``,
+thresholds of kilobytes, which slice every M x N matrix finely where the
+splitter can), one under a limit of ``--limit-units`` M x M matrices
+(thresholds from about the size of an M x M matrix down). The smallest peak
+over all M is the program's floor as XLA plans it once everything N-sized is
+sliced; the peak at the largest M is what exla reaches there today. The
+largest M that can run under a cap is the largest whose peak plus the
+process's own memory (TensorFlow, GPflow and the data, measured by the
+experiment before its first call) fits.
 """
 
 from __future__ import annotations
@@ -38,8 +42,9 @@ DEFAULT_MS = [1000, 2000, 4000, 6000, 8000]
 _MIB = 2**20
 
 
-def floor_of(m: int, n_train: int, limit: int) -> dict[str, float]:
-    """XLA's planned peak of SGPR at ``m`` inducing points under ``limit`` bytes, planned only."""
+def floor_of(m: int, n_train: int, limits: list[int]) -> dict[str, float]:
+    """XLA's smallest planned peak of SGPR at ``m`` inducing points over searches under
+    each of ``limits`` (bytes); planned only, nothing runs."""
     import exla
 
     from experiments import sgpr
@@ -47,14 +52,19 @@ def floor_of(m: int, n_train: int, limit: int) -> dict[str, float]:
 
     model = sgpr.make_model(m, n_train)
     hlo = backends.tf_hlo(backends.jit(sgpr.loss_and_gradients(model)), ())
-    start = time.perf_counter()
-    _, report = exla.optimize_hlo(hlo, memory_limit=limit)  # warns: the limit is unreachable
-    plan = report.limit_plan
     unit = 8 * m * m
-    return {"m": m, "plain_mb": plan.peak_bytes_before / _MIB, "floor_mb": plan.peak_bytes / _MIB,
-            "io_mb": plan.floor_bytes / _MIB, "units": plan.peak_bytes / unit,
+    plans = []
+    start = time.perf_counter()
+    for limit in limits:
+        _, report = exla.optimize_hlo(hlo, memory_limit=limit)  # warns: the limit is unreachable
+        plans.append((report.limit_plan.peak_bytes, limit, report.limit_plan))
+    peak, limit, plan = min(plans, key=lambda p: p[0])
+    return {"m": m, "plain_mb": plan.peak_bytes_before / _MIB, "floor_mb": peak / _MIB,
+            "io_mb": plan.floor_bytes / _MIB, "units": peak / unit,
             "plain_units": plan.peak_bytes_before / unit,
-            "threshold": plan.chosen.threshold or 0, "candidates": len(plan.candidates),
+            "by_search": " / ".join(f"{p / unit:.2f}" for p, _, _ in plans),
+            "threshold": plan.chosen.threshold or 0,
+            "candidates": sum(len(p.candidates) for _, _, p in plans),
             "seconds": time.perf_counter() - start}
 
 
@@ -78,36 +88,44 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ms", type=int, nargs="+", default=DEFAULT_MS)
     parser.add_argument("--n-train", type=int, default=20_000)
+    parser.add_argument("--limit", default="4MB", help="the fixed tiny limit of the first search")
     parser.add_argument("--limit-units", type=float, default=4.0,
-                        help="the memory limit planned against, in M x M float64 matrices")
+                        help="the second search's limit, in M x M float64 matrices")
     parser.add_argument("--cap-gb", type=float, default=4.0)
     parser.add_argument("--base-mb", type=float,
                         help="the process's own memory (default: the largest base_rss_mb in "
                              "results/sgpr.csv)")
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     args = parser.parse_args(argv)
-    logging.getLogger("exla").setLevel(logging.ERROR)  # one over-limit warning per M
+    from exla.options import parse_size
+
+    logging.getLogger("exla").setLevel(logging.ERROR)  # the over-limit warnings, expected
     base = args.base_mb if args.base_mb is not None else measured_base_mb(args.results_dir)
     if base is None:
         parser.error("no base_rss_mb in results/sgpr.csv: run the experiment or give --base-mb")
-    print(f"SGPR loss + gradients, N = {args.n_train}, float64, planned under a memory limit of "
-          f"{args.limit_units:g} M x M matrices (XLA CPU buffer assignment, nothing run)")
+    print(f"SGPR loss + gradients, N = {args.n_train}, float64; exla's search under memory_limit="
+          f"{args.limit} and under {args.limit_units:g} M x M matrices (XLA CPU buffer "
+          f"assignment, nothing run)")
     print("| M | plain XLA peak (MiB) | exla's smallest peak (MiB) | in M x M matrices | "
-          "plain in M x M | arguments + outputs (MiB) | threshold chosen | plans | seconds |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "per search (tiny / M x M) | plain in M x M | arguments + outputs (MiB) | "
+          "threshold | plans | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for m in args.ms:
-        r = floor_of(m, args.n_train, int(args.limit_units * 8 * m * m))
+        r = floor_of(m, args.n_train, [parse_size(args.limit),
+                                       int(args.limit_units * 8 * m * m)])
         rows.append(r)
         print(f"| {m} | {r['plain_mb']:.0f} | {r['floor_mb']:.1f} | {r['units']:.2f} | "
-              f"{r['plain_units']:.1f} | {r['io_mb']:.2f} | {r['threshold']} | "
-              f"{r['candidates']} | {r['seconds']:.0f} |", flush=True)
-    units = max(r["units"] for r in rows if r["m"] == max(x["m"] for x in rows))
+              f"{r['by_search']} | {r['plain_units']:.1f} | {r['io_mb']:.2f} | "
+              f"{r['threshold']} | {r['candidates']} | {r['seconds']:.0f} |", flush=True)
     cap_mb = args.cap_gb * 1024
-    print(f"\nfloor at the largest M planned: {units:.2f} M x M float64 matrices "
-          f"(median over all M: {statistics.median(r['units'] for r in rows):.2f})")
-    print(f"cap {cap_mb:.0f} MiB, process before its first call {base:.0f} MiB: the floor fits "
-          f"up to M = {largest_m(units, cap_mb, base)} (floor + base = cap)")
+    floor = min(r["units"] for r in rows)
+    top = max(rows, key=lambda r: r["m"])
+    print(f"\ncap {cap_mb:.0f} MiB; the process before its first call: {base:.0f} MiB")
+    print(f"floor: {floor:.2f} M x M float64 matrices (the smallest over M); with the process "
+          f"it fits the cap up to M = {largest_m(floor, cap_mb, base)}")
+    print(f"exla's smallest plan at M = {top['m']}: {top['units']:.2f} M x M matrices; fits "
+          f"the cap up to M = {largest_m(top['units'], cap_mb, base)}")
     return 0
 
 
