@@ -23,6 +23,7 @@ EXPERIMENTS = {
     "kernel_matvec": "experiments.kernel_matvec",
     "sgpr": "experiments.sgpr",
     "knn": "experiments.knn",
+    "knn_split": "experiments.knn_split",
     "transformer": "experiments.transformer",
     "wide_mlp": "experiments.wide_mlp",
     "jax_kernel_matvec": "experiments.jax_kernel_matvec",

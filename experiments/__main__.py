@@ -17,6 +17,7 @@ for _path in exla_source_paths():
         sys.path.insert(0, _path)
 from experiments.harness import report  # noqa: E402
 from experiments.harness.runner import RESULTS_DIR, run_configs  # noqa: E402
+from experiments.harness.sweep import add_limit_arguments  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--report-only", action="store_true", help="only redo plots and RESULTS.md")
         p.add_argument("--backends", nargs="+", default=module.BACKENDS, choices=module.BACKENDS,
                        help="backends to run (default: all)")
+        if "exla" in module.BACKENDS:
+            add_limit_arguments(p, module.LIMITS)
         module.add_arguments(p)
     p = sub.add_parser("report", help="regenerate the plots and RESULTS.md from the CSVs")
     p.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
@@ -52,14 +55,13 @@ def main(argv: list[str] | None = None) -> int:
         return fuzz.main(argv[1:])
     args = _parser().parse_args(argv)
     if args.name != "report" and not args.report_only:
-        from experiments.harness.backends import flags_env
+        from experiments.harness.backends import flags_env, limit_of
 
         module = importlib.import_module(EXPERIMENTS[args.name])
 
         def env_for(config: dict) -> dict[str, str]:
             if config.get("backend") == "exla":
-                return flags_env(config.get("limit") or None, config.get("split_size") or None,
-                                 fast_math=getattr(module, "FAST_MATH", False))
+                return flags_env(limit_of(config), fast_math=getattr(module, "FAST_MATH", False))
             return {}
 
         run_configs(args.name, EXPERIMENTS[args.name], module.configs(args),

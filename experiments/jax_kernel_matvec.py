@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from experiments.harness import backends
 from experiments.harness.child import Recorder, measure
 from experiments.harness.sweep import grid
 from experiments.kernel_matvec import SPLIT_SIZE, _inputs, _reference_rows
@@ -36,12 +37,11 @@ BACKENDS = ["jax", "exla"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Experiment-specific options."""
     parser.add_argument("--sizes", type=int, nargs="+", help="values of n (default: 1e3..1e5)")
-    parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
 
 
 def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The configurations to run."""
-    sizes, limits = ([800], ["1MB"]) if args.smoke else (args.sizes or DEFAULT_SIZES, args.limits)
+    sizes, limits = ([800], ["1MB"]) if args.smoke else (args.sizes or DEFAULT_SIZES, LIMITS)
     return grid(args, "n", sizes, limits, SPLIT_SIZE, d=3)
 
 
@@ -53,21 +53,6 @@ def kmv(x: Any, v: Any) -> Any:
     return jnp.exp(-0.5 * d2) @ v
 
 
-def planned_temp_mb(jitted: Any, args: tuple, threshold: str | None,
-                    split_size: str | None) -> tuple[float, float | None]:
-    """XLA's planned temporary memory (MiB) of a ``jax.jit`` function, as it is and after exla."""
-    import exla
-    from exla.bridge import jax as jax_bridge
-    from exla.bridge import xla
-
-    text = jax_bridge.lowered_hlo_text(jitted.lower(*args))  # what exla's compile hook sees
-    if threshold is None:
-        return xla.planned_memory(text).temp_bytes / 2**20, None
-    _, report = exla.optimize_hlo(text, threshold=threshold, split_size=split_size,
-                                  planned_memory=True)
-    return report.planned_temp_bytes_before / 2**20, report.planned_temp_bytes_after / 2**20
-
-
 def run(config: dict[str, Any], rec: Recorder) -> None:
     """Runs one configuration in the child (exla, if any, came with XLA_FLAGS)."""
     import jax
@@ -77,8 +62,7 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
     x_np, v_np = _inputs(n, d)
     x, v = jax.numpy.asarray(x_np), jax.numpy.asarray(v_np)
     fn = jax.jit(kmv)
-    before, after = planned_temp_mb(fn, (x, v), config["limit"] or None, config["split_size"] or None)
-    rec.update(planned_temp_plain_mb=before, planned_temp_mb=after if after is not None else before)
+    rec.update(**backends.planned(backends.jax_hlo(fn, (x, v)), backends.limit_of(config)))
     if config["backend"] == "exla":
         rec.update(exla_path="flags")
     out = measure(lambda: np.asarray(fn(x, v)), rec, repeats=int(config.get("repeats", 3)))

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from experiments.harness import backends
 from experiments.harness.child import Recorder, measure
-from experiments.jax_kernel_matvec import planned_temp_mb
 # The same options and grid as the TensorFlow twin.
-from experiments.wide_mlp import (INPUT_DIM, LEARNING_RATE, adam_reference,  # noqa: F401
-                                  add_arguments, configs)
+from experiments.wide_mlp import (INPUT_DIM, LEARNING_RATE, LIMITS,  # noqa: F401
+                                  adam_reference, add_arguments, configs)
 
 NAME = "jax_wide_mlp"
 SIZE = "hidden"
@@ -70,9 +70,8 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
     """Runs one configuration in the child (exla, if any, came with XLA_FLAGS)."""
     step, (x, y), state = make_mlp(int(config["hidden"]), int(config["examples"]))
     initial = [np.asarray(state["params"][k]) for k in ("w1", "b1", "w2")]
-    before, after = planned_temp_mb(step, (state, x, y), config["limit"] or None,
-                                    config["split_size"] or None)
-    rec.update(planned_temp_plain_mb=before, planned_temp_mb=after if after is not None else before)
+    rec.update(**backends.planned(backends.jax_hlo(step, (state, x, y)),
+                                  backends.limit_of(config)))
     if config["backend"] == "exla":
         rec.update(exla_path="flags")
     losses: list[float] = []

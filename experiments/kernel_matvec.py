@@ -45,7 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Experiment-specific options."""
     parser.add_argument("--sizes", type=int, nargs="+", help="values of n (default: 1e3..1e5)")
     parser.add_argument("--large", action="store_true", help="also n = 2e5 (slow)")
-    parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
 
 
 def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -54,7 +53,7 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
         sizes, limits = [800], ["1MB"]
     else:
         sizes = args.sizes or DEFAULT_SIZES + (LARGE_SIZES if args.large else [])
-        limits = args.limits
+        limits = LIMITS
     return grid(args, "n", sizes, limits, SPLIT_SIZE, d=3)
 
 
@@ -130,19 +129,16 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
         if backend == "tf-chunked":
             call = _chunked(n, x, v)
         else:
-            plain = backends.jit(kmv)
+            plain, limit = backends.jit(kmv), backends.limit_of(config)
             if config.get("planned", True):
-                before, after = backends.planned_temp_mb(plain, (x, v), config["limit"] or None,
-                                                         config["split_size"] or None)
-                rec.update(planned_temp_plain_mb=before,
-                           planned_temp_mb=after if backend == "exla" else before)
-            if backend == "exla":
+                rec.update(**backends.planned(backends.tf_hlo(plain, (x, v)), limit))
+            fn = backends.exla_compile(kmv, limit) if limit is not None else plain
+            if limit is not None:
                 rec.update(exla_path=backends.exla_path())
-                fn = backends.exla_compile(kmv, config["limit"], config["split_size"] or None)
-            else:
-                fn = plain
             call = lambda: fn(x, v)  # noqa: E731
         out = measure(lambda: np.asarray(call()), rec, repeats=repeats)
+        if backend == "exla":
+            rec.update(**backends.plan_fields(fn))
     rows = np.random.default_rng(1).choice(n, size=min(n, 256), replace=False)
     ref = _reference_rows(x_np, v_np, rows)
     rec.update(error=float(np.abs(out[rows] - ref).max() / np.abs(ref).max()))

@@ -29,6 +29,7 @@ import numpy as np
 
 from experiments.harness.blocks import block_slices
 from experiments.harness.child import Recorder, measure
+from experiments.harness.sweep import grid
 
 NAME = "knn"
 SIZE = "n"
@@ -56,7 +57,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="metric:dimension pairs (default: l2:3 l2:10 l2:100 l1:10 "
                              "cosine:10)")
     parser.add_argument("--no-digits", action="store_true", help="skip the digits data set")
-    parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
 
 
 def _variants(specs: list[str] | None) -> list[tuple[str, int]]:
@@ -79,22 +79,18 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
         variants, digits = [("l2", 3), ("cosine", 10)], True
     else:
         sizes = args.sizes or DEFAULT_SIZES + (LARGE_SIZES if args.large else [])
-        limits, queries = args.limits, args.queries
+        limits, queries = LIMITS, args.queries
         variants, digits = _variants(args.variants), not args.no_digits
 
-    def rows(dataset: str, n: int, metric: str, d: int, nq: int,
-             exla_limits: list[str]) -> list[dict[str, Any]]:
-        return [{"backend": backend, "dataset": dataset, "n": n, "metric": metric, "d": d,
-                 "k": 10, "queries": nq, "limit": limit,
-                 "split_size": SPLIT_SIZE.get(limit, ""), "repeats": args.repeats}
-                for backend in args.backends
-                for limit in (exla_limits if backend == "exla" else [""])]
-
-    out = [c for n in sizes for metric, d in variants
-           for c in rows("uniform", n, metric, d, queries, limits)]
+    out = [c for metric, d in variants
+           for c in grid(args, "n", sizes, limits, SPLIT_SIZE, dataset="uniform", metric=metric,
+                         d=d, k=10, queries=queries)]
     if digits:
+        # The digits run at their own small threshold, whatever the limits asked for.
+        own = argparse.Namespace(**{**vars(args), "limits": [DIGITS_LIMIT], "memory_limits": []})
         out += [c for metric in (("l2",) if args.smoke else METRIC_NAMES)
-                for c in rows("digits", 1797, metric, 64, 1797, [DIGITS_LIMIT])]
+                for c in grid(own, "n", [1797], [], SPLIT_SIZE, dataset="digits", metric=metric,
+                              d=64, k=10, queries=1797)]
     return out
 
 
@@ -187,18 +183,15 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
         def user_knn(queries: Any, points: Any) -> Any:
             return knn(queries, points, metric)
 
-        plain = backends.jit(user_knn)
-        before, after = backends.planned_temp_mb(plain, (q, p), config["limit"] or None,
-                                                 config["split_size"] or None, FAST_MATH)
-        rec.update(planned_temp_plain_mb=before,
-                   planned_temp_mb=after if backend == "exla" else before)
-        if backend == "exla":
+        plain, limit = backends.jit(user_knn), backends.limit_of(config)
+        rec.update(**backends.planned(backends.tf_hlo(plain, (q, p)), limit, FAST_MATH))
+        fn = plain
+        if limit is not None:
             rec.update(exla_path=backends.exla_path())
-            fn = backends.exla_compile(user_knn, config["limit"], config["split_size"] or None,
-                                       FAST_MATH)
-        else:
-            fn = plain
+            fn = backends.exla_compile(user_knn, limit, FAST_MATH)
         out = measure(lambda: np.asarray(fn(q, p)), rec, repeats=repeats)
+        if limit is not None:
+            rec.update(**backends.plan_fields(fn))
     rows = np.random.default_rng(1).choice(len(q_np), size=min(len(q_np), 100), replace=False)
     exact = _exact(q_np[rows], p_np, metric, k)
     found = np.asarray(out)[rows].astype(np.int64)

@@ -10,9 +10,11 @@ The compiled program is the training loss and its gradient with respect to all
 trainable variables (``tf.function(jit_compile=True)``; through exla for the
 ``exla`` backend). Reported: the first call (tracing, compilation, one
 evaluation), the median time of the evaluations during a fixed number of
-L-BFGS iterations (SciPy L-BFGS-B on that function), test RMSE
-and NLPD of ``predict_y`` (compiled the same way), and ``error``: the relative
-difference of exla's initial loss from plain XLA's at the same M.
+L-BFGS iterations (SciPy L-BFGS-B on that function), the process's peak RSS
+by the end of those (``loss_peak_rss_mb``; the row's ``peak_rss_mb`` also
+covers the prediction), test RMSE and NLPD of ``predict_y`` (compiled the same
+way), and ``error``: the relative difference of exla's initial loss from plain
+XLA's at the same M.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from experiments.harness.child import Recorder, current_rss_mb
+from experiments.harness.child import Recorder, current_rss_mb, peak_rss_so_far_mb
 from experiments.harness.sweep import grid
 
 NAME = "sgpr"
 SIZE = "m"
 PARAMS = ["m", "n_train", "iterations"]
-METRICS = ["loss0", "opt_s", "rmse", "nlpd"]
+METRICS = ["loss0", "opt_s", "loss_peak_rss_mb", "rmse", "nlpd"]
 DEFAULT_CAP_GB = 4.0
 DEFAULT_MS = [100, 500, 1000, 2000, 3500]
 LIMITS = ["200MB"]
@@ -44,7 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ms", type=int, nargs="+", help="numbers of inducing points")
     parser.add_argument("--n-train", type=int, default=20_000)
     parser.add_argument("--iterations", type=int, default=1, help="L-BFGS iterations")
-    parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
     parser.add_argument("--planned", action="store_true",
                         help="also XLA's planned memory (slow: compiles each program twice)")
 
@@ -54,7 +55,7 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.smoke:
         ms, limits, n_train, iters = [40], ["100KB"], 2000, 2
     else:
-        ms, limits, n_train, iters = args.ms or DEFAULT_MS, args.limits, args.n_train, args.iterations
+        ms, limits, n_train, iters = args.ms or DEFAULT_MS, LIMITS, args.n_train, args.iterations
     return grid(args, "m", ms, limits, SPLIT_SIZE, n_train=n_train, iterations=iters,
                 planned=args.planned)
 
@@ -66,6 +67,16 @@ def make_data(n_train: int, n_test: int = 2000) -> tuple[np.ndarray, ...]:
     y = np.sin(6 * x[:, :1]) + np.cos(4 * x[:, 1:2]) * x[:, 2:3]
     y = y + 0.1 * rng.normal(size=y.shape)
     return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+
+
+def make_model(m: int, n_train: int) -> Any:
+    """The SGPR model described in the module docstring, on :func:`make_data`'s data."""
+    import gpflow
+
+    x, y, _, _ = make_data(n_train)
+    return gpflow.models.SGPR(
+        (x, y), gpflow.kernels.SquaredExponential(lengthscales=[0.3] * 3, variance=1.0),
+        inducing_variable=x[:m].copy(), noise_variance=0.1)
 
 
 def loss_and_gradients(model: Any) -> Callable[[], tuple[Any, list[Any]]]:
@@ -85,17 +96,14 @@ def loss_and_gradients(model: Any) -> Callable[[], tuple[Any, list[Any]]]:
 
 def run(config: dict[str, Any], rec: Recorder) -> None:
     """Runs one configuration in the child."""
-    import gpflow
     import scipy.optimize
     import tensorflow as tf
 
     from experiments.harness import backends
 
-    m, backend = int(config["m"]), config["backend"]
-    x, y, xt, yt = make_data(int(config["n_train"]))
-    model = gpflow.models.SGPR(
-        (x, y), gpflow.kernels.SquaredExponential(lengthscales=[0.3] * 3, variance=1.0),
-        inducing_variable=x[:m].copy(), noise_variance=0.1)
+    m, n_train = int(config["m"]), int(config["n_train"])
+    _, _, xt, yt = make_data(n_train)
+    model = make_model(m, n_train)
     params = list(model.trainable_variables)
     xt_tf = tf.constant(xt)
     loss_and_grads = loss_and_gradients(model)
@@ -103,18 +111,14 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
     def predict(xs: Any) -> Any:
         return model.predict_y(xs)
 
-    if backend == "exla":
+    limit = backends.limit_of(config)
+    compile_ = backends.jit
+    if limit is not None:
         rec.update(exla_path=backends.exla_path())
-        compile_ = lambda f: backends.exla_compile(f, config["limit"],  # noqa: E731
-                                                   config["split_size"] or None)
-    else:
-        compile_ = backends.jit
-    if config.get("planned"):
-        before, after = backends.planned_temp_mb(backends.jit(loss_and_grads), (),
-                                                 config["limit"] or None,
-                                                 config["split_size"] or None)
-        rec.update(planned_temp_plain_mb=before,
-                   planned_temp_mb=after if backend == "exla" else before)
+        compile_ = lambda f: backends.exla_compile(f, limit)  # noqa: E731
+    if config.get("planned") and (limit is None or limit.kind != "memory"):
+        # (Under a memory limit, exla's own search measures the plan: see below.)
+        rec.update(**backends.planned(backends.tf_hlo(backends.jit(loss_and_grads), ()), limit))
     f, pred = compile_(loss_and_grads), compile_(predict)
 
     shapes = [p.shape for p in params]
@@ -142,6 +146,8 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
     rec.update(base_rss_mb=current_rss_mb())
     first = objective(theta0)
     rec.update(first_call_s=times.pop(), loss0=first[0])
+    if limit is not None:
+        rec.update(**backends.plan_fields(f))
 
     def objective_after_first(theta: np.ndarray) -> tuple[float, np.ndarray]:
         # L-BFGS-B starts by evaluating theta0 again: reuse the warm-up's value.
@@ -152,8 +158,10 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
                                      method="L-BFGS-B",
                                      options={"maxiter": int(config["iterations"])})
     assign(result.x)
+    # The peak before the prediction, which is a second program (compiled
+    # through exla too): the loss and gradients' own.
     rec.update(opt_s=time.perf_counter() - start, time_s=statistics.median(times),
-               repeats=len(times))
+               repeats=len(times), loss_peak_rss_mb=peak_rss_so_far_mb())
     mean, var = (t.numpy() for t in pred(xt_tf))
     rmse = float(np.sqrt(np.mean((mean - yt) ** 2)))
     nlpd = float(np.mean(0.5 * np.log(2 * np.pi * var) + (yt - mean) ** 2 / (2 * var)))

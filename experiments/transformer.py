@@ -41,7 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", help="sequence lengths")
     parser.add_argument("--large", action="store_true", help="also seq = 32768 (slow)")
     parser.add_argument("--batch", type=int, default=4)
-    parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
 
 
 def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -50,7 +49,7 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
         sizes, limits, batch = [256], ["1MB"], 2
     else:
         sizes = args.sizes or DEFAULT_SIZES + (LARGE_SIZES if args.large else [])
-        limits, batch = args.limits, args.batch
+        limits, batch = LIMITS, args.batch
     return grid(args, "seq", sizes, limits, SPLIT_SIZE, batch=batch, layers=2)
 
 
@@ -132,16 +131,15 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
     x_np = np.random.default_rng(0).normal(size=(batch, seq, D_MODEL)).astype(np.float32)
     weights_np = make_weights(layers)
     args = [tf.constant(a) for a in [x_np] + weights_np]
-    plain = backends.jit(encoder)
-    before, after = backends.planned_temp_mb(plain, args, config["limit"] or None,
-                                             config["split_size"] or None)
-    rec.update(planned_temp_plain_mb=before, planned_temp_mb=after if after is not None else before)
-    if config["backend"] == "exla":
+    plain, limit = backends.jit(encoder), backends.limit_of(config)
+    rec.update(**backends.planned(backends.tf_hlo(plain, args), limit))
+    fn = plain
+    if limit is not None:
         rec.update(exla_path=backends.exla_path())
-        fn = backends.exla_compile(encoder, config["limit"], config["split_size"] or None)
-    else:
-        fn = plain
+        fn = backends.exla_compile(encoder, limit)
     out = measure(lambda: fn(*args).numpy(), rec, repeats=int(config.get("repeats", 3)))
+    if limit is not None:
+        rec.update(**backends.plan_fields(fn))
     rows = np.sort(np.random.default_rng(1).choice(seq, size=min(seq, 32), replace=False))
     ref = reference(x_np[0], weights_np, rows)
     rec.update(error=float(np.abs(out[0, rows] - ref).max() / np.abs(ref).max()))

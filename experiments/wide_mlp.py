@@ -41,7 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Experiment-specific options."""
     parser.add_argument("--sizes", type=int, nargs="+", help="hidden widths")
     parser.add_argument("--examples", type=int, default=2000)
-    parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
 
 
 def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -49,7 +48,7 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.smoke:
         sizes, limits, examples = [2000], ["1MB"], 500
     else:
-        sizes, limits, examples = args.sizes or DEFAULT_SIZES, args.limits, args.examples
+        sizes, limits, examples = args.sizes or DEFAULT_SIZES, LIMITS, args.examples
     return grid(args, "hidden", sizes, limits, SPLIT_SIZE, examples=examples)
 
 
@@ -129,18 +128,17 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
 
     step, args, params = make_mlp(int(config["hidden"]), int(config["examples"]))
     initial = [p.numpy() for p in params]
-    plain = backends.jit(step)
-    before, after = backends.planned_temp_mb(plain, args, config["limit"] or None,
-                                             config["split_size"] or None)
-    rec.update(planned_temp_plain_mb=before, planned_temp_mb=after if after is not None else before)
+    plain, limit = backends.jit(step), backends.limit_of(config)
+    rec.update(**backends.planned(backends.tf_hlo(plain, args), limit))
     # Planning traced the step without running it: the variables are untouched.
-    if config["backend"] == "exla":
+    fn = plain
+    if limit is not None:
         rec.update(exla_path=backends.exla_path())
-        fn = backends.exla_compile(step, config["limit"], config["split_size"] or None)
-    else:
-        fn = plain
+        fn = backends.exla_compile(step, limit)
     losses: list[float] = []
     measure(lambda: losses.append(float(fn(*args))), rec, repeats=int(config.get("repeats", 3)))
+    if limit is not None:
+        rec.update(**backends.plan_fields(fn))
     _, expected = adam_reference(args[0].numpy(), args[1].numpy(), *initial, steps=len(losses))
     rec.update(final_loss=losses[-1],
                error=float(np.max(np.abs(np.subtract(losses, expected)) / np.abs(expected))))

@@ -18,16 +18,25 @@ from pathlib import Path
 from typing import Any, Callable
 
 
-__all__ = ["Recorder", "measure", "current_rss_mb"]
+__all__ = ["Recorder", "measure", "current_rss_mb", "peak_rss_so_far_mb"]
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
 
 
 def current_rss_mb() -> float:
     """This process's resident set size now, in MiB."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
+    return _status_mb("VmRSS")
+
+
+def peak_rss_so_far_mb() -> float:
+    """This process's largest resident set size so far, in MiB (``VmHWM``)."""
+    return _status_mb("VmHWM")
 
 
 class Recorder:

@@ -13,9 +13,22 @@ _CONFIG_KEYS = ("d", "k", "queries", "n", "m", "metric", "dataset", "seq", "hidd
 
 
 def series_label(row: dict[str, str]) -> str:
-    """``backend`` or ``backend (limit)``."""
+    """``backend``, ``backend (threshold)`` or ``backend (memory_limit=SIZE)``.
+
+    >>> series_label({"backend": "exla", "limit": "200MB"})
+    'exla (200MB)'
+    >>> series_label({"backend": "exla", "limit": "3GB", "limit_kind": "memory"})
+    'exla (memory_limit=3GB)'
+    """
     limit = row.get("limit") or ""
-    return f"{row['backend']} ({limit})" if limit else row["backend"]
+    if not limit:
+        return row["backend"]
+    return f"{row['backend']} ({'memory_limit=' if _limit_kind(row) == 'memory' else ''}{limit})"
+
+
+def _limit_kind(row: dict[str, str]) -> str:
+    # Rows written before the column existed used thresholds only.
+    return (row.get("limit_kind") or "threshold") if row.get("limit") else ""
 
 
 def group_of(row: dict[str, str], keys: Sequence[str]) -> str:
@@ -29,7 +42,7 @@ def latest_rows(rows: list[dict[str, str]], size_key: str,
     names = {"backend", "limit", size_key, *_CONFIG_KEYS, *params}
     keep: dict[tuple, dict[str, str]] = {}
     for row in rows:
-        key = tuple((k, v) for k, v in sorted(row.items()) if k in names)
+        key = tuple((k, v) for k, v in sorted(row.items()) if k in names) + (_limit_kind(row),)
         keep[key] = row  # later rows win
     return list(keep.values())
 

@@ -14,7 +14,7 @@ __all__ = ["write_report", "headlines"]
 
 _COLUMNS = [("status", "status"), ("time_s", "time (s)"), ("first_call_s", "first call (s)"),
             ("peak_rss_mb", "peak RSS (MiB)"), ("planned_temp_mb", "XLA planned temp (MiB)"),
-            ("error", "rel. error")]
+            ("planned_peak_mb", "XLA planned peak (MiB)"), ("error", "rel. error")]
 
 
 def _num(value: Any, digits: int = 3) -> str:

@@ -35,9 +35,9 @@ RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 COMMON_COLUMNS = [
-    "run_id", "experiment", "backend", "exla_path", "limit", "cap_gb", "status",
-    "time_s", "first_call_s", "repeats", "peak_rss_mb", "base_rss_mb", "cgroup_peak_mb",
-    "planned_temp_mb", "planned_temp_plain_mb", "error", "note",
+    "run_id", "experiment", "backend", "exla_path", "limit", "limit_kind", "split_size", "cap_gb",
+    "status", "time_s", "first_call_s", "repeats", "peak_rss_mb", "base_rss_mb", "cgroup_peak_mb",
+    "planned_temp_mb", "planned_temp_plain_mb", "planned_peak_mb", "error", "exla_plan", "load_avg", "note",
 ]
 
 
@@ -50,12 +50,24 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 
 
 def append_rows(path: Path, rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> None:
-    """Appends rows, writing the header first for a new file (an old header wins)."""
+    """Appends rows, writing the header first for a new file.
+
+    An old file keeps its columns in their order; columns it lacks are added
+    at the end (the file is rewritten once, its old rows left empty there).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     header = list(columns)
     if path.exists() and path.stat().st_size > 0:
         with open(path, newline="") as f:
             header = next(csv.reader(f))
+        missing = [c for c in columns if c not in header]
+        if missing:
+            old_rows = read_rows(path)
+            header += missing
+            with open(path, "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=header)
+                writer.writeheader()
+                writer.writerows(old_rows)
         new_file = False
     else:
         new_file = True
@@ -106,8 +118,12 @@ def run_one(module: str, config: dict[str, Any], cap_bytes: int, timeout_s: floa
     cgroup = _memory_cap().make_cgroup(cap_bytes)
     if cgroup is None:
         _log.warning("no memory cgroup available; the child runs WITHOUT a memory cap")
+    load_start = os.getloadavg()[0]
     try:
-        return _run_child(module, config, cgroup, timeout_s, extra_env)
+        row = _run_child(module, config, cgroup, timeout_s, extra_env)
+        # The machine is shared: how busy it was says how far a time can be trusted.
+        row["load_avg"] = f"{load_start:.1f}/{os.getloadavg()[0]:.1f}"
+        return row
     finally:
         if cgroup is not None:
             cgroup.remove()

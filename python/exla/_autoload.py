@@ -2,8 +2,8 @@
 
 pip installs ``exla-autoload.pth`` into site-packages. Python runs its single
 line at start-up; the line only checks the environment and imports this module
-when exla's flags are present (``--xla_tensor_*``/``--exla_*`` in ``XLA_FLAGS``,
-or ``EXLA_FLAGS``) and ``EXLA_DISABLE`` is not a true value (the line cannot
+when exla's flags are present (``--xla_tensor_*``, ``--xla_memory_limit`` or
+``--exla_*`` in ``XLA_FLAGS``, or ``EXLA_FLAGS``) and ``EXLA_DISABLE`` is not a true value (the line cannot
 import anything, so it only recognises ``1``/``true``/``yes``/``on``;
 :func:`install` reads ``EXLA_DISABLE`` again with exla's boolean parser,
 :func:`exla.options.parse_bool`). :func:`install` then
@@ -41,7 +41,9 @@ __all__ = ["should_activate", "install", "flag_error"]
 
 _log = logging.getLogger("exla")
 
-_EXLA_PREFIXES = ("--xla_tensor_", "--exla_")
+# The flags only exla reads (XLA's own --xla_* flags stay for XLA). The .pth
+# line repeats this tuple: it cannot import anything.
+_EXLA_PREFIXES = ("--xla_tensor_", "--xla_memory_limit", "--exla_")
 _flag_error: str | None = None
 
 

@@ -46,3 +46,15 @@ def test_failure_labels_stay_inside_the_axes(ax, logy: bool) -> None:
     for text in ax.texts:
         box = text.get_window_extent()
         assert inside.y0 <= box.y0 and box.y1 <= inside.y1, (text.get_text(), box, inside)
+
+
+def test_a_memory_limit_is_its_own_series_and_old_rows_are_thresholds() -> None:
+    old = {"backend": "exla", "limit": "3GB", "n": "10", "status": "ok", "time_s": "1"}
+    threshold = dict(old, limit_kind="threshold", time_s="2")
+    memory = dict(old, limit_kind="memory", time_s="3")
+    assert plots.series_label(threshold) == plots.series_label(old) == "exla (3GB)"
+    assert plots.series_label(memory) == "exla (memory_limit=3GB)"
+    # A row written before limit_kind existed is the same configuration as a
+    # new threshold row (the newer wins), not as a memory-limit row.
+    kept = plots.latest_rows([old, threshold, memory], "n")
+    assert sorted(r["time_s"] for r in kept) == ["2", "3"]

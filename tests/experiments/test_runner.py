@@ -22,6 +22,8 @@ def test_a_child_within_its_cap_is_ok_and_its_rss_is_measured():
     # 200 MiB touched. (ru_maxrss survives exec, so a large forking parent, such
     # as a pytest process that loaded TensorFlow, can raise it: no upper bound.)
     assert row["peak_rss_mb"] > 200, row
+    start, end = (float(x) for x in row["load_avg"].split("/"))
+    assert start >= 0 and end >= 0
     if row["cgroup_peak_mb"] != "":
         assert 200 < row["cgroup_peak_mb"] < 600, row
 
@@ -57,3 +59,13 @@ def test_the_cap_mechanism_probe_leaves_no_cgroup_behind():
     before = {p.name for p in parent.iterdir() if p.is_dir()}
     assert runner._cap_mechanism(64 * _MIB) == cgroup.mechanism
     assert {p.name for p in parent.iterdir() if p.is_dir()} == before
+
+
+def test_new_columns_extend_an_old_file_and_keep_its_rows(tmp_path):
+    path = tmp_path / "x.csv"
+    runner.append_rows(path, [{"backend": "tf", "limit": ""}], ["backend", "limit"])
+    runner.append_rows(path, [{"backend": "exla", "limit": "3GB", "limit_kind": "memory"}],
+                       ["backend", "limit", "limit_kind"])
+    assert runner.read_rows(path) == [
+        {"backend": "tf", "limit": "", "limit_kind": ""},
+        {"backend": "exla", "limit": "3GB", "limit_kind": "memory"}]

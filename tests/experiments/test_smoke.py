@@ -69,6 +69,7 @@ def test_knn_smoke(tmp_path: Path) -> None:
     # Real data, really rewritten: the 1797 x 1797 x 64 broadcast is gone.
     digits = {r["backend"]: r for r in rows if r["dataset"] == "digits"}
     assert float(digits["exla"]["planned_temp_mb"]) < float(digits["tf"]["planned_temp_mb"]) / 100
+    assert {r["limit_kind"] for r in rows if r["backend"] == "exla"} == {"threshold"}
 
 
 def test_transformer_smoke(tmp_path: Path) -> None:
@@ -83,3 +84,23 @@ def test_wide_mlp_smoke(tmp_path: Path) -> None:
     _check(rows, {"tf", "exla"}, 1e-5)
     exla = next(r for r in rows if r["backend"] == "exla")
     assert float(exla["planned_temp_mb"]) < float(exla["planned_temp_plain_mb"]) / 2
+
+
+def test_memory_limit_smoke(tmp_path: Path) -> None:
+    # The program-level limit, as a user sets it (--xla_memory_limit in XLA_FLAGS).
+    rows = _run("wide_mlp", tmp_path, "--memory-limits", "4MB")
+    _check(rows, {"tf", "exla"}, 1e-5)
+    plain = next(r for r in rows if r["backend"] == "tf")
+    exla = next(r for r in rows if r["backend"] == "exla")
+    assert (exla["limit"], exla["limit_kind"], plain["limit_kind"]) == ("4MB", "memory", "")
+    # Plain XLA plans more than the limit; exla's plan, measured by its own search, fits.
+    assert float(exla["planned_peak_mb"]) * 2**20 <= 4e6 < float(plain["planned_peak_mb"]) * 2**20
+    assert "fits" in exla["exla_plan"] and "loop" in exla["exla_plan"]
+
+
+def test_knn_split_smoke(tmp_path: Path) -> None:
+    rows = _run("knn_split", tmp_path, "--backends", "exla")
+    _check(rows, {"exla"}, 0.05)
+    # The split size sets the loop's chunks: 25 then 50 queries at a time.
+    plans = {r["split_mb"]: r["exla_plan"] for r in rows}
+    assert "20 chunks of 25" in plans["1"] and "10 chunks of 50" in plans["2"], plans

@@ -108,6 +108,9 @@ def test_pth_is_one_line_that_imports_nothing_without_flags(site_env, tmp_path):
     env["XLA_FLAGS"] = "--xla_tensor_size_threshold=1GB"
     assert subprocess.run([sys.executable, str(probe)], env=env, capture_output=True, text=True,
                           check=True).stdout.split() == ["True", "False"]  # TensorFlow stays lazy
+    env["XLA_FLAGS"] = "--xla_memory_limit=1GB"  # the program-level limit alone
+    assert subprocess.run([sys.executable, str(probe)], env=env, capture_output=True, text=True,
+                          check=True).stdout.split() == ["True", "False"]
     env["EXLA_DISABLE"] = "1"
     env["XLA_FLAGS"] = "--xla_cpu_enable_fast_math=false"
     assert subprocess.run([sys.executable, str(probe)], env=env, capture_output=True, text=True,
@@ -160,11 +163,19 @@ def test_unknown_exla_flag_is_a_clear_error_not_an_abort(site_env, tmp_path):
 
 # -- in-process units ---------------------------------------------------------
 
+def test_pth_line_looks_for_the_flags_autoload_takes():
+    from exla import _autoload
+
+    # The .pth line cannot import exla, so it spells the prefixes out again.
+    assert repr(_autoload._EXLA_PREFIXES) in (PYTHON_DIR / PTH).read_text()
+
+
 def test_should_activate():
     from exla._autoload import should_activate
 
     assert should_activate({"XLA_FLAGS": "--xla_tensor_split_size=10MB"})
     assert should_activate({"EXLA_FLAGS": "--xla_tensor_size_threshold=1GB"})
+    assert should_activate({"XLA_FLAGS": "--xla_memory_limit=300MB"})
     assert not should_activate({"XLA_FLAGS": "--xla_dump_to=/tmp/x"})
     assert not should_activate({})
     assert not should_activate({"XLA_FLAGS": "--xla_tensor_split_size=1MB", "EXLA_DISABLE": "1"})
@@ -191,12 +202,13 @@ def test_flags_leave_xla_flags_for_exla_flags(monkeypatch):
     monkeypatch.setattr(_autoload, "_flag_error", None)
     environ = {"XLA_FLAGS": "--xla_tensor_size_threshold=1GB --xla_dump_to=/tmp/d "
                             "--xla_disable_hlo_passes=tensor-splitter,algsimp "
-                            "--xla_tensor_split_size=100MB"}
+                            "--xla_tensor_split_size=100MB --xla_memory_limit=3GB"}
     _autoload._take_flags(environ)
     assert environ["XLA_FLAGS"] == "--xla_dump_to=/tmp/d --xla_disable_hlo_passes=tensor-splitter,algsimp"
-    assert environ["EXLA_FLAGS"] == "--xla_tensor_size_threshold=1GB --xla_tensor_split_size=100MB"
+    assert environ["EXLA_FLAGS"] == ("--xla_tensor_size_threshold=1GB --xla_tensor_split_size=100MB "
+                                     "--xla_memory_limit=3GB")
     parsed = options.Options.from_env(environ)
-    assert (parsed.threshold, parsed.split_size) == (10**9, 10**8)
+    assert (parsed.threshold, parsed.split_size, parsed.memory_limit) == (10**9, 10**8, 3 * 10**9)
     assert parsed.disabled_passes == ("tensor-splitter", "algsimp")
     assert _autoload.flag_error() is None
     # EXLA_FLAGS keeps winning over what came from XLA_FLAGS.
