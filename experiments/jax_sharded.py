@@ -40,6 +40,7 @@ import numpy as np
 
 from experiments.harness.blocks import block_slices
 from experiments.harness.child import Recorder, measure
+from experiments.harness.sweep import exla_limits
 
 NAME = "jax_sharded"
 SIZE = "n"
@@ -65,7 +66,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Experiment-specific options."""
     parser.add_argument("--workloads", nargs="+", choices=sorted(WORKLOADS), default=sorted(WORKLOADS))
     parser.add_argument("--sizes", type=int, nargs="+", help="values of n (default: per workload)")
-    parser.add_argument("--limits", nargs="+", default=LIMITS, help="exla's size thresholds")
 
 
 def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -75,16 +75,17 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
         if args.smoke:
             sizes, limits, queries, examples = [1_000], ["1MB"], 800, 4_000
         else:
-            sizes, limits = args.sizes or WORKLOADS[workload], args.limits
+            sizes, limits = args.sizes or WORKLOADS[workload], LIMITS
             queries, examples = QUERIES, EXAMPLES
+        plain = [{"limit": "", "limit_kind": "", "split_size": ""}]
         for n in sizes:
             for backend in args.backends:
-                for limit in (limits if backend == "exla" else [""]):
+                exla = exla_limits(args, limits, SPLIT_SIZE)
+                for limit in (exla if backend == "exla" else plain):
                     out.append({"backend": backend, "workload": workload, "n": n,
                                 "queries": queries if workload == "knn" else "",
                                 "examples": examples if workload == "mlp" else "",
-                                "limit": limit, "split_size": SPLIT_SIZE.get(limit, ""),
-                                "repeats": args.repeats})
+                                **limit, "repeats": args.repeats})
     return out
 
 
