@@ -35,8 +35,10 @@ SIZE = "m"
 PARAMS = ["m", "n_train", "iterations"]
 METRICS = ["loss0", "opt_s", "loss_peak_rss_mb", "rmse", "nlpd"]
 DEFAULT_CAP_GB = 4.0
-DEFAULT_MS = [100, 500, 1000, 2000, 3500]
-LIMITS = ["200MB"]
+DEFAULT_MS = [500, 1000, 2000, 3000, 4000]
+LARGE_MS = [5000, 6000]
+LIMITS: list[str] = []  # no per-tensor threshold by default: a limit on the whole program
+MEMORY_LIMITS = ["2GB"]
 SPLIT_SIZE = {"1GB": "100MB", "200MB": "20MB", "100KB": "20KB"}
 BACKENDS = ["tf", "exla"]
 
@@ -44,6 +46,7 @@ BACKENDS = ["tf", "exla"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Experiment-specific options."""
     parser.add_argument("--ms", type=int, nargs="+", help="numbers of inducing points")
+    parser.add_argument("--large", action="store_true", help="also M = 5,000 and 6,000 (slow)")
     parser.add_argument("--n-train", type=int, default=20_000)
     parser.add_argument("--iterations", type=int, default=1, help="L-BFGS iterations")
     parser.add_argument("--planned", action="store_true",
@@ -55,7 +58,10 @@ def configs(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.smoke:
         ms, limits, n_train, iters = [40], ["100KB"], 2000, 2
     else:
-        ms, limits, n_train, iters = args.ms or DEFAULT_MS, LIMITS, args.n_train, args.iterations
+        ms = args.ms or DEFAULT_MS + (LARGE_MS if args.large else [])
+        limits, n_train, iters = LIMITS, args.n_train, args.iterations
+        if args.limits is None and not args.memory_limits:  # the default: MEMORY_LIMITS
+            args = argparse.Namespace(**{**vars(args), "memory_limits": MEMORY_LIMITS})
     return grid(args, "m", ms, limits, SPLIT_SIZE, n_train=n_train, iterations=iters,
                 planned=args.planned)
 

@@ -26,7 +26,8 @@ def add_limit_arguments(parser: argparse.ArgumentParser, default_limits: Iterabl
     """The options that choose exla's limits (every experiment with an ``exla`` backend)."""
     parser.add_argument("--limits", nargs="+", metavar="SIZE",
                         help="exla's per-tensor thresholds, --xla_tensor_size_threshold "
-                             f"(default: {' '.join(default_limits)}, unless --memory-limits)")
+                             f"(default: {' '.join(default_limits) or 'none'}, unless "
+                             "--memory-limits)")
     parser.add_argument("--memory-limits", nargs="+", metavar="SIZE", default=[],
                         help="exla's limits on the whole program's planned peak, "
                              "--xla_memory_limit")
