@@ -14,11 +14,13 @@ finds the smallest peak at every M: one under a fixed tiny limit (``--limit``,
 thresholds of kilobytes, which slice every M x N matrix finely where the
 splitter can), one under a limit of ``--limit-units`` M x M matrices
 (thresholds from about the size of an M x M matrix down). The smallest peak
-over all M is the program's floor as XLA plans it once everything N-sized is
-sliced; the peak at the largest M is what exla reaches there today. The
+over all M is exla's floor today (what its loops keep live besides the M x M
+matrices); the peak at the largest M is what exla reaches there. The
 largest M that can run under a cap is the largest whose peak plus the
 process's own memory (TensorFlow, GPflow and the data, measured by the
-experiment before its first call) fits.
+experiment before its first call) fits. The physical floor, what no split of
+the N dimension can remove, is plain XLA's plan of the same program with 50
+training points: the M x M matrices XLA keeps live at once.
 """
 
 from __future__ import annotations
@@ -66,6 +68,27 @@ def floor_of(m: int, n_train: int, limits: list[int]) -> dict[str, float]:
             "threshold": plan.chosen.threshold or 0,
             "candidates": sum(len(p.candidates) for _, _, p in plans),
             "seconds": time.perf_counter() - start}
+
+
+def working_set_units(m: int, n_small: int = 50) -> float:
+    """Plain XLA's planned peak of the same program with only ``n_small`` training
+    points, in M x M float64 matrices: the M x M matrices XLA keeps live at once
+    when nothing N-sized is left, i.e. what any split of the N dimension must
+    still hold (the inducing points are drawn at random: nothing runs)."""
+    import gpflow
+    import numpy as np
+
+    from exla.bridge.xla import planned_memory, proto_to_text
+    from experiments import sgpr
+    from experiments.harness import backends
+
+    rng = np.random.default_rng(0)
+    model = gpflow.models.SGPR(
+        (rng.uniform(size=(n_small, 3)), rng.normal(size=(n_small, 1))),
+        gpflow.kernels.SquaredExponential(lengthscales=[0.3] * 3, variance=1.0),
+        inducing_variable=rng.uniform(size=(m, 3)), noise_variance=0.1)
+    hlo = backends.tf_hlo(backends.jit(sgpr.loss_and_gradients(model)), ())
+    return planned_memory(proto_to_text(hlo)).total_bytes / (8 * m * m)
 
 
 def measured_base_mb(results_dir: Path) -> float | None:
@@ -119,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['by_search']} | {r['plain_units']:.1f} | {r['io_mb']:.2f} | "
               f"{r['threshold']} | {r['candidates']} | {r['seconds']:.0f} |", flush=True)
     cap_mb = args.cap_gb * 1024
+    units = working_set_units(min(args.ms))
+    print(f"\nplain XLA with N = 50 at M = {min(args.ms)}: {units:.2f} M x M float64 matrices "
+          f"live at once (the physical floor); with the process it fits the cap up to "
+          f"M = {largest_m(units, cap_mb, base)}")
     floor = min(r["units"] for r in rows)
     top = max(rows, key=lambda r: r["m"])
     print(f"\ncap {cap_mb:.0f} MiB; the process before its first call: {base:.0f} MiB")
