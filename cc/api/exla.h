@@ -26,6 +26,12 @@ struct Options {
   // Allows rewrites that may change results beyond the program's own
   // rounding (the squared-distance expansion): --exla_fast_math.
   bool fast_math = false;
+  // Lets the tensor-splitter accumulate a sum over the split dimension above
+  // the threshold when it is smaller than what the loop slices (an M x M
+  // Gram matrix from M x N slices). The per-tensor threshold is then no
+  // longer a promise, so only the memory-limit search, which judges every
+  // plan by XLA's planned peak, turns it on.
+  bool large_sums = false;
 };
 
 // What one pass did.

@@ -19,7 +19,7 @@ namespace {
 
 py::tuple Optimize(const std::string& text, std::optional<std::vector<std::string>> passes,
                    int64_t threshold, int64_t split_size, const std::string& dump_dir,
-                   bool fast_math) {
+                   bool fast_math, bool large_sums) {
   Options options;
   options.tensor_size_threshold = threshold;
   options.tensor_split_size = split_size;
@@ -31,6 +31,7 @@ py::tuple Optimize(const std::string& text, std::optional<std::vector<std::strin
   }
   options.dump_dir = dump_dir;
   options.fast_math = fast_math;
+  options.large_sums = large_sums;
   std::vector<PassRecord> records;
   std::string result;
   {
@@ -155,6 +156,7 @@ PYBIND11_MODULE(_exla, m) {
   }, py::arg("text"), "Parses HLO text and prints it again.");
   m.def("optimize", &exla::Optimize, py::arg("text"), py::arg("passes") = py::none(),
         py::arg("threshold") = 0, py::arg("split_size") = 0, py::arg("dump_dir") = "", py::arg("fast_math") = false,
+        py::arg("large_sums") = false,
         "Runs exla's passes; returns (text, [(pass, changed, seconds, messages), ...]).");
   m.def("verify", [](const std::string& text) {
     py::gil_scoped_release release;

@@ -34,7 +34,8 @@ const std::vector<PassFactory>& Registry() {
       {"dot-order-optimizer", [](const Options&) { return std::make_unique<DotOrderOptimizer>(); }},
       {"tensor-splitter",
        [](const Options& o) {
-         return std::make_unique<TensorSplitter>(o.tensor_size_threshold, o.tensor_split_size);
+         return std::make_unique<TensorSplitter>(o.tensor_size_threshold, o.tensor_split_size,
+                                                 o.large_sums);
        }},
       {"remove-copies", [](const Options&) { return std::make_unique<RemoveCopies>(); }},
       {"dce", [](const Options&) { return std::make_unique<DeadCodeElimination>(); }},

@@ -114,8 +114,9 @@ class RegionGrower {
   // into a whole buffer, and a following elementwise op would then need a
   // second one, where the unsplit program needed a single buffer.
   RegionGrower(int64_t threshold, int64_t exit_limit, SplitRegion* region,
-               const ShardingAnalysis& sharding, int64_t follow_limit = -1)
+               const ShardingAnalysis& sharding, int64_t follow_limit, bool large_sums)
       : threshold_(threshold),
+        large_sums_(large_sums),
         follow_limit_(follow_limit < 0 ? threshold : std::min(threshold, follow_limit)),
         exit_limit_(std::max(threshold, exit_limit)),
         region_(region),
@@ -162,9 +163,11 @@ class RegionGrower {
   // (a weight gradient over a batch, a program output or the size of one)
   // may be accumulated however large it is: that much memory is needed
   // anyway, while the values the loop slices, larger still, are not. Only
-  // in the entry computation, whose results are the program's.
+  // in the entry computation, whose results are the program's. With
+  // `large_sums_`, any sum smaller than what the loop slices: the loop still
+  // saves memory, and the memory-limit search measures whether it is enough.
   bool AccumulatesWhatMustExistAnyway(int64_t bytes) const {
-    return bytes <= largest_output_bytes_ && bytes < largest_start_bytes_;
+    return (large_sums_ || bytes <= largest_output_bytes_) && bytes < largest_start_bytes_;
   }
 
   WhyNot AddStart(const RegionStart& start) {
@@ -481,6 +484,7 @@ class RegionGrower {
   }
 
   int64_t threshold_;
+  bool large_sums_;  // Options::large_sums
   int64_t follow_limit_;
   int64_t exit_limit_;
   int64_t largest_output_bytes_ = 0;  // of the program's results; 0 outside the entry
@@ -505,14 +509,14 @@ int64_t LargestArrayBytes(const Shape& shape) {
 
 WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
                         int64_t follow_limit, SplitRegion* region,
-                        const ShardingAnalysis& sharding) {
+                        const ShardingAnalysis& sharding, bool large_sums) {
   int64_t largest_sink = 0;
   for (const RegionStart& start : starts) {
     if (!start.follow_users) {
       largest_sink = std::max(largest_sink, sharding.LargestDeviceBytes(*start.instruction));
     }
   }
-  RegionGrower grower(threshold, largest_sink, region, sharding, follow_limit);
+  RegionGrower grower(threshold, largest_sink, region, sharding, follow_limit, large_sums);
   return grower.Grow(starts);
 }
 

@@ -92,9 +92,11 @@ struct RegionStart {
 // another's result, directly or through values outside, for example. Sizes
 // are what one device holds, and no member or sliced input may be cut between
 // devices along the split (`sharding`, which must outlive the region).
+// `large_sums` lets a sum over the split dimension exceed the threshold when it
+// is smaller than what the loop slices (Options::large_sums).
 WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
                         int64_t follow_limit, SplitRegion* region,
-                        const ShardingAnalysis& sharding);
+                        const ShardingAnalysis& sharding, bool large_sums = false);
 
 // Seeds whose region cannot be built, found in one pass over the computation
 // instead of growing a region from each: a region grown from an instruction

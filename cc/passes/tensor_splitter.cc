@@ -133,7 +133,7 @@ bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit,
 // either only where the region can still be built (the grower refuses one
 // that needs another's result, directly or through values outside the loop).
 void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64_t limit,
-                    int64_t follow_limit, const ShardingAnalysis& sharding) {
+                    int64_t follow_limit, const ShardingAnalysis& sharding, bool large_sums) {
   // Each consumer is tried once: a try regrows the whole region, and a
   // consumer that cannot join rarely can after another joined.
   std::set<std::pair<const HloInstruction*, int>> tried;
@@ -165,7 +165,7 @@ void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64
           std::vector<RegionStart> more = *starts;
           more.push_back(start);
           SplitRegion larger;
-          if (!BuildSplitRegion(more, limit, follow_limit, &larger, sharding).ok() ||
+          if (!BuildSplitRegion(more, limit, follow_limit, &larger, sharding, large_sums).ok() ||
               larger.size != region->size) {
             continue;
           }
@@ -225,7 +225,8 @@ bool LoopCommunicates(const SplitRegion& region, const ShardingAnalysis& shardin
 // seeds whose region must fail: they are refused without growing a region.
 SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
                         const DoomedSeeds* const doomed[2], const ShardingAnalysis& sharding,
-                        std::string* reason, std::unordered_set<int64_t>* reasons_seen) {
+                        bool large_sums, std::string* reason,
+                        std::unordered_set<int64_t>* reasons_seen) {
   SplitRegion talking;  // the first region whose loop communicates
   int64_t talking_dim = -1;
   for (int64_t dim : DimensionsBySize(seed->shape())) {
@@ -238,7 +239,9 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
       const std::string* certain = doomed[pass]->Reason(seed, dim);
       std::vector<RegionStart> starts = {RegionStart::Seed(seed, dim)};
       if (error.ok() && certain != nullptr) error = WhyNot::Because(*certain);
-      if (error.ok()) error = BuildSplitRegion(starts, limit, follow_limit, &region, sharding);
+      if (error.ok()) {
+        error = BuildSplitRegion(starts, limit, follow_limit, &region, sharding, large_sums);
+      }
       if (error.ok() && region.size < 2) error = WhyNot::Because("extent 1");
       if (!error.ok()) {
         // Every dimension's refusal, as the last attempt on it gave it: a user
@@ -250,7 +253,7 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
         }
         continue;
       }
-      JoinOtherUsers(&starts, &region, limit, follow_limit, sharding);
+      JoinOtherUsers(&starts, &region, limit, follow_limit, sharding, large_sums);
       if (talking_dim < 0 && LoopCommunicates(region, sharding)) {
         talking = std::move(region);
         talking_dim = dim;
@@ -269,17 +272,18 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
 // for all consumers is impossible, typically in gradient programs where
 // results of reductions over the big tensor flow back into other uses of it.
 SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
-                        const ShardingAnalysis& sharding) {
+                        const ShardingAnalysis& sharding, bool large_sums) {
   for (int k = 0; k < sink->operand_count(); ++k) {
     HloInstruction* operand = sink->operand(k);
     if (!IsSplitCandidate(*operand, limit, sharding)) continue;
     for (int64_t dim : DimensionsBySize(operand->shape())) {
       SplitRegion region;
       std::vector<RegionStart> starts = {RegionStart::Sink(sink, k, dim)};
-      if (!BuildSplitRegion(starts, limit, limit, &region, sharding).ok() || region.size < 2) {
+      if (!BuildSplitRegion(starts, limit, limit, &region, sharding, large_sums).ok() ||
+          region.size < 2) {
         continue;
       }
-      JoinOtherUsers(&starts, &region, limit, limit, sharding);
+      JoinOtherUsers(&starts, &region, limit, limit, sharding, large_sums);
       return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size));
     }
   }
@@ -342,7 +346,7 @@ bool TensorSplitter::Run(HloModule* module) {
         if (seeds_given_up.count(instruction) || !IsSplitCandidate(*instruction, limit, sharding)) {
           continue;
         }
-        result = SplitAtSeed(instruction, limit, split_size, doomed, sharding,
+        result = SplitAtSeed(instruction, limit, split_size, doomed, sharding, large_sums_,
                              &reasons[instruction->name()], &reasons_seen[instruction->name()]);
         if (result.split) break;
         seeds_given_up.insert(instruction);
@@ -352,7 +356,7 @@ bool TensorSplitter::Run(HloModule* module) {
           if (sinks_given_up.count(instruction) || !IsSinkCandidate(*instruction, limit, sharding)) {
             continue;
           }
-          result = SplitAtSink(instruction, limit, split_size, sharding);
+          result = SplitAtSink(instruction, limit, split_size, sharding, large_sums_);
           if (result.split) break;
           sinks_given_up.insert(instruction);
         }

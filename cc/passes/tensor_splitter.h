@@ -23,15 +23,17 @@ class TensorSplitter : public HloPass {
  public:
   // `threshold`: the largest tensor (bytes) allowed outside a loop; 0 turns
   // the pass off. `split_size`: the limit for tensors inside the loop bodies
-  // it creates; 0 means a quarter of the threshold.
-  TensorSplitter(int64_t threshold, int64_t split_size)
-      : threshold_(threshold), split_size_(split_size) {}
+  // it creates; 0 means a quarter of the threshold. `large_sums`: see
+  // Options::large_sums.
+  TensorSplitter(int64_t threshold, int64_t split_size, bool large_sums = false)
+      : threshold_(threshold), split_size_(split_size), large_sums_(large_sums) {}
   std::string_view name() const override { return "tensor-splitter"; }
   bool Run(HloModule* module) override;
 
  private:
   int64_t threshold_;
   int64_t split_size_;
+  bool large_sums_;
 };
 
 }  // namespace exla

@@ -69,10 +69,15 @@ def _call(name: str, *args: Any) -> Any:
 
 
 def optimize(text: str, passes: Sequence[str] | None, threshold: int, split_size: int,
-             dump_dir: str, fast_math: bool = False) -> tuple[str, list]:
-    """Runs the passes: ``(text, [(pass, changed, seconds, messages), ...])``."""
+             dump_dir: str, fast_math: bool = False,
+             large_sums: bool = False) -> tuple[str, list]:
+    """Runs the passes: ``(text, [(pass, changed, seconds, messages), ...])``.
+
+    ``large_sums`` lets the splitter accumulate sums above the threshold (the
+    memory-limit search's option, see ``Options::large_sums`` in cc/api/exla.h).
+    """
     return _call("optimize", text, None if passes is None else list(passes), threshold,
-                 split_size, dump_dir, fast_math)
+                 split_size, dump_dir, fast_math, large_sums)
 
 
 def round_trip(text: str) -> str:

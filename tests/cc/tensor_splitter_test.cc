@@ -653,6 +653,42 @@ TEST(TensorSplitter, SumLargerThanEveryResultStaysRefused) {
   EXPECT_FALSE(HasMessage(run, "split main/p"));
 }
 
+TEST(TensorSplitter, LargeSumsAccumulateWhatTheThresholdRefuses) {
+  // The memory-limit search's option: the same 4 KB sum is accumulated
+  // although no result is as large, because the 8 KB p it replaces is larger.
+  exla::Options options = SizeOptions(2048, 1024);
+  options.large_sums = true;
+  const PassRun run = RunPass(
+      kPass,
+      GramOfRows("  zero = f32[] constant(0)\n"
+                 "  ROOT r = f32[] reduce(g, zero), dimensions={0,1}, to_apply=sum\n"),
+      options);
+  EXPECT_TRUE(HasMessage(run, "split main/p f32[64,32] (8.2 KB) on dimension 0 of extent 64"));
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     g.split_body {
+    CHECK:     [[PART:[a-z0-9.-]+]] = f32[32,32]{1,0} dot(
+    CHECK:     f32[32,32]{1,0} add({{[a-z0-9.-]+}}, [[PART]])
+    CHECK:     ENTRY main {
+    CHECK-NOT: f32[64,32]{1,0} exponential
+  )"));
+}
+
+TEST(TensorSplitter, LargeSumsStillRefuseASumAsLargeAsItsSlices) {
+  // g = pᵀp of a square p is as large as p: accumulating it would save
+  // nothing, so the loop over p's rows stays refused with large sums too.
+  exla::Options options = SizeOptions(4096, 2048);
+  options.large_sums = true;
+  const std::string module = Module(R"(
+  x = f32[64,64]{1,0} parameter(0)
+  p = f32[64,64]{1,0} exponential(x)
+  g = f32[64,64]{1,0} dot(p, p), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  ROOT r = f32[] reduce(g, zero), dimensions={0,1}, to_apply=sum
+)");
+  const PassRun run = RunPass(kPass, module, options);
+  EXPECT_TRUE(HasMessage(run, "dimension 0: g reduces the split dimension but is itself too large"));
+}
+
 // The difference consumed by `consumer` (an instruction the splitter cannot
 // slice), then reduced.
 std::string DifferenceConsumedBy(const std::string& consumer) {
