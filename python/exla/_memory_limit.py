@@ -14,7 +14,12 @@ own arguments and outputs (or the explicit ``threshold`` if smaller); it is
 halved until a candidate fits or the peak stops falling, then the gap between
 the last threshold that did not fit and the first that did is bisected so that
 chunks are as large as the limit allows; where the user set no split size, the
-best plan is then tried with slices of half and all of its threshold. At most
+best plan is then tried with slices of half and all of its threshold. If no
+threshold fits, the halving is repeated with the splitter allowed to
+accumulate sums above the threshold (``large_sums``): a loop over the N
+columns of an M x N matrix may then produce its M x M Gram matrix, which the
+per-tensor rule refuses below M x M thresholds; such plans are only wanted
+when the ordinary ones cannot fit, as they give up the per-tensor bound. At most
 :data:`MAX_CANDIDATES` XLA compilations are spent per module.
 
 Cost of a plan: the work its loops compute again (producers recomputed slice by
@@ -75,9 +80,11 @@ class Candidate:
     loops: int
     fits: bool
     recomputed_flops: int = 0
+    large_sums: bool = False
 
     def __str__(self) -> str:
         split = format_size(self.split_size) if self.split_size else "auto"
+        split += ", sums above the threshold" if self.large_sums else ""
         verdict = "fits" if self.fits else "over"
         return (f"threshold {format_size(self.threshold)}, split {split}: peak "
                 f"{format_size(self.peak_bytes)}, {self.loops} loop(s), "
@@ -256,8 +263,8 @@ def _arrays(text: str) -> list[tuple[str, str, str, int]]:
             for _, name, opcode, size, shape in _core.tensor_sizes(text)]
 
 
-Optimize = Callable[[int | None, int | None], tuple[str, list]]
-"""``optimize(threshold, split_size) -> (text, records)``: the C++ pipeline."""
+Optimize = Callable[[int | None, int | None, bool], tuple[str, list]]
+"""``optimize(threshold, split_size, large_sums) -> (text, records)``: the C++ pipeline."""
 
 
 def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[list], list],
@@ -292,34 +299,37 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
 
     results: dict[tuple, tuple[str, list, Candidate]] = {}
 
-    def measure(t: int | None, split: int | None = split_size) -> Candidate:
-        key = (t, split)
+    def measure(t: int | None, split: int | None = split_size, large: bool = False) -> Candidate:
+        key = (t, split, large)
         if key not in results:
             start = time.perf_counter()
-            out, records = optimize(t, split)
+            out, records = optimize(t, split, large)
             plan.exla_seconds += time.perf_counter() - start
             stats = planned_memory_cached(out, plan)
             peak = stats.total_bytes
             recomputed, program = recomputation(messages_of(records))
             plan.program_flops = max(plan.program_flops, program)
             candidate = Candidate(t, split, peak, out.count(" while("), peak <= limit,
-                                  recomputed)
+                                  recomputed, large)
             plan.candidates.append(candidate)
             results[key] = (out, records, candidate)
             _log.debug("exla: memory limit %s: %s", format_size(limit), candidate)
         return results[key][2]
 
-    first = measure(threshold)  # the user's own settings (none: the clean-ups only)
-    if not first.fits:
+    def halve(large: bool, start: int | None = None) -> None:
+        # From `start` (by default the room the limit leaves) down, halving
+        # until a candidate fits or the peak stops falling; then bisect
+        # towards larger chunks.
         room = limit - plan.floor_bytes
         t = room if threshold is None else min(threshold, room)
         # A threshold at or above the largest tensor splits nothing: start below it.
         largest = max((size for *_, size in _arrays(text)), default=0)
-        t = max(min(t, largest - 1), _MIN_THRESHOLD)
+        t = max(min(t, largest - 1, start or t), _MIN_THRESHOLD)
         too_big: int | None = None
-        best_peak, stalls = first.peak_bytes, 0
+        best_peak = min(r[2].peak_bytes for r in results.values())
+        stalls = 0
         while t >= _MIN_THRESHOLD and plan.xla_compiles < MAX_CANDIDATES:
-            candidate = measure(t)
+            candidate = measure(t, large=large)
             if candidate.fits:
                 break
             too_big = t
@@ -328,21 +338,31 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
             stalls = stalls + 1 if candidate.peak_bytes >= best_peak else 0
             best_peak = min(best_peak, candidate.peak_bytes)
             if stalls >= 3:
-                break
+                return
             t //= 2
         else:
-            candidate = None
-        if candidate is not None and candidate.fits and too_big is not None:
-            # Bisect upwards for larger chunks: fewer iterations.
-            low, high = t, too_big
-            for _ in range(2):
-                if plan.xla_compiles >= MAX_CANDIDATES or high - low < max(_MIN_THRESHOLD, low // 8):
-                    break
-                middle = (low + high) // 2
-                if measure(middle).fits:
-                    low = middle
-                else:
-                    high = middle
+            return
+        if too_big is None:
+            return
+        # Bisect upwards for larger chunks: fewer iterations.
+        low, high = t, too_big
+        for _ in range(2):
+            if plan.xla_compiles >= MAX_CANDIDATES or high - low < max(_MIN_THRESHOLD, low // 8):
+                break
+            middle = (low + high) // 2
+            if measure(middle, large=large).fits:
+                low = middle
+            else:
+                high = middle
+
+    first = measure(threshold)  # the user's own settings (none: the clean-ups only)
+    if not first.fits:
+        halve(large=False)
+        if not any(r[2].fits for r in results.values()):
+            # Large sums change nothing where every sum is below the
+            # threshold: start below the best plan so far.
+            best = min(results.values(), key=lambda r: r[2].peak_bytes)[2]
+            halve(large=True, start=best.threshold // 2 if best.threshold else None)
 
     def cost(candidate: Candidate) -> tuple:
         # The least repeated work, then the fewest loops, then the largest
@@ -359,7 +379,8 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
         best = min(fitting, key=cost)
         if best.threshold is not None:
             for split in (best.threshold // 2, best.threshold):
-                if plan.xla_compiles >= MAX_CANDIDATES or not measure(best.threshold, split).fits:
+                if (plan.xla_compiles >= MAX_CANDIDATES
+                        or not measure(best.threshold, split, best.large_sums).fits):
                     break
     fitting = [r for r in results.values() if r[2].fits]
     if fitting:

@@ -195,12 +195,13 @@ def optimize_hlo(
 
     before = _core.module_summary(text)  # also rejects malformed text early
 
-    def run(threshold_bytes: int, split_bytes: int) -> tuple[str, list]:
+    def run(threshold_bytes: int, split_bytes: int, large_sums: bool = False) -> tuple[str, list]:
         if pass_list is not None and not pass_list:
             # Every pass disabled: the extension refuses an empty list, and the
             # honest result is the module as it was.
             return _core.round_trip(text), []
-        return _core.optimize(text, pass_list, threshold_bytes, split_bytes, dump, fast_math)
+        return _core.optimize(text, pass_list, threshold_bytes, split_bytes, dump, fast_math,
+                              large_sums)
 
     from exla import _memory_limit
 
@@ -209,7 +210,7 @@ def optimize_hlo(
         optimised, records = run(threshold_bytes, split_bytes)
     else:
         optimised, records, plan = _memory_limit.search(
-            text, limit_bytes, lambda t, s: run(t or 0, s or 0), _messages,
+            text, limit_bytes, lambda t, s, big: run(t or 0, s or 0, big), _messages,
             threshold=threshold_bytes or None, split_size=split_bytes or None)
     after = _core.module_summary(optimised)
     seconds = time.perf_counter() - start

@@ -47,8 +47,9 @@ def _entry_arguments(function, *args) -> list:
     return list(args) + captured
 
 
-def _split(text: str, threshold: int, split_size: int, passes=("tensor-splitter", "dce")):
-    out, records = _exla.optimize(text, list(passes), threshold, split_size, "")
+def _split(text: str, threshold: int, split_size: int, passes=("tensor-splitter", "dce"),
+           large_sums: bool = False):
+    out, records = _exla.optimize(text, list(passes), threshold, split_size, "", False, large_sums)
     assert any(name == "tensor-splitter" and changed for name, changed, _, _ in records)
     messages = [m for record in records for m in record[3]]
     return out, messages
@@ -193,6 +194,29 @@ def test_sgpr_loss_and_gradients():
     assert len(eager) == len(split_results) == len(unsplit_results)
     for split, unsplit, reference in zip(split_results, unsplit_results, eager):
         spread = _relative_error(reference, unsplit)
+        assert _relative_error(split, unsplit) <= max(1e-8, 4 * spread)
+
+
+def test_sgpr_with_large_sums_below_one_inducing_matrix():
+    # Thresholds below one M x M matrix: the per-tensor rule refuses the loops
+    # over N whose sums (A Aᵀ and the M x M gradient terms) would exceed the
+    # threshold, and the N x M matrices stay whole (32 M x M matrices planned at
+    # N = 6 M). With large sums (the memory-limit search's fallback) those sums
+    # are accumulated and XLA plans about 8: close to the M x M matrices the
+    # program keeps live anyway. The numbers stay the unsplit program's.
+    loss_and_grads, args = workloads.sgpr_loss_and_grads(6_000, 1_000)
+    text = _hlo(loss_and_grads, *args)
+    threshold, split_size = 4 * MB, 1 * MB
+    per_tensor, _ = _split(text, threshold, split_size)
+    out, messages = _split(text, threshold, split_size, large_sums=True)
+    unit = 8 * 1_000**2
+    assert bridge.planned_memory(per_tensor).temp_bytes > 20 * unit
+    assert bridge.planned_memory(out).temp_bytes < 10 * unit
+    inputs = _entry_arguments(loss_and_grads, *args)
+    eager = tf.nest.flatten(loss_and_grads.python_function())
+    unsplit_results = call_hlo(text, inputs)
+    for split, unsplit, reference in zip(call_hlo(out, inputs), unsplit_results, eager):
+        spread = _relative_error(reference, unsplit)  # see test_sgpr_loss_and_gradients
         assert _relative_error(split, unsplit) <= max(1e-8, 4 * spread)
 
 

@@ -1,0 +1,76 @@
+"""The memory-limit search's order of candidates (python/exla/_memory_limit.py).
+
+XLA's planned memory is replaced by a table keyed by the candidate, so that
+each test states which plans fit and checks which one the search keeps; the
+real measurements are in test_memory_limit.py.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import pytest
+
+from exla import _memory_limit
+from exla.bridge import xla as bridge
+
+pytestmark = pytest.mark.usefixtures("extension")
+
+MODULE = """HloModule {name}
+
+ENTRY main {{
+  x = f32[1000,1000] parameter(0)
+  ROOT e = f32[1000,1000] exponential(x)
+}}
+"""
+MB = 10**6
+
+
+def _search(monkeypatch, peak_of, limit=12 * MB):
+    """Runs the search with ``peak_of(threshold, large_sums)`` as XLA's temp bytes."""
+    calls = []
+
+    def optimize(threshold, split_size, large_sums):
+        calls.append((threshold, split_size, large_sums))
+        name = f"m_{threshold}_{split_size}_{int(large_sums)}"
+        return MODULE.format(name=name), []
+
+    def planned_memory(text, devices=None):
+        name = text.split()[1]
+        temp = 30 * MB
+        if name != "input":
+            _, threshold, _, large = name.split("_")
+            temp = peak_of(None if threshold == "None" else int(threshold), large == "1")
+        return bridge.MemoryStats(temp, 4 * MB, 4 * MB, 0, 0)
+
+    monkeypatch.setattr(bridge, "planned_memory", planned_memory)
+    monkeypatch.setattr(_memory_limit, "_cache", OrderedDict())  # no measurement of other tests
+    _, _, plan = _memory_limit.search(MODULE.format(name="input"), limit, optimize,
+                                      lambda records: [])
+    return plan, calls
+
+
+def test_large_sums_are_tried_when_no_ordinary_plan_fits(monkeypatch):
+    # Ordinary plans stay at 10 MB of temporaries (18 MB in all, over 12 MB);
+    # with large sums, thresholds under 1 MB reach 2 MB.
+    plan, calls = _search(monkeypatch,
+                          lambda t, large: 2 * MB if large and t and t < MB else 10 * MB)
+    assert plan.fits and plan.chosen.large_sums
+    assert plan.peak_bytes == 10 * MB
+    assert "sums above the threshold" in str(plan.chosen)
+    first_large = [c[2] for c in calls].index(True)
+    assert not any(c[2] for c in calls[:first_large]) and all(c[2] for c in calls[first_large:])
+
+
+def test_large_sums_are_not_tried_when_an_ordinary_plan_fits(monkeypatch):
+    plan, calls = _search(monkeypatch,
+                          lambda t, large: 2 * MB if t and t < 2 * MB else 10 * MB)
+    assert plan.fits and not plan.chosen.large_sums
+    assert not any(large for _, _, large in calls)
+
+
+def test_large_sums_that_do_not_help_leave_the_smallest_plan(monkeypatch):
+    plan, calls = _search(monkeypatch, lambda t, large: 10 * MB if large else 9 * MB)
+    assert not plan.fits
+    assert plan.peak_bytes == 17 * MB and not plan.chosen.large_sums
+    assert any(large for _, _, large in calls)
