@@ -19,7 +19,8 @@ threshold fits, the halving is repeated with the splitter allowed to
 accumulate sums above the threshold (``large_sums``): a loop over the N
 columns of an M x N matrix may then produce its M x M Gram matrix, which the
 per-tensor rule refuses below M x M thresholds; such plans are only wanted
-when the ordinary ones cannot fit, as they give up the per-tensor bound. At most
+when the ordinary ones cannot fit and the user set no threshold, as they give
+up the per-tensor bound. At most
 :data:`MAX_CANDIDATES` XLA compilations are spent per module.
 
 Cost of a plan: the work its loops compute again (producers recomputed slice by
@@ -358,7 +359,8 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
     first = measure(threshold)  # the user's own settings (none: the clean-ups only)
     if not first.fits:
         halve(large=False)
-        if not any(r[2].fits for r in results.values()):
+        if threshold is None and not any(r[2].fits for r in results.values()):
+            # (A threshold the user gave bounds every tensor: no large sums.)
             # Large sums change nothing where every sum is below the
             # threshold: start below the best plan so far.
             best = min(results.values(), key=lambda r: r[2].peak_bytes)[2]

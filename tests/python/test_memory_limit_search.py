@@ -26,7 +26,7 @@ ENTRY main {{
 MB = 10**6
 
 
-def _search(monkeypatch, peak_of, limit=12 * MB):
+def _search(monkeypatch, peak_of, limit=12 * MB, threshold=None):
     """Runs the search with ``peak_of(threshold, large_sums)`` as XLA's temp bytes."""
     calls = []
 
@@ -46,7 +46,7 @@ def _search(monkeypatch, peak_of, limit=12 * MB):
     monkeypatch.setattr(bridge, "planned_memory", planned_memory)
     monkeypatch.setattr(_memory_limit, "_cache", OrderedDict())  # no measurement of other tests
     _, _, plan = _memory_limit.search(MODULE.format(name="input"), limit, optimize,
-                                      lambda records: [])
+                                      lambda records: [], threshold=threshold)
     return plan, calls
 
 
@@ -66,6 +66,15 @@ def test_large_sums_are_not_tried_when_an_ordinary_plan_fits(monkeypatch):
     plan, calls = _search(monkeypatch,
                           lambda t, large: 2 * MB if t and t < 2 * MB else 10 * MB)
     assert plan.fits and not plan.chosen.large_sums
+    assert not any(large for _, _, large in calls)
+
+
+def test_large_sums_are_not_tried_under_the_users_threshold(monkeypatch):
+    # A threshold the user gave bounds every tensor: no sum may exceed it.
+    plan, calls = _search(monkeypatch,
+                          lambda t, large: 2 * MB if large and t and t < MB else 10 * MB,
+                          threshold=3 * MB)
+    assert not plan.fits
     assert not any(large for _, _, large in calls)
 
 
