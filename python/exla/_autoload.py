@@ -3,8 +3,9 @@
 pip installs ``exla-autoload.pth`` into site-packages. Python runs its single
 line at start-up; the line only checks the environment and imports this module
 when exla's flags are present (``--xla_tensor_*``, ``--xla_memory_limit`` or
-``--exla_*`` in ``XLA_FLAGS``, or ``EXLA_FLAGS``) and ``EXLA_DISABLE`` is not a true value (the line cannot
-import anything, so it only recognises ``1``/``true``/``yes``/``on``;
+``--exla_*`` in ``XLA_FLAGS``, or ``EXLA_FLAGS``) and ``EXLA_DISABLE`` is not a
+true value (the line cannot import anything, so it only recognises
+``1``/``true``/``yes``/``on``;
 :func:`install` reads ``EXLA_DISABLE`` again with exla's boolean parser,
 :func:`exla.options.parse_bool`). :func:`install` then
 

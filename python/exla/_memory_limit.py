@@ -317,14 +317,15 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
             _log.debug("exla: memory limit %s: %s", format_size(limit), candidate)
         return results[key][2]
 
+    # A threshold at or above the largest tensor splits nothing: start below it.
+    largest = max((size for *_, size in _arrays(text)), default=0)
+
     def halve(large: bool, start: int | None = None) -> None:
         # From `start` (by default the room the limit leaves) down, halving
         # until a candidate fits or the peak stops falling; then bisect
         # towards larger chunks.
         room = limit - plan.floor_bytes
         t = room if threshold is None else min(threshold, room)
-        # A threshold at or above the largest tensor splits nothing: start below it.
-        largest = max((size for *_, size in _arrays(text)), default=0)
         t = max(min(t, largest - 1, start or t), _MIN_THRESHOLD)
         too_big: int | None = None
         best_peak = min(r[2].peak_bytes for r in results.values())
