@@ -2,7 +2,7 @@
 #   make demo   installs exla into .venv and runs the out-of-memory demonstration
 #   make test   installs exla with its test and experiment dependencies into .venv
 #               and runs the tests (the C++ tests first, then pytest)
-#   make cctest builds and runs only the C++ tests (tests/cc/*_test.cc), one
+#   make cctest builds and runs only the C++ tests (tests/cc/**/*_test.cc), one
 #               binary each under build/cctest/; CCTEST_FILTER='Dce.*' runs a
 #               subset (gtest filter syntax)
 #   make sanitize   the C++ tests and the Python IR tests (round-trip corpus,
@@ -33,13 +33,13 @@ test: cctest install-test
 # C++ tests: exla's sources (without the Python bindings) and the test
 # support code compiled once into objects under build/cctest/obj/ (header
 # dependencies tracked by -MMD, so a rebuild recompiles only what changed),
-# then one binary per tests/cc/*_test.cc.
+# then one binary per tests/cc/**/*_test.cc.
 CXX ?= g++
 CCTEST_DIR := build/cctest
 CCTEST_CXXFLAGS := -std=c++17 -O1 -Wall -Icc -I. -MMD -MP
 CCTEST_CORE_SRCS := $(shell find cc -name '*.cc' -not -path 'cc/bindings/*' | sort)
 CCTEST_SUPPORT_SRCS := tests/cc/test_harness.cc tests/cc/filecheck.cc tests/cc/pass_test_bench.cc
-CCTEST_SRCS := $(sort $(wildcard tests/cc/*_test.cc))
+CCTEST_SRCS := $(sort $(shell find tests/cc -name '*_test.cc'))
 CCTEST_BINS := $(patsubst tests/cc/%.cc,$(CCTEST_DIR)/%,$(CCTEST_SRCS))
 cctest_obj = $(patsubst %.cc,$(CCTEST_DIR)/obj/%.o,$(1))
 CCTEST_CORE_OBJS := $(call cctest_obj,$(CCTEST_CORE_SRCS))
@@ -56,6 +56,7 @@ $(CCTEST_DIR)/libexla_core.a: $(CCTEST_CORE_OBJS)
 	ar rcs $@ $^
 
 $(CCTEST_DIR)/%_test: $(CCTEST_DIR)/obj/tests/cc/%_test.o $(CCTEST_SUPPORT_OBJS) $(CCTEST_DIR)/libexla_core.a
+	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $^
 
 -include $(shell find $(CCTEST_DIR)/obj -name '*.d' 2>/dev/null)

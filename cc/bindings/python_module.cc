@@ -10,7 +10,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
-#include "passes/split_sharding.h"
+#include "passes/tensor_splitter/sharding_analysis.h"
 
 namespace py = pybind11;
 

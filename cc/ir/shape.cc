@@ -1,5 +1,6 @@
 #include "ir/shape.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace exla {
@@ -300,6 +301,15 @@ std::string HumanBytes(int64_t bytes) {
     std::snprintf(buffer, sizeof(buffer), "%.1f %s", value, kUnits[unit]);
   }
   return buffer;
+}
+
+int64_t LargestArrayBytes(const Shape& shape) {
+  if (!shape.IsTuple()) return shape.ByteSize();
+  int64_t largest = 0;
+  for (const Shape& element : shape.tuple_shapes()) {
+    largest = std::max(largest, LargestArrayBytes(element));
+  }
+  return largest;
 }
 
 }  // namespace exla

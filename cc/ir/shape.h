@@ -111,6 +111,10 @@ class Shape {
 // Human-readable byte count, e.g. "28.8 GB" (decimal units, as the flags).
 std::string HumanBytes(int64_t bytes);
 
+// Bytes of an array; of the largest array element, at any depth, for a tuple
+// (what must fit in memory at once).
+int64_t LargestArrayBytes(const Shape& shape);
+
 }  // namespace exla
 
 #endif  // EXLA_IR_SHAPE_H_

@@ -12,7 +12,7 @@
 #include "passes/dce.h"
 #include "passes/dot_order_optimizer.h"
 #include "passes/remove_copies.h"
-#include "passes/tensor_splitter.h"
+#include "passes/tensor_splitter/tensor_splitter.h"
 
 namespace exla {
 namespace {

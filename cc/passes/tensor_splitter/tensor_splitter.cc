@@ -1,4 +1,4 @@
-#include "passes/tensor_splitter.h"
+#include "passes/tensor_splitter/tensor_splitter.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,9 +8,9 @@
 #include <unordered_set>
 
 #include "passes/dce.h"
-#include "passes/split_cost.h"
-#include "passes/split_loops.h"
-#include "passes/split_region.h"
+#include "passes/tensor_splitter/cost.h"
+#include "passes/tensor_splitter/loops.h"
+#include "passes/tensor_splitter/region.h"
 
 namespace exla {
 namespace {

@@ -1,4 +1,4 @@
-#include "passes/split_sharding.h"
+#include "passes/tensor_splitter/sharding_analysis.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,8 +8,8 @@
 
 #include "ir/computation.h"
 #include "ir/sharding.h"
-#include "passes/split_dimension_map.h"
-#include "passes/split_region.h"
+#include "ir/shardy_names.h"
+#include "passes/tensor_splitter/dimension_map.h"
 
 namespace exla {
 namespace {
@@ -45,14 +45,15 @@ std::string CustomCallTarget(const HloInstruction& instruction) {
 // operand to the constraint, which may differ from the operand's sharding.
 bool IsShardingIdentity(const HloInstruction& instruction) {
   return instruction.operand_count() == 1 &&
-         CustomCallTarget(instruction) == "xla.sdy.FuncResultSharding";
+         CustomCallTarget(instruction) == shardy::kFuncResultShardingTarget;
 }
 
 // The name of the first of Shardy's meshes (`xla.sdy.meshes={mesh = ...}`).
 std::string FirstMeshName(const std::string& header) {
-  size_t at = header.find("xla.sdy.meshes={");
+  const std::string key = std::string(shardy::kMeshesAttribute) + "={";
+  size_t at = header.find(key);
   if (at == std::string::npos) return "";
-  at += std::string("xla.sdy.meshes={").size();
+  at += key.size();
   size_t end = header.find('=', at);
   if (end == std::string::npos) return "";
   std::string name = header.substr(at, end - at);
@@ -66,9 +67,9 @@ std::string FirstMeshName(const std::string& header) {
 // (`xla.sdy.meshes={mesh = #sdy.mesh<["a"=4, "b"=2]>}`).
 std::vector<std::pair<std::string, int64_t>> MeshAxes(const std::string& header) {
   std::vector<std::pair<std::string, int64_t>> axes;
-  size_t at = header.find("xla.sdy.meshes=");
+  size_t at = header.find(std::string(shardy::kMeshesAttribute) + "=");
   while (at != std::string::npos) {
-    at = header.find("#sdy.mesh<[", at);
+    at = header.find(shardy::kMeshAxesPrefix, at);
     if (at == std::string::npos) break;
     size_t end = header.find("]>", at);
     std::string list = header.substr(at, end == std::string::npos ? std::string::npos : end - at);
@@ -95,7 +96,7 @@ std::vector<std::pair<std::string, int64_t>> MeshAxes(const std::string& header)
 // that enters or leaves its body.
 std::optional<std::vector<std::string>> ManualAxes(const HloInstruction& instruction) {
   std::string attributes = instruction.RawAttribute("frontend_attributes").value_or("");
-  size_t at = attributes.find("manual_axes{");
+  size_t at = attributes.find(shardy::kManualAxesKey);
   if (at == std::string::npos) return std::nullopt;
   size_t end = attributes.find('}', at);
   std::string list = attributes.substr(at, end == std::string::npos ? std::string::npos : end - at);
@@ -117,7 +118,7 @@ std::optional<std::vector<std::string>> ManualAxes(const HloInstruction& instruc
 bool IsManualComputationCall(const HloInstruction& instruction) {
   if (!instruction.Is(HloOpcode::kCall)) return false;
   const HloComputation* body = instruction.CalledComputation("to_apply");
-  return body != nullptr && body->name().rfind("xla.sdy.manual_computation_body", 0) == 0;
+  return body != nullptr && body->name().rfind(shardy::kManualComputationBodyPrefix, 0) == 0;
 }
 
 // Union-find over dimension nodes, with the facts of each class.
@@ -533,8 +534,10 @@ HloInstruction* ShardingAnalysis::WholeOnEveryDevice(HloInstruction* value) cons
     // Shardy reads its own form of the constraint; GSPMD reads `sharding`.
     std::string dims;
     for (int d = 0; d < value->shape().rank(); ++d) dims += d == 0 ? "{}" : ", {}";
-    whole->SetAttribute("frontend_attributes", "{xla.sdy.sharding=\"#sdy.sharding_per_value<[<@" +
-                                                   mesh_ + ", [" + dims + "]>]>\"}");
+    whole->SetAttribute("frontend_attributes",
+                        "{" + std::string(shardy::kShardingFrontendAttribute) + "=\"" +
+                            std::string(shardy::kShardingPerValuePrefix) + mesh_ + ", [" + dims +
+                            "]>]>\"}");
   }
   // Decorations go before the first decoration: set last, printed first.
   whole->SetAttribute("sharding", "{replicated}");

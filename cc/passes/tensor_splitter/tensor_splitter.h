@@ -10,8 +10,8 @@
 // dimension that does not divide by the chunk size gets a second, one-trip
 // loop for the remainder. Loop bodies are split again, against
 // --xla_tensor_split_size, when one dimension is not enough.
-#ifndef EXLA_PASSES_TENSOR_SPLITTER_H_
-#define EXLA_PASSES_TENSOR_SPLITTER_H_
+#ifndef EXLA_PASSES_TENSOR_SPLITTER_TENSOR_SPLITTER_H_
+#define EXLA_PASSES_TENSOR_SPLITTER_TENSOR_SPLITTER_H_
 
 #include <cstdint>
 
@@ -38,4 +38,4 @@ class TensorSplitter : public HloPass {
 
 }  // namespace exla
 
-#endif  // EXLA_PASSES_TENSOR_SPLITTER_H_
+#endif  // EXLA_PASSES_TENSOR_SPLITTER_TENSOR_SPLITTER_H_

@@ -1,9 +1,9 @@
-// The splitter's cost model (cc/passes/split_cost.h): the arithmetic one
+// The splitter's cost model (cc/passes/tensor_splitter/cost.h): the arithmetic one
 // evaluation of an instruction does, counted as a roofline would (two flops
 // per multiply-add). The memory-limit search ranks plans by the work their
 // loops repeat, so an opcode counted as free makes an expensive plan look
 // cheap: one test per rule.
-#include "passes/split_cost.h"
+#include "passes/tensor_splitter/cost.h"
 
 #include <memory>
 #include <string>

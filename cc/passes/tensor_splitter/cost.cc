@@ -1,4 +1,4 @@
-#include "passes/split_cost.h"
+#include "passes/tensor_splitter/cost.h"
 
 #include <algorithm>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "passes/split_dimension_map.h"
+#include "passes/tensor_splitter/dimension_map.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,10 +1,10 @@
-// Rules of the tensor-splitter pass (cc/passes/tensor_splitter.h), one per
+// Rules of the tensor-splitter pass (cc/passes/tensor_splitter/tensor_splitter.h), one per
 // test. The thresholds are set in bytes so that tensors of a few KB count
 // as oversized: --xla_tensor_size_threshold (the limit) and
 // --xla_tensor_split_size (what one loop iteration may hold).
 #include <string>
 
-#include "passes/split_region.h"
+#include "passes/tensor_splitter/region.h"
 #include "tests/cc/filecheck.h"
 #include "tests/cc/pass_test_bench.h"
 #include "tests/cc/test_harness.h"

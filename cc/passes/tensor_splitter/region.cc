@@ -1,4 +1,4 @@
-#include "passes/split_region.h"
+#include "passes/tensor_splitter/region.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "ir/module.h"
-#include "passes/split_dimension_map.h"
+#include "passes/tensor_splitter/dimension_map.h"
 
 namespace exla {
 namespace {
@@ -497,15 +497,6 @@ class RegionGrower {
 };
 
 }  // namespace
-
-int64_t LargestArrayBytes(const Shape& shape) {
-  if (!shape.IsTuple()) return shape.ByteSize();
-  int64_t largest = 0;
-  for (const Shape& element : shape.tuple_shapes()) {
-    largest = std::max(largest, LargestArrayBytes(element));
-  }
-  return largest;
-}
 
 WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
                         int64_t follow_limit, SplitRegion* region,

@@ -1,14 +1,14 @@
 // What a split costs: the arithmetic an instruction does, and the note the
 // tensor splitter leaves for each loop it builds (what was split, how, and
 // which producers the loop computes a second time).
-#ifndef EXLA_PASSES_SPLIT_COST_H_
-#define EXLA_PASSES_SPLIT_COST_H_
+#ifndef EXLA_PASSES_TENSOR_SPLITTER_COST_H_
+#define EXLA_PASSES_TENSOR_SPLITTER_COST_H_
 
 #include <cstdint>
 #include <string>
 
 #include "ir/instruction.h"
-#include "passes/split_region.h"
+#include "passes/tensor_splitter/region.h"
 
 namespace exla {
 
@@ -39,4 +39,4 @@ SplitNote DescribeSplit(const SplitRegion& region, const HloInstruction& anchor,
 
 }  // namespace exla
 
-#endif  // EXLA_PASSES_SPLIT_COST_H_
+#endif  // EXLA_PASSES_TENSOR_SPLITTER_COST_H_

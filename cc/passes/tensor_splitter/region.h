@@ -1,7 +1,7 @@
 // A split region: the part of a computation the tensor splitter turns into a
 // loop over slices of one dimension.
-#ifndef EXLA_PASSES_SPLIT_REGION_H_
-#define EXLA_PASSES_SPLIT_REGION_H_
+#ifndef EXLA_PASSES_TENSOR_SPLITTER_REGION_H_
+#define EXLA_PASSES_TENSOR_SPLITTER_REGION_H_
 
 #include <cstdint>
 #include <map>
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "ir/computation.h"
-#include "passes/split_dimension_map.h"
-#include "passes/split_sharding.h"
-#include "passes/why_not.h"
+#include "passes/tensor_splitter/dimension_map.h"
+#include "passes/tensor_splitter/sharding_analysis.h"
+#include "passes/tensor_splitter/why_not.h"
 
 namespace exla {
 
@@ -59,9 +59,6 @@ struct SplitRegion {
     return members.count(const_cast<HloInstruction*>(instruction)) != 0;
   }
 };
-
-// Bytes of an array; of the largest element for a tuple (what must fit).
-int64_t LargestArrayBytes(const Shape& shape);
 
 // Where the growth of a region starts. A seed (`operand_index` -1) is split
 // along its own result dimension `dim`; any other start consumes its operand
@@ -127,4 +124,4 @@ int64_t RegionMembersGrown();
 
 }  // namespace exla
 
-#endif  // EXLA_PASSES_SPLIT_REGION_H_
+#endif  // EXLA_PASSES_TENSOR_SPLITTER_REGION_H_

@@ -1,9 +1,9 @@
 // Rewriting a split region as loops: the `while` loops over chunks of the
-// split dimension that replace the region (cc/passes/split_region.h says how
+// split dimension that replace the region (cc/passes/tensor_splitter/region.h says how
 // a region is found). Inputs are dynamic-sliced in the body, sums over the
 // split dimension accumulate in the loop state, other results are written
 // slice by slice with dynamic-update-slice.
-#include "passes/split_loops.h"
+#include "passes/tensor_splitter/loops.h"
 
 #include <algorithm>
 #include <limits>

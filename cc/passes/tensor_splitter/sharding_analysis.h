@@ -10,7 +10,7 @@
 // partitioner gather the whole tensor onto every device.
 //
 // So this analysis follows the annotations through the program along the
-// splitter's own dimension map (split_dimension_map.h) and through tuples,
+// splitter's own dimension map (dimension_map.h) and through tuples,
 // loops, calls and dynamic slices (a sharding constraint reshards: it starts
 // a class of its own). Two dimensions that the map connects (an operand's
 // and the result's dimension it becomes) are cut into the same pieces, so
@@ -33,8 +33,8 @@
 // A module without any sharding annotation is not partitioned: the analysis
 // is inactive and answers as if every device held whole values, so the
 // splitter behaves exactly as it does for one device.
-#ifndef EXLA_PASSES_SPLIT_SHARDING_H_
-#define EXLA_PASSES_SPLIT_SHARDING_H_
+#ifndef EXLA_PASSES_TENSOR_SPLITTER_SHARDING_ANALYSIS_H_
+#define EXLA_PASSES_TENSOR_SPLITTER_SHARDING_ANALYSIS_H_
 
 #include <cstdint>
 #include <string>
@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "ir/module.h"
-#include "passes/why_not.h"
+#include "passes/tensor_splitter/why_not.h"
 
 namespace exla {
 
@@ -130,4 +130,4 @@ class ShardingAnalysis {
 
 }  // namespace exla
 
-#endif  // EXLA_PASSES_SPLIT_SHARDING_H_
+#endif  // EXLA_PASSES_TENSOR_SPLITTER_SHARDING_ANALYSIS_H_

@@ -1,12 +1,12 @@
-// Rewriting a split region (cc/passes/split_region.h) as `while` loops.
-#ifndef EXLA_PASSES_SPLIT_LOOPS_H_
-#define EXLA_PASSES_SPLIT_LOOPS_H_
+// Rewriting a split region (cc/passes/tensor_splitter/region.h) as `while` loops.
+#ifndef EXLA_PASSES_TENSOR_SPLITTER_LOOPS_H_
+#define EXLA_PASSES_TENSOR_SPLITTER_LOOPS_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "ir/computation.h"
-#include "passes/split_region.h"
+#include "passes/tensor_splitter/region.h"
 
 namespace exla {
 
@@ -17,4 +17,4 @@ std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int
 
 }  // namespace exla
 
-#endif  // EXLA_PASSES_SPLIT_LOOPS_H_
+#endif  // EXLA_PASSES_TENSOR_SPLITTER_LOOPS_H_
