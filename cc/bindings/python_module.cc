@@ -10,12 +10,55 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/tensor_splitter/cost.h"
 #include "passes/tensor_splitter/sharding_analysis.h"
 
 namespace py = pybind11;
 
 namespace exla {
 namespace {
+
+// A pass's results as data: {"loops": [{...}], "unsplit": [{...}],
+// "recomputed_flops": n, "program_flops": n}; exla/_splitter_result.py
+// reads them into typed records.
+py::dict RecordData(const PassRecord& record) {
+  py::list loops;
+  for (const SplitLoop& loop : record.loops) {
+    py::dict d;
+    d["computation"] = loop.computation;
+    d["instruction"] = loop.instruction;
+    d["shape"] = loop.shape;
+    d["bytes"] = loop.bytes;
+    d["dimension"] = loop.dimension;
+    d["extent"] = loop.extent;
+    d["chunk"] = loop.chunk;
+    d["chunks"] = loop.chunks;
+    d["remainder"] = loop.remainder;
+    d["members"] = loop.members;
+    d["recomputed"] = loop.recomputed;
+    d["recomputed_flops"] = loop.recomputed_flops;
+    d["description"] = SplitDescription(loop);  // printed from the fields above
+    loops.append(d);
+  }
+  py::list unsplit;
+  for (const UnsplitTensor& tensor : record.unsplit) {
+    py::dict d;
+    d["computation"] = tensor.computation;
+    d["instruction"] = tensor.instruction;
+    d["shape"] = tensor.shape;
+    d["bytes"] = tensor.bytes;
+    d["per_device"] = tensor.per_device;
+    d["reason"] = tensor.reason;
+    d["size"] = UnsplitSizeText(tensor);
+    unsplit.append(d);
+  }
+  py::dict data;
+  data["loops"] = loops;
+  data["unsplit"] = unsplit;
+  data["recomputed_flops"] = record.recomputed_flops;
+  data["program_flops"] = record.program_flops;
+  return data;
+}
 
 py::tuple Optimize(const std::string& text, std::optional<std::vector<std::string>> passes,
                    int64_t threshold, int64_t split_size, const std::string& dump_dir,
@@ -40,7 +83,8 @@ py::tuple Optimize(const std::string& text, std::optional<std::vector<std::strin
   }
   py::list py_records;
   for (const PassRecord& record : records) {
-    py_records.append(py::make_tuple(record.name, record.changed, record.seconds, record.messages));
+    py_records.append(py::make_tuple(record.name, record.changed, record.seconds, record.messages,
+                                     RecordData(record)));
   }
   return py::make_tuple(result, py_records);
 }
@@ -157,7 +201,7 @@ PYBIND11_MODULE(_exla, m) {
   m.def("optimize", &exla::Optimize, py::arg("text"), py::arg("passes") = py::none(),
         py::arg("threshold") = 0, py::arg("split_size") = 0, py::arg("dump_dir") = "", py::arg("fast_math") = false,
         py::arg("large_sums") = false,
-        "Runs exla's passes; returns (text, [(pass, changed, seconds, messages), ...]).");
+        "Runs exla's passes; returns (text, [(pass, changed, seconds, messages, data), ...]).");
   m.def("verify", [](const std::string& text) {
     py::gil_scoped_release release;
     exla::VerifyModuleOrThrow(*exla::ParseHloModule(text), text);

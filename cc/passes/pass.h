@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/exla.h"
 #include "ir/module.h"
 
 namespace exla {
@@ -24,14 +25,18 @@ class HloPass {
   // program exla has nothing to do for comes out exactly as it went in.
   virtual bool IsCleanup() const { return false; }
 
-  // Log lines of the last run (what was left alone and why), for reports.
-  std::vector<std::string> TakeMessages() { return std::move(messages_); }
+  // What the last run did, for reports: log lines (what was left alone and
+  // why) and, for passes that have them, results as data. The pipeline
+  // fills in the name, whether it changed anything and the time.
+  PassRecord TakeRecord() { return std::move(record_); }
 
  protected:
-  void Log(std::string message) { messages_.push_back(std::move(message)); }
+  void Log(std::string message) { record_.messages.push_back(std::move(message)); }
+  // The record of the current run, for a pass's typed results.
+  PassRecord& record() { return record_; }
 
  private:
-  std::vector<std::string> messages_;
+  PassRecord record_;
 };
 
 }  // namespace exla

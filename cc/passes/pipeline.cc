@@ -98,7 +98,11 @@ bool HloPassPipeline::Run(HloModule* module, const std::string& dump_dir,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     changed |= pass_changed;
     if (records != nullptr) {
-      records->push_back({std::string(pass->name()), pass_changed, seconds, pass->TakeMessages()});
+      PassRecord record = pass->TakeRecord();
+      record.name = std::string(pass->name());
+      record.changed = pass_changed;
+      record.seconds = seconds;
+      records->push_back(std::move(record));
     }
     if (dump) Dump(*module, dump_dir, ++index, std::string(pass->name()));
   }

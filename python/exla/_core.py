@@ -72,7 +72,10 @@ def _call(name: str, *args: Any) -> Any:
 def optimize(text: str, passes: Sequence[str] | None, threshold: int, split_size: int,
              dump_dir: str, fast_math: bool = False,
              large_sums: bool = False) -> tuple[str, list]:
-    """Runs the passes: ``(text, [(pass, changed, seconds, messages), ...])``.
+    """Runs the passes: ``(text, [(pass, changed, seconds, messages, data), ...])``.
+
+    ``data`` holds a pass's results as data (the tensor-splitter's loops and
+    unsplit tensors; read them with :func:`exla._splitter_result.of_records`).
 
     ``large_sums`` lets the splitter accumulate sums above the threshold (the
     memory-limit search's option, see ``Options::large_sums`` in cc/api/exla.h).

@@ -24,7 +24,7 @@ up the per-tensor bound. At most
 :data:`MAX_CANDIDATES` XLA compilations are spent per module.
 
 Cost of a plan: the work its loops compute again (producers recomputed slice by
-slice, from the splitter's notes), then the number of ``while`` loops, then
+slice, from the splitter's records), then the number of ``while`` loops, then
 the slice size and the threshold (larger is better: fewer iterations, larger
 matrix products).
 """
@@ -34,13 +34,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import re
 import threading
 import time
 from collections import OrderedDict
 from typing import Callable
 
 from exla.options import format_size
+from exla._splitter_result import SplitterResult, of_records
 from exla.errors import MemoryLimitError
 
 __all__ = ["Candidate", "LimitPlan", "search", "planned_memory_cached", "unsplit_instructions",
@@ -70,7 +70,7 @@ class Candidate:
       split_size: the split size given to the passes (None: the splitter's).
       peak_bytes: XLA's planned peak (temporaries + arguments + outputs -
         aliased) of the rewritten module.
-      loops: ``while`` loops in the rewritten module.
+      loops: ``while`` loops the splitter built (nested ones included).
       fits: whether ``peak_bytes`` is at most the limit.
       recomputed_flops: work the loops repeat (producers computed again
         because they stay for other users), from the splitter's notes.
@@ -182,16 +182,6 @@ def planned_memory_cached(text: str, plan: LimitPlan | None = None):
     return stats
 
 
-_UNSPLIT_RE = re.compile(r"^left (?P<where>\S+) (?P<shape>.+?) \((?P<size>[^()]*)\) unsplit: "
-                         r"(?P<reason>.*)$", re.S)
-
-
-_SPLIT_RE = re.compile(r"^split (?P<where>\S+) (?P<shape>\S+) \((?P<size>[^()]*)\) "
-                       r"(?P<how>on dimension .*)$", re.S)
-_RECOMPUTATION_RE = re.compile(r"^recomputation: (?P<flops>[0-9]+) flops \(.*? of the "
-                               r"program's (?P<program>[0-9]+)\)$")
-
-
 def format_flops(flops: int) -> str:
     """``1234567`` -> ``"1.23 MFLOP"``."""
     value, unit = float(flops), 0
@@ -201,30 +191,12 @@ def format_flops(flops: int) -> str:
     return f"{flops} FLOP" if unit == 0 else f"{value:.3g} {units[unit]}"
 
 
-def split_loops(messages: list[tuple[str, str]]) -> list[str]:
-    """The splitter's note for each loop it built: ``where shape (size): on dimension ...``."""
-    lines = []
-    for _, message in messages:
-        match = _SPLIT_RE.match(message)
-        if match is not None:
-            lines.append(f"{match.group('where')} {match.group('shape')} ({match.group('size')}) "
-                         f"{match.group('how')}")
-    return lines
+def split_loops(result: SplitterResult) -> list[str]:
+    """The splitter's line for each loop it built: ``where shape (size) on dimension ...``."""
+    return [loop.description for loop in result.loops]
 
 
-def recomputation(messages: list[tuple[str, str]]) -> tuple[int, int]:
-    """``(recomputed flops, the program's flops)`` from the splitter's notes (0 if none)."""
-    recomputed, program = 0, 0
-    for _, message in messages:
-        match = _RECOMPUTATION_RE.match(message)
-        if match is not None:
-            recomputed += int(match.group("flops"))
-            program = max(program, int(match.group("program")))
-    return recomputed, program
-
-
-def unsplit_instructions(messages: list[tuple[str, str]], text: str, *,
-                         above: int = 0) -> list[str]:
+def unsplit_instructions(result: SplitterResult, text: str, *, above: int = 0) -> list[str]:
     """The instructions the splitter left whole, one line each, larger than ``above`` bytes.
 
     Each line names the instruction, its opcode and size (read by the C++
@@ -238,15 +210,13 @@ def unsplit_instructions(messages: list[tuple[str, str]], text: str, *,
     sizes = {f"{computation}/{name}": (opcode, size)
              for computation, name, opcode, size, _ in _core.tensor_sizes(text)}
     lines = []
-    for _, message in messages:
-        match = _UNSPLIT_RE.match(message)
-        if match is None or match.group("where") not in sizes:
+    for tensor in result.unsplit:
+        if tensor.where not in sizes:
             continue  # removed by a later pass: it no longer exists
-        opcode, size = sizes[match.group("where")]
+        opcode, size = sizes[tensor.where]
         if size <= above:
             continue
-        lines.append(f"{match.group('where')} ({opcode}) {match.group('shape')} "
-                     f"{match.group('size')}: {match.group('reason')}")
+        lines.append(f"{tensor.where} ({opcode}) {tensor.shape} {tensor.size}: {tensor.reason}")
     return lines
 
 
@@ -269,7 +239,7 @@ Optimize = Callable[[int | None, int | None, bool], tuple[str, list]]
 """``optimize(threshold, split_size, large_sums) -> (text, records)``: the C++ pipeline."""
 
 
-def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[list], list],
+def search(text: str, limit: int, optimize: Optimize,
            *, threshold: int | None = None, split_size: int | None = None,
            ) -> tuple[str, list, LimitPlan]:
     """Finds the cheapest ``(threshold, split_size)`` whose rewritten module fits ``limit``.
@@ -278,7 +248,6 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
       text: the input module.
       limit: the limit in bytes on XLA's planned peak.
       optimize: runs the pipeline for one candidate.
-      messages_of: the ``(pass, message)`` notes of a candidate's records.
       threshold: the user's per-tensor threshold: candidates never exceed it.
       split_size: the user's split size: kept fixed.
 
@@ -309,10 +278,10 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
             plan.exla_seconds += time.perf_counter() - start
             stats = planned_memory_cached(out, plan)
             peak = stats.total_bytes
-            recomputed, program = recomputation(messages_of(records))
-            plan.program_flops = max(plan.program_flops, program)
-            candidate = Candidate(t, split, peak, out.count(" while("), peak <= limit,
-                                  recomputed, large)
+            splitter = of_records(records)
+            plan.program_flops = max(plan.program_flops, splitter.program_flops)
+            candidate = Candidate(t, split, peak, len(splitter.loops), peak <= limit,
+                                  splitter.recomputed_flops, large)
             plan.candidates.append(candidate)
             results[key] = (out, records, candidate)
             _log.debug("exla: memory limit %s: %s", format_size(limit), candidate)
@@ -397,8 +366,9 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
     plan.chosen = chosen
     plan.fits = chosen.fits
     plan.peak_bytes = chosen.peak_bytes
-    plan.unsplit = unsplit_instructions(messages_of(records), out)
-    plan.split = split_loops(messages_of(records))
+    splitter = of_records(records)
+    plan.unsplit = unsplit_instructions(splitter, out)
+    plan.split = split_loops(splitter)
     return out, records, plan
 
 

@@ -8,6 +8,7 @@ import time
 from typing import Sequence
 
 from exla import _core, _fault_injection
+from exla._splitter_result import of_records
 from exla.options import env_bool, format_size, keyword_bool, parse_size, resolve_passes
 from exla.report import PassRecord, Report
 
@@ -211,7 +212,7 @@ def optimize_hlo(
         optimised, records = run(threshold_bytes, split_bytes)
     else:
         optimised, records, plan = _memory_limit.search(
-            text, limit_bytes, lambda t, s, big: run(t or 0, s or 0, big), _messages,
+            text, limit_bytes, lambda t, s, big: run(t or 0, s or 0, big),
             threshold=threshold_bytes or None, split_size=split_bytes or None)
     after = _core.module_summary(optimised)
     seconds = time.perf_counter() - start
@@ -244,7 +245,7 @@ def optimize_hlo(
         # for the tensors the program creates (it reports those it left). A
         # threshold given with a limit still bounds every tensor, even when
         # the plan fits the limit.
-        unsplit = _memory_limit.unsplit_instructions(report.messages, optimised,
+        unsplit = _memory_limit.unsplit_instructions(of_records(records), optimised,
                                                      above=threshold_bytes)
         if unsplit:
             _fail_or_warn(_over_threshold_message(threshold_bytes, unsplit), strict)

@@ -61,6 +61,7 @@ PassRun RunPass(const std::string& pass_name, const std::string& hlo_text,
     run.changed = run.changed || record.changed;
     run.messages.insert(run.messages.end(), record.messages.begin(), record.messages.end());
   }
+  if (!records.empty()) run.record = records.front();
   return run;
 }
 

@@ -31,6 +31,7 @@ struct PassRun {
   std::string text;                   // the printed module after the pass
   bool changed = false;               // the pass said it changed the module
   std::vector<std::string> messages;  // what it left alone and why
+  exla::PassRecord record;            // the pass's record, typed results included
 };
 
 // Runs `pass_name` alone on `hlo_text` (the Options' own pass list is

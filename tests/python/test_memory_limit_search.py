@@ -46,7 +46,7 @@ def _search(monkeypatch, peak_of, limit=12 * MB, threshold=None):
     monkeypatch.setattr(bridge, "planned_memory", planned_memory)
     monkeypatch.setattr(_memory_limit, "_cache", OrderedDict())  # no measurement of other tests
     _, _, plan = _memory_limit.search(MODULE.format(name="input"), limit, optimize,
-                                      lambda records: [], threshold=threshold)
+                                      threshold=threshold)
     return plan, calls
 
 
@@ -83,3 +83,36 @@ def test_large_sums_that_do_not_help_leave_the_smallest_plan(monkeypatch):
     assert not plan.fits
     assert plan.peak_bytes == 17 * MB and not plan.chosen.large_sums
     assert any(large for _, _, large in calls)
+
+
+def _reworded(records: list) -> list:
+    """The records with every note's wording changed (its words reversed)."""
+    return [(name, changed, seconds, [" ".join(reversed(m.split())) for m in messages], *rest)
+            for name, changed, seconds, messages, *rest in records]
+
+
+@pytest.mark.parametrize("program,limit", [("kmv", "10MB"), ("sorted", "6MB")])
+def test_plans_do_not_depend_on_the_wording_of_the_notes(program, limit, kmv_hlo, monkeypatch):
+    # The search reads the splitter's records as data: rewording every note
+    # must leave the plan, its loops and what it names unchanged.
+    import exla
+    from exla import _core
+
+    from .test_memory_limit import SORTED_TEMPLATE
+
+    text = kmv_hlo(2000) if program == "kmv" else SORTED_TEMPLATE.format(n=1000)
+
+    def plan_of():
+        _, report = exla.optimize_hlo(text, memory_limit=limit, strict=False)
+        plan = report.limit_plan
+        return (plan.chosen, plan.peak_bytes, plan.fits, plan.split, plan.unsplit,
+                [(c.threshold, c.split_size, c.loops, c.recomputed_flops) for c in plan.candidates])
+
+    plain = plan_of()
+    original = _core.optimize
+    monkeypatch.setattr(_core, "optimize",
+                        lambda *args, **kwargs: (lambda out: (out[0], _reworded(out[1])))(
+                            original(*args, **kwargs)))
+    reworded = plan_of()
+    assert reworded == plain
+    assert plain[3] or plain[4], "the plan names no loop and no unsplit tensor"

@@ -1,6 +1,7 @@
 #include "passes/tensor_splitter/cost.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <sstream>
 #include <unordered_set>
@@ -130,9 +131,9 @@ int64_t ComputationFlops(const HloComputation& computation) {
   return total;
 }
 
-SplitNote DescribeSplit(const SplitRegion& region, const HloInstruction& anchor, int64_t dim,
+SplitLoop DescribeSplit(const SplitRegion& region, const HloInstruction& anchor, int64_t dim,
                         int64_t chunk) {
-  SplitNote note;
+  SplitLoop loop;
   // A member that keeps users outside the region stays where it is, and so
   // do the members it reads: the loop computes all of them a second time.
   std::vector<const HloInstruction*> recomputed;
@@ -149,7 +150,7 @@ SplitNote DescribeSplit(const SplitRegion& region, const HloInstruction& anchor,
     const HloInstruction* member = stack.back();
     stack.pop_back();
     recomputed.push_back(member);
-    note.recomputed_flops += InstructionFlops(*member);
+    loop.recomputed_flops += InstructionFlops(*member);
     for (const HloInstruction* operand : member->operands()) {
       if (region.Contains(operand) && staying.insert(operand).second) stack.push_back(operand);
     }
@@ -157,29 +158,64 @@ SplitNote DescribeSplit(const SplitRegion& region, const HloInstruction& anchor,
   // Deterministic output: the members map is unordered.
   std::sort(recomputed.begin(), recomputed.end(),
             [](const HloInstruction* a, const HloInstruction* b) { return a->name() < b->name(); });
-  const int64_t trips = region.size / chunk;
-  const int64_t remainder = region.size % chunk;
+  for (const HloInstruction* member : recomputed) loop.recomputed.push_back(member->name());
+  loop.computation = anchor.parent()->name();
+  loop.instruction = anchor.name();
+  loop.shape = anchor.shape().ToString(false);
+  loop.bytes = LargestArrayBytes(anchor.shape());
+  loop.dimension = dim;
+  loop.extent = region.size;
+  loop.chunk = chunk;
+  loop.chunks = region.size / chunk;
+  loop.remainder = region.size % chunk;
+  loop.members = static_cast<int64_t>(region.members.size());
+  return loop;
+}
+
+std::string SplitNoteText(const SplitLoop& loop) { return "split " + SplitDescription(loop); }
+
+std::string SplitDescription(const SplitLoop& loop) {
   std::ostringstream out;
-  out << "split " << anchor.parent()->name() << "/" << anchor.name() << " "
-      << anchor.shape().ToString(false) << " (" << HumanBytes(LargestArrayBytes(anchor.shape()))
-      << ") on dimension " << dim << " of extent " << region.size << ": " << trips
-      << (trips == 1 ? " chunk" : " chunks") << " of " << chunk;
-  if (remainder != 0) out << " and one of " << remainder;
-  out << ", " << region.members.size() << " instructions in the loop";
-  if (recomputed.empty()) {
+  out << loop.computation << "/" << loop.instruction << " " << loop.shape << " ("
+      << HumanBytes(loop.bytes) << ") on dimension " << loop.dimension << " of extent "
+      << loop.extent << ": " << loop.chunks << (loop.chunks == 1 ? " chunk" : " chunks") << " of "
+      << loop.chunk;
+  if (loop.remainder != 0) out << " and one of " << loop.remainder;
+  out << ", " << loop.members << " instructions in the loop";
+  if (loop.recomputed.empty()) {
     out << ", nothing recomputed";
   } else {
     // A gradient can recompute dozens of producers: the first few name it.
     constexpr size_t kNamed = 6;
     out << ", recomputes";
-    for (size_t k = 0; k < std::min(recomputed.size(), kNamed); ++k) {
-      out << (k ? ", " : " ") << recomputed[k]->name();
+    for (size_t k = 0; k < std::min(loop.recomputed.size(), kNamed); ++k) {
+      out << (k ? ", " : " ") << loop.recomputed[k];
     }
-    if (recomputed.size() > kNamed) out << " and " << recomputed.size() - kNamed << " more";
-    out << " (" << HumanFlops(note.recomputed_flops) << ")";
+    if (loop.recomputed.size() > kNamed) out << " and " << loop.recomputed.size() - kNamed << " more";
+    out << " (" << HumanFlops(loop.recomputed_flops) << ")";
   }
-  note.text = out.str();
-  return note;
+  return out.str();
+}
+
+std::string UnsplitSizeText(const UnsplitTensor& tensor) {
+  return HumanBytes(tensor.bytes) + (tensor.per_device ? " per device" : "");
+}
+
+std::string UnsplitNoteText(const UnsplitTensor& tensor) {
+  return "left " + tensor.computation + "/" + tensor.instruction + " " + tensor.shape + " (" +
+         UnsplitSizeText(tensor) + ") unsplit: " + tensor.reason;
+}
+
+std::string RecomputationNoteText(int64_t recomputed_flops, int64_t program_flops) {
+  std::string share = "n/a";  // a program without arithmetic
+  if (program_flops > 0) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.1f%%",
+                  100.0 * static_cast<double>(recomputed_flops) / static_cast<double>(program_flops));
+    share = buffer;
+  }
+  return "recomputation: " + std::to_string(recomputed_flops) + " flops (" + share +
+         " of the program's " + std::to_string(program_flops) + ")";
 }
 
 }  // namespace exla

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "api/exla.h"
 #include "ir/instruction.h"
 #include "passes/tensor_splitter/region.h"
 
@@ -24,18 +25,25 @@ int64_t InstructionFlops(const HloInstruction& instruction);
 int64_t ComputationFlops(const HloComputation& computation);
 
 // What one loop of the splitter does, read from the region before it is
-// rewritten.
-struct SplitNote {
-  std::string text;             // the note for the user, one line
-  int64_t recomputed_flops = 0;  // work the loop repeats (see below)
-};
-
-// `anchor` is the instruction the region was built from and `dim` its
-// dimension that the loop runs over, in chunks of `chunk`. A member that
-// keeps users outside the region stays where it is and the loop computes
-// it again, slice by slice: that is the recomputed work.
-SplitNote DescribeSplit(const SplitRegion& region, const HloInstruction& anchor, int64_t dim,
+// rewritten. `anchor` is the instruction the region was built from and `dim`
+// its dimension that the loop runs over, in chunks of `chunk`. A member that
+// keeps users outside the region stays where it is and the loop computes it
+// again, slice by slice: that is the recomputed work.
+SplitLoop DescribeSplit(const SplitRegion& region, const HloInstruction& anchor, int64_t dim,
                         int64_t chunk);
+
+// The note for the user about one loop, one line, printed from its record:
+// "split " and its description (what was split, how, what is recomputed).
+std::string SplitNoteText(const SplitLoop& loop);
+std::string SplitDescription(const SplitLoop& loop);
+
+// The note about an instruction left whole, printed from its record, and
+// the size as it states it ("4.0 MB", "1.0 MB per device").
+std::string UnsplitNoteText(const UnsplitTensor& tensor);
+std::string UnsplitSizeText(const UnsplitTensor& tensor);
+
+// The note about the work all loops of a pass repeat.
+std::string RecomputationNoteText(int64_t recomputed_flops, int64_t program_flops);
 
 }  // namespace exla
 

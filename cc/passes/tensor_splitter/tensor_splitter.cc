@@ -92,14 +92,14 @@ int64_t ChunkFor(const SplitRegion& region, int64_t split_size) {
 struct SplitResult {
   bool split = false;
   std::vector<HloComputation*> bodies;
-  SplitNote note;  // read before the rewrite: the region no longer exists after it
+  SplitLoop loop;  // read before the rewrite: the region no longer exists after it
 };
 
 SplitResult RewriteAsLoops(const SplitRegion& region, const HloInstruction& anchor, int64_t dim,
                            int64_t chunk) {
   SplitResult result;
   result.split = true;
-  result.note = DescribeSplit(region, anchor, dim, chunk);
+  result.loop = DescribeSplit(region, anchor, dim, chunk);
   result.bodies = RewriteRegionAsLoops(region, chunk);
   return result;
 }
@@ -290,15 +290,6 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
   return {};
 }
 
-// "12.5%", or "n/a" for a program without arithmetic.
-std::string FormatPercent(int64_t part, int64_t whole) {
-  if (whole <= 0) return "n/a";
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.1f%%", 100.0 * static_cast<double>(part) /
-                                                      static_cast<double>(whole));
-  return buffer;
-}
-
 }  // namespace
 
 bool TensorSplitter::Run(HloModule* module) {
@@ -363,8 +354,9 @@ bool TensorSplitter::Run(HloModule* module) {
       }
       if (!result.split) break;
       changed = true;
-      Log(result.note.text);
-      recomputed_flops += result.note.recomputed_flops;
+      Log(SplitNoteText(result.loop));
+      recomputed_flops += result.loop.recomputed_flops;
+      record().loops.push_back(std::move(result.loop));
       RemoveDeadInstructions(computation);
       // The loop's state and body are new values: they take their shardings
       // from the values they carry.
@@ -382,17 +374,20 @@ bool TensorSplitter::Run(HloModule* module) {
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
       if (!IsSplitCandidate(*instruction, limit, sharding)) continue;
       const std::string& reason = reasons[instruction->name()];
-      Log("left " + computation->name() + "/" + instruction->name() + " " +
-          instruction->shape().ToString(false) + " (" +
-          HumanBytes(sharding.LargestDeviceBytes(*instruction)) + sharding.PerDevice() + ") unsplit: " +
-          (reason.empty() ? "no consumer makes it small again" : reason));
+      UnsplitTensor unsplit;
+      unsplit.computation = computation->name();
+      unsplit.instruction = instruction->name();
+      unsplit.shape = instruction->shape().ToString(false);
+      unsplit.bytes = sharding.LargestDeviceBytes(*instruction);
+      unsplit.per_device = sharding.active();
+      unsplit.reason = reason.empty() ? "no consumer makes it small again" : reason;
+      Log(UnsplitNoteText(unsplit));
+      record().unsplit.push_back(std::move(unsplit));
     }
   }
-  if (recomputed_flops > 0) {
-    Log("recomputation: " + std::to_string(recomputed_flops) + " flops (" +
-        FormatPercent(recomputed_flops, program_flops) + " of the program's " +
-        std::to_string(program_flops) + ")");
-  }
+  record().recomputed_flops = recomputed_flops;
+  record().program_flops = program_flops;
+  if (recomputed_flops > 0) Log(RecomputationNoteText(recomputed_flops, program_flops));
   return changed;
 }
 

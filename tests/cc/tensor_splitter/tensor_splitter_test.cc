@@ -4,6 +4,7 @@
 // --xla_tensor_split_size (what one loop iteration may hold).
 #include <string>
 
+#include "passes/tensor_splitter/cost.h"
 #include "passes/tensor_splitter/region.h"
 #include "tests/cc/filecheck.h"
 #include "tests/cc/pass_test_bench.h"
@@ -78,6 +79,52 @@ TEST(TensorSplitter, KernelMatvecBecomesWhileLoop) {
     CHECK:      [[W:[a-z0-9.-]+]] = {{.*}} while({{[a-z0-9.-]+}}), condition=kv.split_cond, body=kv.split_body
     CHECK-NEXT: ROOT {{.*}} = f32[64]{0} get-tuple-element([[W]]), index=1
   )"));
+}
+
+TEST(TensorSplitter, RecordsEachLoopAsData) {
+  // The same loop as above, as the record callers read: no note is parsed.
+  const PassRun run = RunPass(kPass, kKernelMatvec, SizeOptions(4096, 2048));
+  ASSERT_EQ(run.record.loops.size(), 1u);
+  const exla::SplitLoop& loop = run.record.loops[0];
+  EXPECT_EQ(loop.computation, "main");
+  EXPECT_EQ(loop.dimension, 0);
+  EXPECT_EQ(loop.extent, 64);
+  EXPECT_EQ(loop.chunk, 2);
+  EXPECT_EQ(loop.chunks, 32);
+  EXPECT_EQ(loop.remainder, 0);
+  EXPECT_EQ(loop.bytes, 64 * 64 * 4 * 4);
+  EXPECT_TRUE(loop.recomputed.empty());
+  EXPECT_EQ(loop.recomputed_flops, 0);
+  EXPECT_TRUE(run.record.unsplit.empty());
+  EXPECT_TRUE(run.record.program_flops > 0);
+  // The note is printed from the record.
+  ASSERT_EQ(run.messages.size(), 1u);
+  EXPECT_EQ(run.messages[0], exla::SplitNoteText(loop));
+}
+
+TEST(TensorSplitter, RecordsWhatItLeavesWholeAsData) {
+  // A sort consumes the whole row: nothing can take slices of it.
+  const PassRun run = RunPass(kPass, R"(HloModule m
+
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT l = pred[] compare(a, b), direction=LT
+}
+
+ENTRY main {
+  x = f32[64,64]{1,0} parameter(0)
+  e = f32[64,64]{1,0} exponential(x)
+  ROOT s = f32[64,64]{1,0} sort(e), dimensions={1}, to_apply=less
+}
+)", SizeOptions(1024, 0));
+  ASSERT_TRUE(!run.record.unsplit.empty());
+  const exla::UnsplitTensor& left = run.record.unsplit[0];
+  EXPECT_EQ(left.instruction, "e");
+  EXPECT_EQ(left.bytes, 64 * 64 * 4);
+  EXPECT_TRUE(!left.per_device);
+  EXPECT_TRUE(left.reason.find("sort") != std::string::npos) << left.reason;
+  EXPECT_TRUE(HasMessage(run, exla::UnsplitNoteText(left)));
 }
 
 TEST(TensorSplitter, SurvivingDimensionWrittenWithDynamicUpdateSlice) {
