@@ -65,6 +65,19 @@ PassRun RunPass(const std::string& pass_name, const std::string& hlo_text,
   return run;
 }
 
+ModuleRun RunPassObject(exla::HloPass& pass, const std::string& hlo_text) {
+  ModuleRun run;
+  run.module = exla::ParseHloModule(hlo_text);
+  run.changed = pass.Run(run.module.get());
+  run.record = pass.TakeRecord();
+  std::vector<exla::VerifierError> errors = exla::VerifyModule(*run.module);
+  if (!errors.empty()) {
+    throw std::runtime_error(std::string(pass.name()) + " produced a malformed module: " +
+                             errors.front().ToString());
+  }
+  return run;
+}
+
 std::string RunPassOnText(const std::string& pass_name, const std::string& hlo_text,
                           const exla::Options& options) {
   return RunPass(pass_name, hlo_text, options).text;

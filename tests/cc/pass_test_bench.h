@@ -8,12 +8,20 @@
 //   }
 //   TEST(Dce, KeepsLiveModule) { ExpectUnchanged("dce", kLiveModule); }
 //
-// Only the public API (api/exla.h) is used: the pass is selected by name in
-// Options::passes, and what it did comes back as printed HLO and the
+// RunPass uses only the public API (api/exla.h): the pass is selected by
+// name in Options::passes, and what it did comes back as printed HLO and the
 // PassRecord. So these tests pin behaviour, not the IR classes, and survive
-// refactorings of the passes' internals. The one exception: every pass output
-// goes through the IR verifier (ir/verifier.h), and a malformed one fails the
-// test that produced it.
+// refactorings of the passes' internals. RunPassObject runs a pass object
+// built by the test and hands back the module itself, for matching its
+// structure with the passes' own pattern matcher (XLA's GmockMatch style):
+//
+//   TensorSplitter splitter(4096, 2048);
+//   const ModuleRun run = RunPassObject(splitter, kModule);
+//   EXPECT_TRUE(Match(run.module->entry()->root(),
+//                     m::GetTupleElement(m::While(m::Tuple()))));
+//
+// Every pass output goes through the IR verifier (ir/verifier.h), and a
+// malformed one fails the test that produced it.
 #ifndef EXLA_TESTS_CC_PASS_TEST_BENCH_H_
 #define EXLA_TESTS_CC_PASS_TEST_BENCH_H_
 
@@ -21,7 +29,11 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "api/exla.h"
+#include "ir/module.h"
+#include "passes/pass.h"
 #include "tests/cc/test_harness.h"
 
 namespace exla_test {
@@ -38,6 +50,17 @@ struct PassRun {
 // replaced). Throws std::invalid_argument on malformed text or an unknown pass.
 PassRun RunPass(const std::string& pass_name, const std::string& hlo_text,
                 const exla::Options& options = exla::Options());
+
+// What running a pass object produced: the module itself.
+struct ModuleRun {
+  std::unique_ptr<exla::HloModule> module;  // after the pass, verified
+  bool changed = false;
+  exla::PassRecord record;
+};
+
+// Parses `hlo_text`, runs `pass` on it and verifies the result (throws
+// std::runtime_error naming the pass when the output is malformed).
+ModuleRun RunPassObject(exla::HloPass& pass, const std::string& hlo_text);
 
 // The printed module after `pass_name` ran on `hlo_text`.
 std::string RunPassOnText(const std::string& pass_name, const std::string& hlo_text,

@@ -4,7 +4,10 @@
 // --xla_tensor_split_size (what one loop iteration may hold).
 #include <string>
 
+#include "ir/computation.h"
+#include "passes/pattern_matcher.h"
 #include "passes/tensor_splitter/cost.h"
+#include "passes/tensor_splitter/tensor_splitter.h"
 #include "passes/tensor_splitter/region.h"
 #include "tests/cc/filecheck.h"
 #include "tests/cc/pass_test_bench.h"
@@ -16,7 +19,10 @@ using exla_test::CountOccurrences;
 using exla_test::ExpectUnchanged;
 using exla_test::FileCheck;
 using exla_test::HasMessage;
+using exla_test::ModuleRun;
 using exla_test::PassRun;
+using exla_test::RunPassObject;
+namespace m = exla::m;
 using exla_test::RunPass;
 using exla_test::SizeOptions;
 
@@ -79,6 +85,31 @@ TEST(TensorSplitter, KernelMatvecBecomesWhileLoop) {
     CHECK:      [[W:[a-z0-9.-]+]] = {{.*}} while({{[a-z0-9.-]+}}), condition=kv.split_cond, body=kv.split_body
     CHECK-NEXT: ROOT {{.*}} = f32[64]{0} get-tuple-element([[W]]), index=1
   )"));
+}
+
+TEST(TensorSplitter, KernelMatvecRootReadsTheLoopThatSlicesRows) {
+  // The same rewrite, matched as structure: the root reads the loop's
+  // result, and the body takes row slices of x from the loop state.
+  exla::TensorSplitter splitter(4096, 2048);
+  const ModuleRun run = RunPassObject(splitter, kKernelMatvec);
+  EXPECT_TRUE(run.changed);
+  exla::HloInstruction* loop = nullptr;
+  ASSERT_TRUE(exla::Match(run.module->entry()->root(),
+                          m::GetTupleElement(m::While(m::Tuple()).Bind(&loop))));
+  const exla::HloComputation* body = loop->CalledComputation("body");
+  ASSERT_TRUE(body != nullptr);
+  int row_slices = 0;
+  for (const auto& instruction : body->instructions()) {
+    exla::HloInstruction* offset = nullptr;
+    if (exla::Match(instruction.get(),
+                    m::DynamicSlice(m::GetTupleElement(m::Parameter()), m::Multiply(m::Op(&offset),
+                                    m::ConstantScalar()), m::ConstantScalar())) &&
+        instruction->shape().dim(0) == 2) {
+      ++row_slices;
+    }
+  }
+  EXPECT_EQ(row_slices, 1);  // x: y and v are read whole by every trip
+  EXPECT_EQ(run.record.loops.size(), 1u);
 }
 
 TEST(TensorSplitter, RecordsEachLoopAsData) {
