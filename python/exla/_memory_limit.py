@@ -258,50 +258,90 @@ def search(text: str, limit: int, optimize: Optimize,
     Raises:
       exla.MemoryLimitError: ``limit`` is below the program's arguments plus outputs.
     """
-    plan = LimitPlan(limit=limit)
-    before = planned_memory_cached(text, plan)
-    plan.peak_bytes_before = before.total_bytes
-    plan.floor_bytes = before.argument_bytes + before.output_bytes - before.alias_bytes
-    if limit < plan.floor_bytes:
-        raise MemoryLimitError(
-            f"memory limit {format_size(limit)} ({limit} bytes) is below the program's own "
-            f"arguments and outputs, {format_size(plan.floor_bytes)} ({plan.floor_bytes} bytes): "
-            f"no rewrite can fit it")
+    return _LimitSearch(text, limit, optimize, threshold, split_size).run()
 
-    results: dict[tuple, tuple[str, list, Candidate]] = {}
 
-    def measure(t: int | None, split: int | None = split_size, large: bool = False) -> Candidate:
+def _cost(candidate: Candidate) -> tuple:
+    """The order of fitting plans: the least repeated work, then the fewest
+    loops, then the largest slices (fewer iterations, larger matrix
+    products), then the largest threshold."""
+    return (candidate.recomputed_flops, candidate.loops, -_slice_bytes(candidate),
+            -(candidate.threshold or 2**63))
+
+
+class _LimitSearch:
+    """One run of :func:`search`: the candidates measured so far and the plan."""
+
+    def __init__(self, text: str, limit: int, optimize: Optimize, threshold: int | None,
+                 split_size: int | None) -> None:
+        self.text, self.limit, self.optimize = text, limit, optimize
+        self.threshold, self.split_size = threshold, split_size
+        self.plan = LimitPlan(limit=limit)
+        self.results: dict[tuple, tuple[str, list, Candidate]] = {}
+        # A threshold at or above the largest tensor splits nothing: start below it.
+        self.largest = max((size for *_, size in _arrays(text)), default=0)
+
+    def run(self) -> tuple[str, list, LimitPlan]:
+        self._check_floor()
+        first = self.measure(self.threshold)  # the user's own settings (none: clean-ups only)
+        if not first.fits:
+            self.halve(large=False)
+            if self.threshold is None and not self._fitting():
+                # (A threshold the user gave bounds every tensor: no large
+                # sums.) Large sums change nothing where every sum is below
+                # the threshold: start below the best plan so far.
+                best = min(self.results.values(), key=lambda r: r[2].peak_bytes)[2]
+                self.halve(large=True, start=best.threshold // 2 if best.threshold else None)
+        if self.split_size is None:
+            self.try_larger_slices()
+        return self.choose()
+
+    def _check_floor(self) -> None:
+        plan = self.plan
+        before = planned_memory_cached(self.text, plan)
+        plan.peak_bytes_before = before.total_bytes
+        plan.floor_bytes = before.argument_bytes + before.output_bytes - before.alias_bytes
+        if self.limit < plan.floor_bytes:
+            raise MemoryLimitError(
+                f"memory limit {format_size(self.limit)} ({self.limit} bytes) is below the "
+                f"program's own arguments and outputs, {format_size(plan.floor_bytes)} "
+                f"({plan.floor_bytes} bytes): no rewrite can fit it")
+
+    def _fitting(self) -> list[Candidate]:
+        return [r[2] for r in self.results.values() if r[2].fits]
+
+    def measure(self, t: int | None, split: int | None | bool = False,
+                large: bool = False) -> Candidate:
+        """The candidate with threshold ``t`` (split size: the user's unless given)."""
+        split = self.split_size if split is False else split
         key = (t, split, large)
-        if key not in results:
+        if key not in self.results:
+            plan = self.plan
             start = time.perf_counter()
-            out, records = optimize(t, split, large)
+            out, records = self.optimize(t, split, large)
             plan.exla_seconds += time.perf_counter() - start
-            stats = planned_memory_cached(out, plan)
-            peak = stats.total_bytes
+            peak = planned_memory_cached(out, plan).total_bytes
             splitter = of_records(records)
             plan.program_flops = max(plan.program_flops, splitter.program_flops)
-            candidate = Candidate(t, split, peak, len(splitter.loops), peak <= limit,
+            candidate = Candidate(t, split, peak, len(splitter.loops), peak <= self.limit,
                                   splitter.recomputed_flops, large)
             plan.candidates.append(candidate)
-            results[key] = (out, records, candidate)
-            _log.debug("exla: memory limit %s: %s", format_size(limit), candidate)
-        return results[key][2]
+            self.results[key] = (out, records, candidate)
+            _log.debug("exla: memory limit %s: %s", format_size(self.limit), candidate)
+        return self.results[key][2]
 
-    # A threshold at or above the largest tensor splits nothing: start below it.
-    largest = max((size for *_, size in _arrays(text)), default=0)
-
-    def halve(large: bool, start: int | None = None) -> None:
-        # From `start` (by default the room the limit leaves) down, halving
-        # until a candidate fits or the peak stops falling; then bisect
-        # towards larger chunks.
-        room = limit - plan.floor_bytes
-        t = room if threshold is None else min(threshold, room)
-        t = max(min(t, largest - 1, start or t), _MIN_THRESHOLD)
+    def halve(self, large: bool, start: int | None = None) -> None:
+        """From ``start`` (by default the room the limit leaves) down, halving
+        until a candidate fits or the peak stops falling; then bisect
+        towards larger chunks."""
+        room = self.limit - self.plan.floor_bytes
+        t = room if self.threshold is None else min(self.threshold, room)
+        t = max(min(t, self.largest - 1, start or t), _MIN_THRESHOLD)
         too_big: int | None = None
-        best_peak = min(r[2].peak_bytes for r in results.values())
+        best_peak = min(r[2].peak_bytes for r in self.results.values())
         stalls = 0
-        while t >= _MIN_THRESHOLD and plan.xla_compiles < MAX_CANDIDATES:
-            candidate = measure(t, large=large)
+        while t >= _MIN_THRESHOLD and self.plan.xla_compiles < MAX_CANDIDATES:
+            candidate = self.measure(t, large=large)
             if candidate.fits:
                 break
             too_big = t
@@ -314,62 +354,54 @@ def search(text: str, limit: int, optimize: Optimize,
             t //= 2
         else:
             return
-        if too_big is None:
-            return
-        # Bisect upwards for larger chunks: fewer iterations.
-        low, high = t, too_big
+        if too_big is not None:
+            self.bisect(t, too_big, large)
+
+    def bisect(self, low: int, high: int, large: bool) -> None:
+        """Upwards from a threshold that fits (``low``) for larger chunks: fewer iterations."""
         for _ in range(2):
-            if plan.xla_compiles >= MAX_CANDIDATES or high - low < max(_MIN_THRESHOLD, low // 8):
+            if (self.plan.xla_compiles >= MAX_CANDIDATES
+                    or high - low < max(_MIN_THRESHOLD, low // 8)):
                 break
             middle = (low + high) // 2
-            if measure(middle, large=large).fits:
+            if self.measure(middle, large=large).fits:
                 low = middle
             else:
                 high = middle
 
-    first = measure(threshold)  # the user's own settings (none: the clean-ups only)
-    if not first.fits:
-        halve(large=False)
-        if threshold is None and not any(r[2].fits for r in results.values()):
-            # (A threshold the user gave bounds every tensor: no large sums.)
-            # Large sums change nothing where every sum is below the
-            # threshold: start below the best plan so far.
-            best = min(results.values(), key=lambda r: r[2].peak_bytes)[2]
-            halve(large=True, start=best.threshold // 2 if best.threshold else None)
+    def try_larger_slices(self) -> None:
+        """The splitter's slices default to a quarter of the threshold, which
+        leaves room for the few slices a loop body keeps alive at once; where
+        the limit leaves more, larger slices mean fewer iterations."""
+        fitting = self._fitting()
+        if not fitting:
+            return
+        best = min(fitting, key=_cost)
+        if best.threshold is None:
+            return
+        for split in (best.threshold // 2, best.threshold):
+            if (self.plan.xla_compiles >= MAX_CANDIDATES
+                    or not self.measure(best.threshold, split, best.large_sums).fits):
+                break
 
-    def cost(candidate: Candidate) -> tuple:
-        # The least repeated work, then the fewest loops, then the largest
-        # slices (fewer iterations, larger matrix products), then the
-        # largest threshold.
-        return (candidate.recomputed_flops, candidate.loops, -_slice_bytes(candidate),
-                -(candidate.threshold or 2**63))
-
-    fitting = [r[2] for r in results.values() if r[2].fits]
-    if fitting and split_size is None:
-        # The splitter's slices default to a quarter of the threshold, which
-        # leaves room for the few slices a loop body keeps alive at once;
-        # where the limit leaves more, larger slices mean fewer iterations.
-        best = min(fitting, key=cost)
-        if best.threshold is not None:
-            for split in (best.threshold // 2, best.threshold):
-                if (plan.xla_compiles >= MAX_CANDIDATES
-                        or not measure(best.threshold, split, best.large_sums).fits):
-                    break
-    fitting = [r for r in results.values() if r[2].fits]
-    if fitting:
-        out, records, chosen = min(fitting, key=lambda r: cost(r[2]))
-    else:
-        # The smallest peak; on a tie, the smallest threshold, whose splitter
-        # notes name what stays too large.
-        out, records, chosen = min(results.values(), key=lambda r: (
-            r[2].peak_bytes, r[2].threshold is None, r[2].threshold or 0))
-    plan.chosen = chosen
-    plan.fits = chosen.fits
-    plan.peak_bytes = chosen.peak_bytes
-    splitter = of_records(records)
-    plan.unsplit = unsplit_instructions(splitter, out)
-    plan.split = split_loops(splitter)
-    return out, records, plan
+    def choose(self) -> tuple[str, list, LimitPlan]:
+        """The cheapest plan that fits, else the one with the smallest peak."""
+        fitting = [r for r in self.results.values() if r[2].fits]
+        if fitting:
+            out, records, chosen = min(fitting, key=lambda r: _cost(r[2]))
+        else:
+            # The smallest peak; on a tie, the smallest threshold, whose
+            # splitter records name what stays too large.
+            out, records, chosen = min(self.results.values(), key=lambda r: (
+                r[2].peak_bytes, r[2].threshold is None, r[2].threshold or 0))
+        plan = self.plan
+        plan.chosen = chosen
+        plan.fits = chosen.fits
+        plan.peak_bytes = chosen.peak_bytes
+        splitter = of_records(records)
+        plan.unsplit = unsplit_instructions(splitter, out)
+        plan.split = split_loops(splitter)
+        return out, records, plan
 
 
 _LISTED = 12  # instructions a warning names; the report has them all
