@@ -176,237 +176,284 @@ class Classes {
 
 }  // namespace
 
-ShardingAnalysis::ShardingAnalysis(const HloModule& module) {
-  Classes classes;
-  std::unordered_set<const HloComputation*> manual_bodies;  // per-device programs
-  std::unordered_map<const HloComputation*, std::string> refused_bodies;
-  const auto mesh = MeshAxes(module.header_attributes());
-  mesh_ = FirstMeshName(module.header_attributes());
-  int64_t mesh_devices = 1;
-  for (const auto& axis : mesh) mesh_devices *= std::max<int64_t>(1, axis.second);
-  devices_ = std::max(devices_, mesh_devices);
+// The analysis is a union-find over the dimensions of every value: the steps
+// below make the nodes, mark shard_map bodies, seed the classes with what the
+// annotations say and join the dimensions that are the same dimension of one
+// value; the facts of each class are then resolved.
+class ShardingAnalysis::Builder {
+ public:
+  Builder(ShardingAnalysis* analysis, const HloModule& module)
+      : self_(*analysis), module_(module), mesh_(MeshAxes(module.header_attributes())) {}
 
-  // Nodes: one per dimension of every array of every instruction.
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      auto& first = first_node_[instruction.get()];
-      for (const Shape* array : ArraysOf(instruction->shape())) {
-        if (array == nullptr) {
-          first.push_back({-1, 0});
-        } else {
-          first.push_back({classes.Add(array->rank()), array->rank()});
+  void Run() {
+    self_.mesh_ = FirstMeshName(module_.header_attributes());
+    int64_t mesh_devices = 1;
+    for (const auto& axis : mesh_) mesh_devices *= std::max<int64_t>(1, axis.second);
+    self_.devices_ = std::max(self_.devices_, mesh_devices);
+    AddNodes();
+    FindShardMapBodies();
+    for (const auto& computation : module_.computations()) Visit(*computation);
+    self_.facts_.resize(classes_.size());
+    self_.classes_.resize(classes_.size());
+    for (int64_t n = 0; n < classes_.size(); ++n) {
+      self_.facts_[n] = classes_.Resolved(n);
+      self_.classes_[n] = classes_.Find(n);
+    }
+  }
+
+ private:
+  // One node per dimension of every array of every instruction.
+  void AddNodes() {
+    for (const auto& computation : module_.computations()) {
+      for (const auto& instruction : computation->instructions()) {
+        auto& first = self_.first_node_[instruction.get()];
+        for (const Shape* array : ArraysOf(instruction->shape())) {
+          if (array == nullptr) {
+            first.push_back({-1, 0});
+          } else {
+            first.push_back({classes_.Add(array->rank()), array->rank()});
+          }
         }
       }
     }
   }
-  auto node = [&](const HloInstruction* instruction, size_t array, int64_t dim) {
-    return Node(*instruction, array, dim);
-  };
+
+  int64_t node(const HloInstruction* instruction, size_t array, int64_t dim) const {
+    return self_.Node(*instruction, array, dim);
+  }
+
   // Connects every dimension of array `a` of `x` with the same dimension of
   // array `b` of `y` (the same value, or a value of the same shape).
-  auto same = [&](const HloInstruction* x, size_t a, const HloInstruction* y, size_t b) {
+  void Same(const HloInstruction* x, size_t a, const HloInstruction* y, size_t b) {
     std::vector<const Shape*> xs = ArraysOf(x->shape()), ys = ArraysOf(y->shape());
     if (a >= xs.size() || b >= ys.size() || xs[a] == nullptr || ys[b] == nullptr) return;
     if (xs[a]->rank() != ys[b]->rank()) return;
-    for (int64_t d = 0; d < xs[a]->rank(); ++d) classes.Union(node(x, a, d), node(y, b, d));
-  };
-  auto reason = [&](std::string text) {
-    reasons_.push_back(std::move(text));
-    return static_cast<int>(reasons_.size() - 1);
-  };
-  // Every dimension of `instruction` is refused for `why`.
-  auto refuse = [&](const HloInstruction* instruction, int why) {
+    for (int64_t d = 0; d < xs[a]->rank(); ++d) classes_.Union(node(x, a, d), node(y, b, d));
+  }
+
+  int Reason(std::string text) {
+    self_.reasons_.push_back(std::move(text));
+    return static_cast<int>(self_.reasons_.size() - 1);
+  }
+
+  // Every dimension of `instruction` gets `fact`.
+  void SeedAll(const HloInstruction* instruction, const Fact& fact) {
     std::vector<const Shape*> arrays = ArraysOf(instruction->shape());
     for (size_t a = 0; a < arrays.size(); ++a) {
       for (int64_t d = 0; arrays[a] != nullptr && d < arrays[a]->rank(); ++d) {
-        classes.Seed(node(instruction, a, d), Fact{0, true, true, why});
+        classes_.Seed(node(instruction, a, d), fact);
       }
     }
-  };
+  }
 
-  // shard_map bodies in Shardy's form: per-device programs, unless manual
-  // over only some of the mesh axes.
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      if (!IsManualComputationCall(*instruction)) continue;
-      active_ = true;
-      const HloComputation* body = instruction->CalledComputation("to_apply");
-      std::optional<std::vector<std::string>> manual;
-      for (const HloInstruction* operand : instruction->operands()) {
-        if (!manual.has_value()) manual = ManualAxes(*operand);
+  // Every dimension of `instruction` is refused for `why`.
+  void Refuse(const HloInstruction* instruction, int why) {
+    SeedAll(instruction, Fact{0, true, true, why});
+  }
+
+  // shard_map bodies in Shardy's form are per-device programs, unless manual
+  // over only some of the mesh axes (refused); so is what they call.
+  void FindShardMapBodies() {
+    for (const auto& computation : module_.computations()) {
+      for (const auto& instruction : computation->instructions()) {
+        if (IsManualComputationCall(*instruction)) ClassifyShardMap(*instruction);
       }
-      for (const HloInstruction* user : instruction->users()) {
-        if (!manual.has_value()) manual = ManualAxes(*user);
-      }
-      std::string partial;
-      for (const auto& [axis, size] : mesh) {
-        if (size > 1 && (!manual.has_value() ||
-                         std::find(manual->begin(), manual->end(), axis) == manual->end())) {
-          partial += (partial.empty() ? "" : ", ") + axis;
+    }
+    std::vector<const HloComputation*> stack(manual_bodies_.begin(), manual_bodies_.end());
+    for (const auto& [body, why] : refused_bodies_) stack.push_back(body);
+    while (!stack.empty()) {
+      const HloComputation* computation = stack.back();
+      stack.pop_back();
+      for (const auto& instruction : computation->instructions()) {
+        for (const HloComputation* callee : instruction->called_computations()) {
+          bool refused = refused_bodies_.count(computation) != 0;
+          bool added = refused
+                           ? refused_bodies_.emplace(callee, refused_bodies_.at(computation)).second
+                           : manual_bodies_.insert(callee).second;
+          if (added) stack.push_back(callee);
         }
       }
-      if (!manual.has_value() && mesh.empty()) partial = "(its mesh axes cannot be read)";
-      if (partial.empty()) {
-        manual_bodies.insert(body);
-      } else {
-        refused_bodies[body] = "the shard_map body " + body->name() +
-                               " leaves mesh axes to the partitioner: " + partial;
-      }
-    }
-  }
-  // Computations that shard_map bodies call are per device (or refused) too.
-  std::vector<const HloComputation*> stack(manual_bodies.begin(), manual_bodies.end());
-  for (const auto& [body, why] : refused_bodies) stack.push_back(body);
-  while (!stack.empty()) {
-    const HloComputation* computation = stack.back();
-    stack.pop_back();
-    for (const auto& instruction : computation->instructions()) {
-      for (const HloComputation* callee : instruction->called_computations()) {
-        bool refused = refused_bodies.count(computation) != 0;
-        bool added = refused ? refused_bodies.emplace(callee, refused_bodies.at(computation)).second
-                             : manual_bodies.insert(callee).second;
-        if (added) stack.push_back(callee);
-      }
     }
   }
 
-  for (const auto& computation : module.computations()) {
-    const bool manual = manual_bodies.count(computation.get()) != 0;
-    auto refused = refused_bodies.find(computation.get());
-    const int refused_why = refused == refused_bodies.end() ? -1 : reason(refused->second);
-    for (const auto& owned : computation->instructions()) {
+  void ClassifyShardMap(const HloInstruction& call) {
+    self_.active_ = true;
+    const HloComputation* body = call.CalledComputation("to_apply");
+    std::optional<std::vector<std::string>> manual;
+    for (const HloInstruction* operand : call.operands()) {
+      if (!manual.has_value()) manual = ManualAxes(*operand);
+    }
+    for (const HloInstruction* user : call.users()) {
+      if (!manual.has_value()) manual = ManualAxes(*user);
+    }
+    std::string partial;
+    for (const auto& [axis, size] : mesh_) {
+      if (size > 1 && (!manual.has_value() ||
+                       std::find(manual->begin(), manual->end(), axis) == manual->end())) {
+        partial += (partial.empty() ? "" : ", ") + axis;
+      }
+    }
+    if (!manual.has_value() && mesh_.empty()) partial = "(its mesh axes cannot be read)";
+    if (partial.empty()) {
+      manual_bodies_.insert(body);
+    } else {
+      refused_bodies_[body] = "the shard_map body " + body->name() +
+                              " leaves mesh axes to the partitioner: " + partial;
+    }
+  }
+
+  void Visit(const HloComputation& computation) {
+    const bool manual = manual_bodies_.count(&computation) != 0;
+    auto refused = refused_bodies_.find(&computation);
+    const int refused_why = refused == refused_bodies_.end() ? -1 : Reason(refused->second);
+    for (const auto& owned : computation.instructions()) {
       const HloInstruction* instruction = owned.get();
       if (refused_why >= 0) {
-        refuse(instruction, refused_why);
+        Refuse(instruction, refused_why);
         continue;
       }
       if (manual) {
         // What one device holds: a sharding written inside is not about it.
-        if (instruction->Is(HloOpcode::kParameter)) {
-          std::vector<const Shape*> arrays = ArraysOf(instruction->shape());
-          for (size_t a = 0; a < arrays.size(); ++a) {
-            for (int64_t d = 0; arrays[a] != nullptr && d < arrays[a]->rank(); ++d) {
-              classes.Seed(node(instruction, a, d), Fact{1, false, false, -1});
-            }
-          }
-        }
+        if (instruction->Is(HloOpcode::kParameter)) SeedAll(instruction, Fact{1, false, false, -1});
       } else if (std::optional<std::string> text = instruction->RawAttribute("sharding")) {
-        active_ = true;
-        std::optional<HloSharding> sharding = ParseSharding(*text);
-        if (!sharding.has_value()) {
-          refuse(instruction, reason("exla cannot read the sharding " + *text + " of " +
-                                     instruction->name()));
-          continue;
-        }
-        // The sharding asked of the program's results (or of a dead value).
-        const bool result = instruction->user_count() == 0;
-        std::vector<const Shape*> arrays = ArraysOf(instruction->shape());
-        for (size_t a = 0; a < arrays.size(); ++a) {
-          const HloSharding& own = sharding->kind == HloSharding::Kind::kTuple
-                                       ? (a < sharding->elements.size() ? sharding->elements[a]
-                                                                        : *sharding)
-                                       : *sharding;
-          devices_ = std::max(devices_, own.devices);
-          if (arrays[a] == nullptr) continue;
-          const bool readable = own.kind != HloSharding::Kind::kTuple &&
-                                (!own.IsTiled() || static_cast<int64_t>(own.tiles.size()) ==
-                                                       arrays[a]->rank());
-          for (int64_t d = 0; d < arrays[a]->rank(); ++d) {
-            Fact fact{own.TilesOf(d), false, false, -1, result};
-            if (!readable) {
-              fact = Fact{0, true, true, reason("exla cannot read the sharding " + *text +
-                                                " of " + instruction->name())};
-            } else if (own.partially_manual) {
-              fact = Fact{0, true, true, reason(instruction->name() + " is manual over only "
-                                                "some mesh axes (a shard_map that leaves the "
-                                                "others to the partitioner)")};
-            }
-            classes.Seed(node(instruction, a, d), fact);
-          }
-        }
+        if (!SeedAnnotation(instruction, *text)) continue;
       }
+      if (!JoinSameValues(instruction)) JoinMappedDimensions(instruction);
+    }
+  }
 
-      // Dimensions that are the same dimension of another value.
-      switch (instruction->opcode()) {
-        case HloOpcode::kTuple:
-          for (int k = 0; k < instruction->operand_count(); ++k) {
-            same(instruction, static_cast<size_t>(k), instruction->operand(k), 0);
-          }
-          continue;
-        case HloOpcode::kGetTupleElement:
-          same(instruction, 0, instruction->operand(0),
-               static_cast<size_t>(instruction->IntAttribute("index").value_or(0)));
-          continue;
-        case HloOpcode::kWhile: {
-          // The loop state: operand, body parameter and root, condition
-          // parameter and result are one value.
-          const HloComputation* body = instruction->CalledComputation("body");
-          const HloComputation* condition = instruction->CalledComputation("condition");
-          for (size_t a = 0; a < ArraysOf(instruction->shape()).size(); ++a) {
-            same(instruction, a, instruction->operand(0), a);
-            if (body != nullptr) {
-              same(instruction, a, body->parameter(0), a);
-              same(instruction, a, body->root(), a);
-            }
-            if (condition != nullptr) same(instruction, a, condition->parameter(0), a);
-          }
-          continue;
+  // Seeds the dimensions of `instruction` with its `sharding=` annotation;
+  // false when it cannot be read (then every dimension is refused).
+  bool SeedAnnotation(const HloInstruction* instruction, const std::string& text) {
+    self_.active_ = true;
+    std::optional<HloSharding> sharding = ParseSharding(text);
+    const std::string unreadable = "exla cannot read the sharding " + text + " of " +
+                                   instruction->name();
+    if (!sharding.has_value()) {
+      Refuse(instruction, Reason(unreadable));
+      return false;
+    }
+    // The sharding asked of the program's results (or of a dead value).
+    const bool result = instruction->user_count() == 0;
+    std::vector<const Shape*> arrays = ArraysOf(instruction->shape());
+    for (size_t a = 0; a < arrays.size(); ++a) {
+      const HloSharding& own =
+          sharding->kind == HloSharding::Kind::kTuple
+              ? (a < sharding->elements.size() ? sharding->elements[a] : *sharding)
+              : *sharding;
+      self_.devices_ = std::max(self_.devices_, own.devices);
+      if (arrays[a] == nullptr) continue;
+      const bool readable =
+          own.kind != HloSharding::Kind::kTuple &&
+          (!own.IsTiled() || static_cast<int64_t>(own.tiles.size()) == arrays[a]->rank());
+      for (int64_t d = 0; d < arrays[a]->rank(); ++d) {
+        Fact fact{own.TilesOf(d), false, false, -1, result};
+        if (!readable) {
+          fact = Fact{0, true, true, Reason(unreadable)};
+        } else if (own.partially_manual) {
+          fact = Fact{0, true, true, Reason(instruction->name() + " is manual over only "
+                                            "some mesh axes (a shard_map that leaves the "
+                                            "others to the partitioner)")};
         }
-        case HloOpcode::kCall: {
-          const HloComputation* callee = instruction->CalledComputation("to_apply");
-          if (callee == nullptr || IsManualComputationCall(*instruction)) continue;
-          for (int k = 0; k < instruction->operand_count(); ++k) {
-            same(instruction->operand(k), 0, callee->parameter(k), 0);
-          }
-          for (size_t a = 0; a < ArraysOf(instruction->shape()).size(); ++a) {
-            same(instruction, a, callee->root(), a);
-          }
-          continue;
-        }
-        case HloOpcode::kDynamicSlice:
-          // The loops exla builds slice whole dimensions only; a slice of a
-          // cut one is refused with the dimension it slices.
-          same(instruction, 0, instruction->operand(0), 0);
-          continue;
-        case HloOpcode::kDynamicUpdateSlice:
-          same(instruction, 0, instruction->operand(0), 0);
-          same(instruction, 0, instruction->operand(1), 0);
-          continue;
-        case HloOpcode::kCustomCall:
-          if (IsShardingIdentity(*instruction)) same(instruction, 0, instruction->operand(0), 0);
-          continue;
-        default:
-          break;
+        classes_.Seed(node(instruction, a, d), fact);
       }
-      // Everything else along the splitter's dimension map; sort and top-k
-      // give each of their arrays the same rows.
-      const bool rows = instruction->Is(HloOpcode::kSort) || instruction->Is(HloOpcode::kTopK);
-      std::vector<const Shape*> arrays = ArraysOf(instruction->shape());
-      if (arrays.empty() || (!instruction->shape().IsArray() && !rows)) continue;
-      for (int k = 0; k < instruction->operand_count(); ++k) {
-        const Shape& operand = instruction->operand(k)->shape();
-        if (!operand.IsArray()) continue;
-        for (int64_t d = 0; d < operand.rank(); ++d) {
-          DimensionMapping r = ResultDimension(*instruction, k, d);
-          if (!r.is_dimension()) continue;
-          for (size_t a = 0; a < arrays.size(); ++a) {
-            classes.Union(node(instruction, a, r.dimension()), node(instruction->operand(k), 0, d));
-          }
+    }
+    return true;
+  }
+
+  // Dimensions that are the same dimension of another value (tuples, loop
+  // state, calls, slices exla builds); true when the opcode is one of these.
+  bool JoinSameValues(const HloInstruction* instruction) {
+    switch (instruction->opcode()) {
+      case HloOpcode::kTuple:
+        for (int k = 0; k < instruction->operand_count(); ++k) {
+          Same(instruction, static_cast<size_t>(k), instruction->operand(k), 0);
         }
-        for (int64_t r = 0; arrays[0] != nullptr && r < arrays[0]->rank(); ++r) {
-          DimensionMapping d = OperandDimension(*instruction, r, k);
-          if (d.is_dimension()) classes.Union(node(instruction, 0, r), node(instruction->operand(k), 0, d.dimension()));
+        return true;
+      case HloOpcode::kGetTupleElement:
+        Same(instruction, 0, instruction->operand(0),
+             static_cast<size_t>(instruction->IntAttribute("index").value_or(0)));
+        return true;
+      case HloOpcode::kWhile:
+        JoinLoopState(instruction);
+        return true;
+      case HloOpcode::kCall: {
+        const HloComputation* callee = instruction->CalledComputation("to_apply");
+        if (callee == nullptr || IsManualComputationCall(*instruction)) return true;
+        for (int k = 0; k < instruction->operand_count(); ++k) {
+          Same(instruction->operand(k), 0, callee->parameter(k), 0);
+        }
+        for (size_t a = 0; a < ArraysOf(instruction->shape()).size(); ++a) {
+          Same(instruction, a, callee->root(), a);
+        }
+        return true;
+      }
+      case HloOpcode::kDynamicSlice:
+        // The loops exla builds slice whole dimensions only; a slice of a
+        // cut one is refused with the dimension it slices.
+        Same(instruction, 0, instruction->operand(0), 0);
+        return true;
+      case HloOpcode::kDynamicUpdateSlice:
+        Same(instruction, 0, instruction->operand(0), 0);
+        Same(instruction, 0, instruction->operand(1), 0);
+        return true;
+      case HloOpcode::kCustomCall:
+        if (IsShardingIdentity(*instruction)) Same(instruction, 0, instruction->operand(0), 0);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // The loop state: operand, body parameter and root, condition parameter
+  // and result are one value.
+  void JoinLoopState(const HloInstruction* loop) {
+    const HloComputation* body = loop->CalledComputation("body");
+    const HloComputation* condition = loop->CalledComputation("condition");
+    for (size_t a = 0; a < ArraysOf(loop->shape()).size(); ++a) {
+      Same(loop, a, loop->operand(0), a);
+      if (body != nullptr) {
+        Same(loop, a, body->parameter(0), a);
+        Same(loop, a, body->root(), a);
+      }
+      if (condition != nullptr) Same(loop, a, condition->parameter(0), a);
+    }
+  }
+
+  // Everything else along the splitter's dimension map; sort and top-k give
+  // each of their arrays the same rows.
+  void JoinMappedDimensions(const HloInstruction* instruction) {
+    const bool rows = instruction->Is(HloOpcode::kSort) || instruction->Is(HloOpcode::kTopK);
+    std::vector<const Shape*> arrays = ArraysOf(instruction->shape());
+    if (arrays.empty() || (!instruction->shape().IsArray() && !rows)) return;
+    for (int k = 0; k < instruction->operand_count(); ++k) {
+      const Shape& operand = instruction->operand(k)->shape();
+      if (!operand.IsArray()) continue;
+      for (int64_t d = 0; d < operand.rank(); ++d) {
+        DimensionMapping r = ResultDimension(*instruction, k, d);
+        if (!r.is_dimension()) continue;
+        for (size_t a = 0; a < arrays.size(); ++a) {
+          classes_.Union(node(instruction, a, r.dimension()), node(instruction->operand(k), 0, d));
+        }
+      }
+      for (int64_t r = 0; arrays[0] != nullptr && r < arrays[0]->rank(); ++r) {
+        DimensionMapping d = OperandDimension(*instruction, r, k);
+        if (d.is_dimension()) {
+          classes_.Union(node(instruction, 0, r), node(instruction->operand(k), 0, d.dimension()));
         }
       }
     }
   }
-  facts_.resize(classes.size());
-  classes_.resize(classes.size());
-  for (int64_t n = 0; n < classes.size(); ++n) {
-    facts_[n] = classes.Resolved(n);
-    classes_[n] = classes.Find(n);
-  }
-}
+
+  ShardingAnalysis& self_;
+  const HloModule& module_;
+  const std::vector<std::pair<std::string, int64_t>> mesh_;
+  Classes classes_;
+  std::unordered_set<const HloComputation*> manual_bodies_;  // per-device programs
+  std::unordered_map<const HloComputation*, std::string> refused_bodies_;
+};
+
+ShardingAnalysis::ShardingAnalysis(const HloModule& module) { Builder(this, module).Run(); }
 
 int64_t ShardingAnalysis::Node(const HloInstruction& instruction, size_t array, int64_t dim) const {
   auto it = first_node_.find(&instruction);

@@ -112,6 +112,9 @@ class ShardingAnalysis {
   };
 
  private:
+  // Builds the analysis in named steps (sharding_analysis.cc).
+  class Builder;
+
   // The node of dimension `dim` of array `array` of `instruction`, or -1.
   int64_t Node(const HloInstruction& instruction, size_t array, int64_t dim) const;
   int64_t DeviceBytes(const HloInstruction& instruction, int64_t whole_dim, bool largest) const;
