@@ -203,113 +203,156 @@ class LoopBuilder {
     return condition;
   }
 
+  // What the steps of a loop body share while it is built.
+  struct Body {
+    HloComputation* computation;
+    HloBuilder& b;
+    HloInstruction* state;   // the loop state: index, exits, inputs, compensations
+    HloInstruction* index;   // the trip number
+    HloInstruction* offset;  // where this trip's slice starts
+    HloInstruction* zero;
+    int64_t chunk;
+    // The value each (input, dimension) has inside the body: a slice, or
+    // the whole input.
+    std::map<std::pair<HloInstruction*, DimensionMapping>, HloInstruction*> inputs;
+    std::vector<HloInstruction*> passthrough;  // the inputs, carried unchanged
+    std::unordered_map<HloInstruction*, HloInstruction*> clones;  // member -> its slice
+  };
+
   HloComputation* MakeBody(const Shape& state_shape, int64_t chunk, int64_t base) {
-    HloComputation* body = NewComputation(region_.exits.front()->name() + ".split_body");
-    bodies_.push_back(body);
-    HloBuilder b(body);
+    HloComputation* computation = NewComputation(region_.exits.front()->name() + ".split_body");
+    bodies_.push_back(computation);
+    HloBuilder b(computation);
     HloInstruction* state = b.Parameter(0, state_shape, "state");
     HloInstruction* index = b.GetTupleElement(state, 0);
     HloInstruction* offset = b.Binary(HloOpcode::kMultiply, index, Index(b, chunk));
     if (base != 0) offset = b.Binary(HloOpcode::kAdd, offset, Index(b, base));
-    HloInstruction* zero = Index(b, 0);
+    Body body{computation, b, state, index, offset, Index(b, 0), chunk, {}, {}, {}};
+    SliceInputs(&body);
+    CloneMembers(&body);
+    computation->set_root(b.Tuple(NextState(&body)));
+    return computation;
+  }
 
+  // Each input of the region, sliced along its dimension at this trip's
+  // offset (or whole); the constants the region reads, copied in.
+  void SliceInputs(Body* body) {
+    HloBuilder& b = body->b;
     const size_t n_exits = region_.exits.size();
-    std::vector<HloInstruction*> passthrough;
-    std::map<std::pair<HloInstruction*, DimensionMapping>, HloInstruction*> input_values;
     for (size_t i = 0; i < region_.inputs.size(); ++i) {
       const auto& [instruction, dim] = region_.inputs[i];
-      HloInstruction* whole = b.GetTupleElement(state, static_cast<int64_t>(1 + n_exits + i));
-      passthrough.push_back(whole);
+      HloInstruction* whole = b.GetTupleElement(body->state, static_cast<int64_t>(1 + n_exits + i));
+      body->passthrough.push_back(whole);
       if (dim.is_used_whole()) {
-        input_values[region_.inputs[i]] = whole;
+        body->inputs[region_.inputs[i]] = whole;
         continue;
       }
-      std::vector<HloInstruction*> starts(instruction->shape().rank(), zero);
-      starts[dim.dimension()] = offset;
+      std::vector<HloInstruction*> starts(instruction->shape().rank(), body->zero);
+      starts[dim.dimension()] = body->offset;
       std::vector<int64_t> sizes = instruction->shape().dims();
-      sizes[dim.dimension()] = chunk;
-      input_values[region_.inputs[i]] = b.DynamicSlice(whole, starts, sizes);
+      sizes[dim.dimension()] = body->chunk;
+      body->inputs[region_.inputs[i]] = b.DynamicSlice(whole, starts, sizes);
     }
-
     for (HloInstruction* constant : region_.constants) {
-      HloInstruction* copy = body->Add(HloOpcode::kConstant, constant->shape(), {}, constant->name());
+      HloInstruction* copy =
+          body->computation->Add(HloOpcode::kConstant, constant->shape(), {}, constant->name());
       copy->set_payload(constant->payload());
-      input_values[{constant, DimensionMapping::UsedWhole()}] = copy;
+      body->inputs[{constant, DimensionMapping::UsedWhole()}] = copy;
     }
+  }
 
-    std::unordered_map<HloInstruction*, HloInstruction*> clones;
+  // Every member of the region, computed on slices: the same instruction
+  // with its shape cut to the chunk (or a partial sum's accumulator).
+  void CloneMembers(Body* body) {
+    HloBuilder& b = body->b;
     for (HloInstruction* original : members_in_order_) {
       const RegionMember& member = region_.members.at(original);
       Shape shape = member.result_dim.is_reduced_away()
                         ? original->shape()
-                        : SliceShape(original->shape(), member.result_dim.dimension(), chunk);
+                        : SliceShape(original->shape(), member.result_dim.dimension(), body->chunk);
       const PartialSum* partial = PartialSumFor(original);
       if (partial != nullptr) shape = partial->accumulator;
       std::vector<HloInstruction*> operands;
       for (int k = 0; k < original->operand_count(); ++k) {
         HloInstruction* operand = original->operand(k);
-        auto clone = clones.find(operand);
-        operands.push_back(clone != clones.end()
+        auto clone = body->clones.find(operand);
+        operands.push_back(clone != body->clones.end()
                                ? clone->second
-                               : input_values.at({operand, member.operand_dims[k]}));
+                               : body->inputs.at({operand, member.operand_dims[k]}));
       }
-      HloInstruction* clone = body->Add(original->opcode(), shape, operands, original->name());
+      HloInstruction* clone =
+          body->computation->Add(original->opcode(), shape, operands, original->name());
       clone->set_payload(original->payload());
       *clone->mutable_attributes() = original->attributes();
       if (partial != nullptr) {
         clone->SetIntListAttribute("dimensions", {member.operand_dims[0].dimension()});
       }
       if (original->Is(HloOpcode::kSlice)) {
-        clone->SetSlice(SliceBoundsWithChunk(*original, member.result_dim.dimension(), chunk));
+        clone->SetSlice(SliceBoundsWithChunk(*original, member.result_dim.dimension(), body->chunk));
       }
       if (original->Is(HloOpcode::kIota) && member.result_dim.is_dimension() &&
           original->IntAttribute("iota_dimension") == member.result_dim.dimension()) {
         // A slice of an iota along its own dimension starts at the offset.
-        HloInstruction* start = offset;
-        if (shape.element_type() != index_type_) start = b.Convert(offset, shape.element_type());
+        HloInstruction* start = body->offset;
+        if (shape.element_type() != index_type_) start = b.Convert(start, shape.element_type());
         clone = b.Binary(HloOpcode::kAdd, clone, b.Broadcast(start, shape.dims(), {}));
       }
-      clones[original] = clone;
+      body->clones[original] = clone;
     }
+  }
 
-    std::vector<HloInstruction*> next_state = {b.Binary(HloOpcode::kAdd, index, Index(b, 1))};
+  // The state after this trip: the next index, each exit's result with this
+  // trip's part accumulated or written in, the inputs, the compensations.
+  std::vector<HloInstruction*> NextState(Body* body) {
+    HloBuilder& b = body->b;
+    std::vector<HloInstruction*> next_state = {
+        b.Binary(HloOpcode::kAdd, body->index, Index(b, 1))};
     std::vector<HloInstruction*> next_compensations;
+    const size_t n_exits = region_.exits.size();
     const int64_t first_compensation = static_cast<int64_t>(1 + n_exits + region_.inputs.size());
     for (size_t e = 0; e < n_exits; ++e) {
       HloInstruction* exit = region_.exits[e];
       const RegionMember& member = region_.members.at(exit);
-      HloInstruction* buffer = b.GetTupleElement(state, static_cast<int64_t>(1 + e));
-      HloInstruction* part = clones.at(exit);
+      HloInstruction* buffer = b.GetTupleElement(body->state, static_cast<int64_t>(1 + e));
+      HloInstruction* part = body->clones.at(exit);
       if (IsCompensatedSum(exit)) {
-        // Kahan: y = part - c; t = sum + y; c' = (t - sum) - y; sum' = t.
         const int64_t slot = first_compensation + static_cast<int64_t>(next_compensations.size());
-        HloInstruction* compensation = b.GetTupleElement(state, slot);
-        HloInstruction* corrected = b.Binary(HloOpcode::kSubtract, part, compensation);
-        HloInstruction* sum = b.Binary(HloOpcode::kAdd, buffer, corrected);
-        HloInstruction* added = b.Binary(HloOpcode::kSubtract, sum, buffer);
-        HloInstruction* error = b.Binary(HloOpcode::kSubtract, added, corrected);
-        // Once the sum overflows, (t - sum) - y is inf - inf = NaN, which the
-        // next chunk would carry into the sum: an overflowing total must stay
-        // inf, as in the unsplit reduction, so the compensation restarts at 0.
-        HloInstruction* finite = body->Add(
-            HloOpcode::kIsFinite, Shape::Array(PrimitiveType::kPred, sum->shape().dims()), {sum},
-            "finite");
-        HloInstruction* zero = b.Broadcast(b.ConstantScalar(sum->shape().element_type(), 0),
-                                           sum->shape().dims(), {});
-        next_compensations.push_back(b.Select(finite, error, zero));
+        HloInstruction* compensation = b.GetTupleElement(body->state, slot);
+        auto [sum, next_compensation] = CompensatedAdd(body, buffer, part, compensation);
+        next_compensations.push_back(next_compensation);
         next_state.push_back(sum);
       } else if (member.result_dim.is_reduced_away()) {
         next_state.push_back(b.Binary(member.accumulate_opcode, buffer, part));
       } else {
-        std::vector<HloInstruction*> starts(exit->shape().rank(), zero);
-        starts[member.result_dim.dimension()] = offset;
+        std::vector<HloInstruction*> starts(exit->shape().rank(), body->zero);
+        starts[member.result_dim.dimension()] = body->offset;
         next_state.push_back(b.DynamicUpdateSlice(buffer, part, starts));
       }
     }
-    next_state.insert(next_state.end(), passthrough.begin(), passthrough.end());
+    next_state.insert(next_state.end(), body->passthrough.begin(), body->passthrough.end());
     next_state.insert(next_state.end(), next_compensations.begin(), next_compensations.end());
-    body->set_root(b.Tuple(next_state));
-    return body;
+    return next_state;
+  }
+
+  // Kahan: y = part - c; t = sum + y; c' = (t - sum) - y; sum' = t.
+  // Returns (sum', c').
+  std::pair<HloInstruction*, HloInstruction*> CompensatedAdd(Body* body, HloInstruction* buffer,
+                                                             HloInstruction* part,
+                                                             HloInstruction* compensation) {
+    HloBuilder& b = body->b;
+    HloInstruction* corrected = b.Binary(HloOpcode::kSubtract, part, compensation);
+    HloInstruction* sum = b.Binary(HloOpcode::kAdd, buffer, corrected);
+    HloInstruction* added = b.Binary(HloOpcode::kSubtract, sum, buffer);
+    HloInstruction* error = b.Binary(HloOpcode::kSubtract, added, corrected);
+    // Once the sum overflows, (t - sum) - y is inf - inf = NaN, which the
+    // next chunk would carry into the sum: an overflowing total must stay
+    // inf, as in the unsplit reduction, so the compensation restarts at 0.
+    HloInstruction* finite = body->computation->Add(
+        HloOpcode::kIsFinite, Shape::Array(PrimitiveType::kPred, sum->shape().dims()), {sum},
+        "finite");
+    HloInstruction* zero = b.Broadcast(b.ConstantScalar(sum->shape().element_type(), 0),
+                                       sum->shape().dims(), {});
+    return {sum, b.Select(finite, error, zero)};
   }
 
   const SplitRegion& region_;
