@@ -15,9 +15,12 @@
 namespace exla {
 namespace {
 
+using verifier_internal::ArityFor;
+using verifier_internal::AttributeAllowed;
 using verifier_internal::CheckedByteSize;
 using verifier_internal::HasDynamicDimension;
 using verifier_internal::Join;
+using verifier_internal::LiteralTokenError;
 using verifier_internal::Rule;
 using verifier_internal::RuleFor;
 using verifier_internal::SameShape;
@@ -178,7 +181,53 @@ class Verifier {
     return callee;
   }
 
+  // The operand count XLA's parser takes for the opcode. False when it is
+  // wrong: the shape rules would read operands that are not there.
+  bool VerifyOperandCount(const HloInstruction& instruction) {
+    const std::string op(instruction.opcode_name());
+    const int n = instruction.operand_count();
+    if (instruction.Is(HloOpcode::kConditional)) {
+      // (predicate or branch index, one operand per branch)
+      int branches = -1;
+      if (const HloAttribute* list = instruction.FindAttribute("branch_computations")) {
+        branches = static_cast<int>(list->computations.size());
+      } else if (instruction.HasAttribute("true_computation") ||
+                 instruction.HasAttribute("false_computation")) {
+        branches = 2;
+      }
+      if (branches >= 0 && n != branches + 1) {
+        Error("conditional with " + std::to_string(branches) + " branches takes " +
+              std::to_string(branches + 1) + " operand(s), has " + std::to_string(n));
+        return false;
+      }
+      return true;
+    }
+    std::optional<verifier_internal::Arity> arity = ArityFor(instruction.opcode());
+    if (!arity) return true;
+    bool fits = n >= arity->min && (arity->max < 0 || n <= arity->max) &&
+                (!arity->pairs || n % 2 == 0) && (!arity->odd || n % 2 == 1);
+    if (fits) return true;
+    std::string wanted = arity->max == arity->min ? std::to_string(arity->min)
+                         : arity->pairs           ? "an even number (at least " +
+                                                  std::to_string(arity->min) + ") of"
+                         : arity->odd             ? "an odd number (at least " +
+                                                std::to_string(arity->min) + ") of"
+                                                  : "at least " + std::to_string(arity->min);
+    Error(op + " takes " + wanted + " operand(s), has " + std::to_string(n));
+    return false;
+  }
+
+  void VerifyAttributeNames(const HloInstruction& instruction) {
+    for (const HloAttribute& attribute : instruction.attributes()) {
+      if (!AttributeAllowed(instruction.opcode(), attribute.key)) {
+        Error(std::string(instruction.opcode_name()) + " has no attribute '" + attribute.key + "'");
+      }
+    }
+  }
+
   void VerifyInstruction(const HloInstruction& instruction) {
+    VerifyAttributeNames(instruction);
+    if (!VerifyOperandCount(instruction)) return;
     if (!VerifyShapeDimensions(instruction.shape())) return;
     for (const HloInstruction* operand : instruction.operands()) {
       if (HasDynamicDimension(operand->shape())) return;  // shape rules for static shapes only
@@ -199,6 +248,10 @@ class Verifier {
       case Rule::kParameter:
         return;
       case Rule::kConstant: {
+        if (std::optional<std::string> token =
+                LiteralTokenError(instruction.payload(), shape.element_type())) {
+          return Error("constant literal has " + *token);
+        }
         if (!shape.IsArray() || IsComplexType(shape.element_type())) return;
         int64_t count = LiteralElementCount(instruction.payload());
         if (count >= 0 && count != shape.ElementCount()) {
