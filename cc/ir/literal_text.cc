@@ -13,9 +13,32 @@ bool Counted(const std::string& literal) {
   return literal.find("...") == std::string::npos && literal.find('(') == std::string::npos;
 }
 
+// `literal` with every `/* ... */` comment replaced by a space. XLA prints
+// constants of rank 3 and more with index comments (`{ /*i0=0*/ { ... } }`),
+// whose digits are not values. nullopt when a comment is not closed.
+std::optional<std::string> WithoutComments(const std::string& literal) {
+  std::string text;
+  text.reserve(literal.size());
+  size_t i = 0;
+  while (i < literal.size()) {
+    if (literal.compare(i, 2, "/*") == 0) {
+      size_t end = literal.find("*/", i + 2);
+      if (end == std::string::npos) return std::nullopt;
+      text += ' ';
+      i = end + 2;
+    } else {
+      text += literal[i++];
+    }
+  }
+  return text;
+}
+
 }  // namespace
 
-int64_t LiteralElementCount(const std::string& literal) {
+int64_t LiteralElementCount(const std::string& commented) {
+  std::optional<std::string> uncommented = WithoutComments(commented);
+  if (!uncommented.has_value()) return -1;
+  const std::string& literal = *uncommented;
   if (!Counted(literal)) return -1;
   int64_t count = 0;
   bool in_token = false;
@@ -27,10 +50,13 @@ int64_t LiteralElementCount(const std::string& literal) {
   return count;
 }
 
-std::optional<std::string> LiteralNestingError(const std::string& literal, const Shape& shape) {
+std::optional<std::string> LiteralNestingError(const std::string& commented, const Shape& shape) {
+  const std::string where = " in a constant of shape " + shape.ToString(false);
+  std::optional<std::string> uncommented = WithoutComments(commented);
+  if (!uncommented.has_value()) return "a comment '/*' that is not closed" + where;
+  const std::string& literal = *uncommented;
   if (!Counted(literal) || !shape.IsArray()) return std::nullopt;
   const size_t rank = static_cast<size_t>(shape.rank());
-  const std::string where = " in a constant of shape " + shape.ToString(false);
   std::vector<int64_t> entries;  // entries seen so far at each open level
   bool closed_outermost = false;
   bool in_token = false;

@@ -14,7 +14,8 @@ namespace exla {
 
 // Leaf values of a constant literal (`1`, `{1, 2}`, `{ {1, 2}, {3, 4} }`), or
 // -1 when the literal is elided (`{...}`) or has a form not counted here
-// (complex values, NaN payloads).
+// (complex values, NaN payloads). Comments (`/*i0=0*/`, as XLA prints index
+// positions in constants of rank 3 and more) are not values.
 int64_t LiteralElementCount(const std::string& literal);
 
 // Why the braces of `literal`, an array constant's text, do not nest as the

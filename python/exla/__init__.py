@@ -18,6 +18,7 @@ needed.
 """
 
 from exla.errors import ExlaError as ExlaError
+from exla.errors import MemoryLimitError as MemoryLimitError
 from exla.explain import Explanation as Explanation
 from exla.explain import explain as explain
 from exla.function import ExlaFunction as ExlaFunction
@@ -32,4 +33,4 @@ from exla.report import Report as Report
 __version__ = "0.1.0"
 
 __all__ = ["function", "jit", "explain", "optimize_hlo", "parse_size", "Options", "Report", "ExlaError",
-           "ExlaFunction", "Explanation", "ProgramInfo", "__version__"]
+           "MemoryLimitError", "ExlaFunction", "Explanation", "ProgramInfo", "__version__"]

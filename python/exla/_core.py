@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
+from exla import _fault_injection
 from exla.errors import ExlaError
 
 __all__ = ["extension", "optimize", "round_trip", "verify", "module_summary", "tensor_sizes",
@@ -76,6 +77,9 @@ def optimize(text: str, passes: Sequence[str] | None, threshold: int, split_size
     ``large_sums`` lets the splitter accumulate sums above the threshold (the
     memory-limit search's option, see ``Options::large_sums`` in cc/api/exla.h).
     """
+    if _fault_injection.failing("optimize"):
+        raise ExlaError(f"internal error in exla's C++ core (optimize): "
+                        f"{_fault_injection.message('optimize')}")
     return _call("optimize", text, None if passes is None else list(passes), threshold,
                  split_size, dump_dir, fast_math, large_sums)
 

@@ -34,10 +34,10 @@ import threading
 from typing import Any, Mapping
 
 from exla.bridge import jax as jax_bridge
-from exla.errors import ExlaError
+from exla.errors import ExlaError, MemoryLimitError
 from exla.options import Options, resolve_options
 
-__all__ = ["register", "enable_environment", "ensure_installed"]
+__all__ = ["register", "enable_environment", "ensure_installed", "rewritten_programs"]
 
 _log = logging.getLogger("exla")
 
@@ -48,6 +48,17 @@ _lock = threading.Lock()
 _registry: dict[str, dict[str, Any]] = {}  # key -> explicit settings of an exla.jit
 _environment = False  # the zero-code path: rewrite every program
 _warned: set[str] = set()
+_compiled: list[str] = []  # names of the programs JAX compiled from exla's rewrite
+
+
+def rewritten_programs() -> list[str]:
+    """The names of the JAX programs whose executable is exla's rewrite, in compile order.
+
+    A name is added only once XLA has compiled the rewritten module, so that
+    JAX runs it: a program exla fell back on is never listed.
+    """
+    with _lock:
+        return list(_compiled)
 
 
 def register(overrides: Mapping[str, Any]) -> str:
@@ -110,6 +121,8 @@ def _settings_for(program: jax_bridge.Program) -> dict[str, Any] | None:
 
 
 def _fail(program: jax_bridge.Program, options: Options, error: Exception) -> None:
+    if isinstance(error, MemoryLimitError):
+        raise error  # the user's limit cannot be met by any program: never a fallback
     if options.strict:
         raise ExlaError(f"exla failed on JAX program {program.name!r}: "
                         f"{type(error).__name__}: {error}") from error
@@ -155,6 +168,10 @@ class _Hook:
 
     def compile_failed(self, program: jax_bridge.Program, error: Exception) -> None:
         _fail(program, getattr(program, "exla_options", Options()), error)
+
+    def compiled(self, program: jax_bridge.Program) -> None:
+        with _lock:
+            _compiled.append(program.name)
 
 
 def _dump_dir(options: Options, program: jax_bridge.Program) -> str | None:

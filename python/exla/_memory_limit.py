@@ -41,6 +41,7 @@ from collections import OrderedDict
 from typing import Callable
 
 from exla.options import format_size
+from exla.errors import MemoryLimitError
 
 __all__ = ["Candidate", "LimitPlan", "search", "planned_memory_cached", "unsplit_instructions",
            "MAX_CANDIDATES"]
@@ -286,14 +287,14 @@ def search(text: str, limit: int, optimize: Optimize, messages_of: Callable[[lis
       smallest peak when none fits).
 
     Raises:
-      ValueError: ``limit`` is below the program's arguments plus outputs.
+      exla.MemoryLimitError: ``limit`` is below the program's arguments plus outputs.
     """
     plan = LimitPlan(limit=limit)
     before = planned_memory_cached(text, plan)
     plan.peak_bytes_before = before.total_bytes
     plan.floor_bytes = before.argument_bytes + before.output_bytes - before.alias_bytes
     if limit < plan.floor_bytes:
-        raise ValueError(
+        raise MemoryLimitError(
             f"memory limit {format_size(limit)} ({limit} bytes) is below the program's own "
             f"arguments and outputs, {format_size(plan.floor_bytes)} ({plan.floor_bytes} bytes): "
             f"no rewrite can fit it")

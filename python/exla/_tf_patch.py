@@ -25,13 +25,26 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import weakref
 from typing import Any
 
-__all__ = ["install", "uninstall", "installed"]
+__all__ = ["install", "uninstall", "installed", "wrappers"]
 
 _log = logging.getLogger("exla")
 _lock = threading.Lock()
 _WRAPPER_ATTRIBUTE = "_exla_function"
+_wrappers: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def wrappers() -> list[Any]:
+    """The :class:`exla.function.ExlaFunction` of every live function the patch routed.
+
+    Their ``programs`` say what exla did, and how often each rewritten program
+    ran, for functions the user never wrapped (Keras's train step, GPflow's
+    compiled losses).
+    """
+    with _lock:
+        return list(_wrappers)
 
 
 def _function_class() -> Any:
@@ -52,6 +65,8 @@ def _wrapper_for(function: Any) -> Any:
     if wrapper is None:
         name = getattr(function, "_name", None) or getattr(function, "__name__", None)
         wrapper = function.__dict__.setdefault(_WRAPPER_ATTRIBUTE, ExlaFunction(function, name=name))
+        with _lock:
+            _wrappers.add(wrapper)
     return wrapper
 
 

@@ -75,6 +75,9 @@ class Program:
       updates: ``(result index, variable)`` for every variable the program writes.
       seconds: time spent building the program (lowering, passes, conversion).
       inputs: ``(shape, dtype name)`` of the flat explicit inputs.
+      run_counter: an int64 ``tf.Variable`` that the rewritten program itself
+        increments each time it runs (made by the first :func:`emit`), so
+        that what ran is known from the runtime, not from what was built.
     """
 
     name: str
@@ -88,6 +91,14 @@ class Program:
     updates: list[tuple[int, Any]]
     seconds: float
     inputs: tuple[tuple[tuple[int, ...], str], ...] = ()
+    run_counter: Any = None
+
+    def runs(self) -> int:
+        """How many times the rewritten program has run (0 when it never did)."""
+        if self.run_counter is None:
+            return 0
+        with _tf().init_scope():
+            return int(self.run_counter.numpy())
 
     def info(self) -> Any:
         """The public view of this program: an :class:`exla.ProgramInfo`."""
@@ -96,7 +107,7 @@ class Program:
         return ProgramInfo(name=self.name, platform=self.platform, inputs=self.inputs,
                            rewritten=self.changed, report=self.report,
                            variables_written=tuple(v.name for _, v in self.updates),
-                           seconds=self.seconds)
+                           seconds=self.seconds, runs=self.runs())
 
 
 def _tf():
@@ -178,7 +189,7 @@ def _dump_dir(root: str | None, name: str) -> str:
 
 def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform: str,
                   options: Any, *, dump_root: str | None = None,
-                  convert_unchanged: bool = False) -> Program:
+                  convert_unchanged: bool = False, check_compile: bool = False) -> Program:
     """Lowers ``concrete`` to HLO, runs exla's pipeline and prepares the call.
 
     Args:
@@ -191,6 +202,9 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
       dump_root: write the module before/after every pass under this directory.
       convert_unchanged: make the artifact even when no pass changed the
         module, if it writes variables (a VJP runs it without the writes).
+      check_compile: compile the rewritten module with XLA now (see
+        :func:`_check_compiles`), for a program that will run inside a graph,
+        where a compile failure could no longer fall back to the original.
 
     Raises:
       UnsupportedProgram: a construct exla cannot pass through.
@@ -222,6 +236,8 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
         from exla.bridge import xla as bridge
 
         artifact = bridge.text_to_portable_artifact(rewritten)
+        if check_compile and changed:
+            _check_compiles(name, rewritten, platform)
     seconds = time.perf_counter() - start
     _log.debug("exla: %s for %s: changed=%s in %.3fs", name, [tuple(s.shape) for s in flat_specs],
                changed, seconds)
@@ -229,6 +245,40 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
                    signature=signature, n_outputs=n_outputs, captures=captures, updates=updates,
                    seconds=seconds,
                    inputs=tuple((tuple(s.shape.as_list()), s.dtype.name) for s in flat_specs))
+
+
+def _check_compiles(name: str, text: str, platform: str) -> None:
+    """Compiles the rewritten module with XLA; raises what XLA raises.
+
+    TensorFlow compiles ``XlaCallModule`` when the graph first runs. Called
+    eagerly, a failure there still reaches exla, which runs the original; in
+    a graph that another function runs (Keras's train step) it would reach
+    the user instead. So such programs are compiled here first, with
+    jaxlib's CPU client (a module the memory-limit search already compiled
+    is not compiled again). Other platforms are not checked: jaxlib here has
+    no GPU backend.
+    """
+    if platform != "CPU":
+        _log.debug("exla: %s: the rewritten module's compile is not checked on %s", name, platform)
+        return
+    from exla._memory_limit import planned_memory_cached
+
+    planned_memory_cached(text)
+
+
+def _count_run(program: Program) -> None:
+    """Adds an increment of ``program.run_counter`` to the graph being traced."""
+    tf = _tf()
+    if program.run_counter is None:
+        from tensorflow.python.ops import resource_variable_ops
+
+        # Made outside every graph, and with the class itself rather than
+        # tf.Variable: a tf.function being traced again (a new signature of
+        # the dispatcher) refuses new tf.Variables through its creator scope.
+        with tf.init_scope():
+            program.run_counter = resource_variable_ops.ResourceVariable(
+                0, dtype=tf.int64, trainable=False, name=f"exla_runs_{program.name}")
+    program.run_counter.assign_add(1, read_value=False)
 
 
 def emit(program: Program, flat_inputs: Sequence[Any], *, apply_updates: bool = True) -> list[Any]:
@@ -244,6 +294,7 @@ def emit(program: Program, flat_inputs: Sequence[Any], *, apply_updates: bool = 
         raise ValueError(f"{program.name}: the program was not converted; call the original")
     values = list(flat_inputs) + [c.value() for c in program.captures]
     results = xla_call_module(program.artifact, values, program.signature, program.platform)
+    _count_run(program)
     if apply_updates:
         for index, variable in program.updates:
             variable.assign(results[index])

@@ -11,7 +11,7 @@ True
 
 from __future__ import annotations
 
-__all__ = ["ExlaError"]
+__all__ = ["ExlaError", "MemoryLimitError"]
 
 
 class ExlaError(RuntimeError):
@@ -24,4 +24,17 @@ class ExlaError(RuntimeError):
     ... except exla.ExlaError as e:
     ...     print(e)
     example
+    """
+
+
+class MemoryLimitError(ValueError):
+    """The memory limit is below what the program itself must hold: its own
+    arguments and outputs. No rewrite can meet such a limit, so exla raises this
+    on every path (``optimize_hlo``, ``exla.function``, ``exla.jit``, the
+    ``--xla_memory_limit`` flag), strict or not, instead of running the program
+    without it.
+
+    >>> import exla
+    >>> issubclass(exla.MemoryLimitError, ValueError)
+    True
     """

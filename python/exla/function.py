@@ -40,15 +40,16 @@ every new signature with the original function.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
 import threading
 import weakref
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from exla import _gradients, _tf_program
-from exla.errors import ExlaError
+from exla.errors import ExlaError, MemoryLimitError
 from exla.options import keyword_bool
 from exla.program_info import ProgramInfo
 from exla._tracing import (call_unpatched, eager_context, exla_is_tracing, exla_tracing,
@@ -136,6 +137,24 @@ def _checked_overrides(threshold: int | str | None, split_size: int | str | None
                          else parse_size(memory_limit, flag="memory_limit")),
         "passes": passes,
     }
+
+
+_call_state = threading.local()
+
+
+@contextlib.contextmanager
+def _graph_call() -> Iterator[None]:
+    """Marks the dispatcher calls made in this block as calls from a graph."""
+    outer = getattr(_call_state, "graph", False)
+    _call_state.graph = True
+    try:
+        yield
+    finally:
+        _call_state.graph = outer
+
+
+def _in_graph_call() -> bool:
+    return getattr(_call_state, "graph", False)
 
 
 class _Failure:
@@ -284,7 +303,10 @@ class ExlaFunction:
         if tf.executing_eagerly():
             return self.call_eagerly(args, kwargs)
         if self._static_inputs(args, kwargs):
-            return self._dispatcher(*args, **kwargs)
+            # Called while another function is traced: the program will run
+            # inside that graph, where exla can no longer fall back.
+            with _graph_call():
+                return self._dispatcher(*args, **kwargs)
         from tensorflow.python.framework import ops
         from tensorflow.python.ops import control_flow_util
 
@@ -329,12 +351,9 @@ class ExlaFunction:
         """Calls the function in the eager context; on any failure of exla's, the original."""
         try:
             return self._dispatcher(*args, **kwargs)
-        except ExlaError:
-            raise
         except Exception as exc:  # noqa: BLE001 - any failure falls back to the original
+            self._raise_if_not_recoverable(exc)
             failure = exc
-        if self.options().strict:
-            raise _strict_error(self._name, failure) from failure
         # If the original fails too, the error is the user's and propagates as it is.
         result = call_unpatched(self._tf_fn, args, kwargs)
         self._forget_signature(args, kwargs, failure)
@@ -374,11 +393,8 @@ class ExlaFunction:
             plan = self._plan(args, kwargs)
             if plan is not None:
                 return self._emit(plan, args, kwargs)
-        except ExlaError:
-            raise
         except Exception as exc:  # noqa: BLE001 - any failure falls back to the original
-            if self.options().strict:
-                raise _strict_error(self._name, exc) from exc
+            self._raise_if_not_recoverable(exc)
             result = call_unpatched(self._tf_fn, args, kwargs)
             self._warn_failure(exc)
             return result
@@ -401,7 +417,8 @@ class ExlaFunction:
                     with eager_context(), exla_tracing():
                         program = _tf_program.build_program(
                             self._name, concrete, flat_specs, platform, options,
-                            dump_root=options.dump_dir, convert_unchanged=self._is_vjp)
+                            dump_root=options.dump_dir, convert_unchanged=self._is_vjp,
+                            check_compile=_in_graph_call())
                 except Exception as exc:  # noqa: BLE001 - remembered, then handled by _trace
                     program = _Failure(exc)
                 self._programs[key] = program
@@ -472,6 +489,22 @@ class ExlaFunction:
             return vjp
 
     # -- failures --------------------------------------------------------------
+
+    def _raise_if_not_recoverable(self, exc: Exception) -> None:
+        """Raises what must reach the user; returns when the original may run instead.
+
+        A memory limit below the program's own inputs and outputs is the
+        user's error on every path. Under ``strict`` every failure is raised
+        (an :class:`ExlaError` as it is: it may come from a nested call that
+        already named the function). Anything else, an internal error of
+        exla's included, falls back to the original program.
+        """
+        if isinstance(exc, MemoryLimitError):
+            raise exc
+        if self.options().strict:
+            if isinstance(exc, ExlaError):
+                raise exc
+            raise _strict_error(self._name, exc) from exc
 
     def _warn_failure(self, exc: BaseException) -> None:
         reason = _reason(exc)

@@ -7,7 +7,7 @@ import os
 import time
 from typing import Sequence
 
-from exla import _core
+from exla import _core, _fault_injection
 from exla.options import env_bool, format_size, keyword_bool, parse_size, resolve_passes
 from exla.report import PassRecord, Report
 
@@ -80,10 +80,10 @@ def _messages(records: list) -> list[tuple[str, str]]:
     return [(str(r[0]), str(m)) for r in records if len(r) > 3 for m in r[3]]
 
 
-def _over_threshold_message(report: Report, unsplit: list[str]) -> str:
+def _over_threshold_message(threshold: int, unsplit: list[str]) -> str:
     from exla import _memory_limit
 
-    return (f"exla cannot meet the threshold {format_size(report.threshold)}: "
+    return (f"exla cannot meet the threshold {format_size(threshold)}: "
             f"{len(unsplit)} instruction(s) stay above it:" + _memory_limit.format_listing(unsplit))
 
 
@@ -154,8 +154,9 @@ def optimize_hlo(
 
     Raises:
       ValueError: malformed HLO (the message gives line and column), an unknown
-        pass name, a bad size, a boolean keyword that is not True or False, or
-        a memory limit below the program's own arguments and outputs.
+        pass name, a bad size, or a boolean keyword that is not True or False.
+      exla.MemoryLimitError: a memory limit below the program's own arguments
+        and outputs (a ``ValueError``; raised on every path, strict or not).
       ImportError: the C++ extension is not built.
       exla.ExlaError: an internal error of exla's C++ core; with ``strict``, a
         limit or threshold that cannot be met.
@@ -238,13 +239,17 @@ def optimize_hlo(
         report.planned_peak_bytes = plan.peak_bytes
         if not plan.fits:
             _fail_or_warn(_memory_limit.over_limit_message(plan), strict)
-    elif threshold_bytes and "tensor-splitter" in (p.name for p in report.passes):
+    if threshold_bytes and "tensor-splitter" in (p.name for p in report.passes):
         # Only a pipeline with the splitter promises the threshold, and only
-        # for the tensors the program creates (it reports those it left).
+        # for the tensors the program creates (it reports those it left). A
+        # threshold given with a limit still bounds every tensor, even when
+        # the plan fits the limit.
         unsplit = _memory_limit.unsplit_instructions(report.messages, optimised,
                                                      above=threshold_bytes)
         if unsplit:
-            _fail_or_warn(_over_threshold_message(report, unsplit), strict)
+            _fail_or_warn(_over_threshold_message(threshold_bytes, unsplit), strict)
+    if report.rewrote_program and _fault_injection.failing("compile"):
+        optimised = _fault_injection.uncompilable(optimised)
     if planned_memory:
         report.planned_temp_bytes_before = _planned_temp(text, "input")
         report.planned_temp_bytes_after = _planned_temp(optimised, "optimised")

@@ -30,6 +30,9 @@ class ProgramInfo:
       report: the pipeline's :class:`exla.Report` (passes, sizes, timings).
       variables_written: names of the variables the program assigns.
       seconds: time exla spent on this signature (lowering, passes, conversion).
+      runs: how many times the rewritten program ran, counted by the program
+        itself (a variable it increments), so 0 whenever the original ran
+        instead, e.g. after a failure exla fell back from.
 
     >>> import tensorflow as tf, exla
     >>> f = exla.function(lambda x: tf.reduce_sum(x))
@@ -45,6 +48,7 @@ class ProgramInfo:
     report: Report
     variables_written: tuple[str, ...]
     seconds: float
+    runs: int = 0
 
     @property
     def changed(self) -> bool:

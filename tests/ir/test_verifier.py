@@ -17,6 +17,7 @@ from tests._extension import load_extension  # noqa: E402
 _exla = load_extension()
 
 import exla  # noqa: E402
+from exla.bridge import xla  # noqa: E402
 
 
 def _module(entry: str, extra: str = "") -> str:
@@ -60,6 +61,12 @@ INVALID = [
     ("constant of a matrix with the wrong element count",
      _module("  ROOT c = s32[2,2] constant({ {1, 2}, {3, 4}, {5, 6} })"),
      ["has 6 element(s)", "holds 4"]),
+    ("rank-3 constant whose index comments hide a missing value",
+     _module("  ROOT c = f32[1,1,2] constant({ { /*i0=0*/ { /*i1=0*/ {1} } } })"),
+     ["constant literal has 1 element(s)", "holds 2"]),
+    ("constant with a comment that is not closed",
+     _module("  ROOT c = f32[1,1,1] constant({ /*i0=0 { {1} } })"),
+     ["comment '/*' that is not closed"]),
     ("recursive call",
      "HloModule m\nf {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=f\n}\n"
      "ENTRY main {\n  a = f32[] parameter(0)\n  ROOT c = f32[] call(a), to_apply=f\n}\n",
@@ -186,6 +193,34 @@ def test_valid_small_modules_verify():
     _exla.verify(_module("  a = f32[4] parameter(0)\n  b = s32[4] parameter(1)\n"
                          "  ROOT s = (f32[4], s32[4]) sort(a, b), dimensions={0}, to_apply=less",
                          LESS))
+
+
+def test_constants_with_index_comments_verify_as_xla_reads_them():
+    # XLA prints constants of rank 3 and more with an index comment per row;
+    # the digits in the comments are not values.
+    text = _module("  c = f32[1,1,1,1] constant({ { /*i0=0*/ { /*i1=0*/ {1} } } })\n"
+                   "  d = s32[2,1,2] constant({ { /*i0=0*/ {1, 2} }, { /*i0=1*/ {3, 4} } })\n"
+                   "  ROOT t = (f32[1,1,1,1], s32[2,1,2]) tuple(c, d)")
+    _exla.verify(text)
+    xla.verify(text)
+    assert "/*i0=1*/ {3, 4}" in _exla.round_trip(text)
+
+
+def test_tensorflow_tile_of_a_scalar_mask_constant_verifies():
+    # TensorFlow's causal-attention gradient tiles a rank-4 mask constant.
+    import tensorflow as tf
+
+    @tf.function(jit_compile=True)
+    def masked(x):
+        mask = tf.tile(tf.constant([[[[1.0]]]]), [1, 1, 4, 4])
+        return tf.reduce_sum(x * tf.linalg.band_part(mask, -1, 0))
+
+    x = tf.ones([1, 1, 4, 4])
+    text = xla.proto_to_text(masked.experimental_get_compiler_ir(x)(stage="hlo_serialized"))
+    assert "/*i0=0*/" in text
+    _exla.verify(text)
+    out, _ = exla.optimize_hlo(text, threshold=16)
+    xla.verify(out)
 
 
 @pytest.mark.parametrize("name", programs.names())

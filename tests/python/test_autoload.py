@@ -117,12 +117,24 @@ def test_pth_is_one_line_that_imports_nothing_without_flags(site_env, tmp_path):
                           check=True).stdout.split() == ["False", "False"]
 
 
+# Appended by the test, after the script's own work: how often each program
+# that exla rewrote ran, as counted by the rewritten program itself.
+PROBE = textwrap.dedent('''
+    from exla import _tf_patch
+    results["exla_runs"] = {}
+    for wrapper in _tf_patch.wrappers():
+        for program in wrapper.programs:
+            if program.rewritten:
+                results["exla_runs"][program.name] = results["exla_runs"].get(program.name, 0) + program.runs
+''')
+
+
 @pytest.mark.slow
 def test_unmodified_script_runs_through_exla(site_env, tmp_path, extension):
     pytest.importorskip("gpflow")
     pytest.importorskip("tf_keras")
     script = tmp_path / "train.py"
-    script.write_text(SCRIPT)
+    script.write_text(SCRIPT.replace("print(json.dumps(results))", PROBE + "print(json.dumps(results))"))
     dumps = tmp_path / "dumps"
     with_exla = dict(site_env, EXLA_DUMP_TO=str(dumps),
                      XLA_FLAGS="--xla_tensor_size_threshold=100KB --xla_cpu_enable_fast_math=false")
@@ -134,11 +146,19 @@ def test_unmodified_script_runs_through_exla(site_env, tmp_path, extension):
     a, b = json.loads(out_a.splitlines()[-1]), json.loads(out_b.splitlines()[-1])
     # exla's flag left XLA_FLAGS before TensorFlow read it; XLA's own flag stayed.
     assert a["xla_flags"] == "--xla_cpu_enable_fast_math=false"
-    # exla ran its passes on the script's programs (it dumps the modules it rewrites).
+    # exla ran its passes on the script's programs (it dumps the modules it rewrites) ...
     rewritten = [d.name for d in dumps.iterdir() if any("tensor-splitter" in f.name for f in d.iterdir())]
     assert any("kernel_matvec" in name for name in rewritten), rewritten
     assert any("run_step" in name or "train" in name for name in rewritten), rewritten
     assert any("tf_eval" in name for name in rewritten), rewritten
+    # ... and the rewritten programs are what ran: kernel_matvec once, Keras's
+    # step for each of the 3 full batches of 64 in each of 2 epochs (the last
+    # batch of 8 is below the threshold), GPflow's loss at least once.
+    runs = a["exla_runs"]
+    assert runs.get("kernel_matvec") == 1, runs
+    assert sum(n for name, n in runs.items() if "run_step" in name or "train" in name) == 6, runs
+    assert sum(n for name, n in runs.items() if "tf_eval" in name) >= 1, runs
+    assert b["exla_runs"] == {}
     import numpy as np
 
     np.testing.assert_allclose(a["kernel_matvec"], b["kernel_matvec"], rtol=1e-10)

@@ -232,9 +232,22 @@ def test_threshold_that_cannot_be_met_warns_and_strict_raises(caplog):
         exla.optimize_hlo(text, threshold="1MB", strict=True)
 
 
+def test_threshold_with_a_limit_is_enforced_when_the_plan_fits(caplog):
+    # The limit is far above the program, so the plan fits; the 1 MB threshold
+    # given with it still bounds every tensor and cannot be met (sort).
+    text = SORTED_TEMPLATE.format(n=1000)
+    with caplog.at_level(logging.WARNING, logger="exla"):
+        _, report = exla.optimize_hlo(text, threshold="1MB", memory_limit="1GB", strict=False)
+    assert report.within_memory_limit is True
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "cannot meet the threshold 1 MB" in warnings[0], warnings
+    with pytest.raises(exla.ExlaError, match="cannot meet the threshold 1 MB"):
+        exla.optimize_hlo(text, threshold="1MB", memory_limit="1GB", strict=True)
+
+
 def test_limit_below_inputs_and_outputs_is_rejected(kmv_hlo):
     text = SORTED_TEMPLATE.format(n=1000)  # output alone: 4 MB; input 32 KB
-    with pytest.raises(ValueError, match=r"below the program's own arguments and outputs, "
+    with pytest.raises(exla.MemoryLimitError, match=r"below the program's own arguments and outputs, "
                                          r"4.03 MB \(4032000 bytes\)"):
         exla.optimize_hlo(text, memory_limit="3MB")
 

@@ -147,6 +147,9 @@ class CompileHook(Protocol):
     def compile_failed(self, program: Program, error: Exception) -> None:
         """The rewritten module failed to convert or compile: raise, or return to fall back."""
 
+    def compiled(self, program: Program) -> None:
+        """The rewritten module compiled: JAX runs its executable from now on."""
+
 
 _lock = threading.Lock()
 _hook: CompileHook | None = None
@@ -162,9 +165,13 @@ def _compile_and_load(backend: Any, module: Any, executable_devices: Any, option
         if text is not None:
             try:
                 rewritten = program.module_from_text(text)
-                return _original(backend, rewritten, executable_devices, options, host_callbacks)
+                executable = _original(backend, rewritten, executable_devices, options,
+                                       host_callbacks)
             except Exception as error:  # noqa: BLE001 - the hook raises or falls back
                 hook.compile_failed(program, error)
+            else:
+                hook.compiled(program)
+                return executable
     return _original(backend, module, executable_devices, options, host_callbacks)
 
 

@@ -309,6 +309,10 @@ def text_to_stablehlo(text: str) -> bytes:
     so is the GSPMD copy of the result sharding of a module in Shardy's form
     (see :func:`_without_gspmd_result_sharding`).
     """
+    from exla import _fault_injection
+
+    if _fault_injection.failing("stablehlo"):
+        raise RuntimeError(_fault_injection.message("stablehlo"))
     xla = _xla()
     proto = text_to_proto(_without_gspmd_result_sharding(_without_copies(text)))
     try:

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.usefixtures("extension")
 class _Recorder:
     def __init__(self, text_for=None):
         self.programs, self.failures, self.text_for = [], [], text_for
+        self.compiled_names = []
 
     def rewrite(self, program):
         self.programs.append((program.name, program.function_names, program.num_devices,
@@ -24,6 +25,9 @@ class _Recorder:
 
     def compile_failed(self, program, error):
         self.failures.append(error)
+
+    def compiled(self, program):
+        self.compiled_names.append(program.name)
 
 
 @pytest.fixture
@@ -62,6 +66,7 @@ def test_every_compile_is_seen_and_hlo_text_round_trips(hook):
     # The nested jax.jit (a func.call in StableHLO) is inlined in the HLO text.
     assert text.startswith("HloModule jit_identity_ish") and " call(" not in text and "sine(" in text
     assert recorder.failures == []
+    assert recorder.compiled_names == ["jit_identity_ish"]  # only the rewritten one
 
 
 def test_a_rejected_module_reaches_compile_failed(hook):
@@ -69,6 +74,7 @@ def test_a_rejected_module_reaches_compile_failed(hook):
     jax_bridge.install_compile_hook(recorder)
     assert float(jax.jit(lambda x: x + 41)(1.0)) == 42.0  # JAX's own module after the failure
     assert len(recorder.failures) == 1 and "nonsense" in str(recorder.failures[0])
+    assert recorder.compiled_names == []
 
 
 def test_uninstall_restores_jax(hook):

@@ -1,0 +1,333 @@
+"""exla never breaks a working program: a failure at any stage runs the original.
+
+A failure is injected (``EXLA_INJECT_FAILURE``, see ``exla._fault_injection``)
+at each stage of exla's path: the C++ core's ``optimize``, the conversion to
+StableHLO, XLA's compile of the rewritten module and, for TensorFlow called
+eagerly, the run. For every frontend (``exla.function``, a Keras ``fit`` with
+``jit_compile=True``, ``exla.jit``, and unchanged TensorFlow and JAX scripts
+under ``XLA_FLAGS``) the program must give the original's result with one
+warning on logger ``exla``, and run the original, not the rewrite (the
+rewritten program counts its own runs; JAX lists the programs it compiled
+from exla's rewrite). Under ``strict`` the failure is raised instead. Each
+test also runs the same program without the injection and checks that the
+rewrite then really ran, so that the test cannot pass on a program exla
+never rewrote.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import textwrap
+import weakref
+
+import numpy as np
+import pytest
+
+from exla import _fault_injection
+from exla.errors import ExlaError
+
+from . import _tf_workloads as workloads
+from .test_autoload import site_env  # noqa: F401 - fixture
+
+STAGES = _fault_injection.STAGES
+# What the warning of each stage's failure quotes: exla's own message, or
+# XLA's compile error naming the custom call exla injected.
+QUOTED = {"optimize": "stage 'optimize'", "stablehlo": "stage 'stablehlo'",
+          "compile": "exla_injected_failure"}
+
+
+def _warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "exla" and r.levelno == logging.WARNING]
+
+
+def _kmv_function(strict: bool = False):
+    import exla
+
+    return exla.function(workloads.kernel_matvec, threshold=workloads.THRESHOLD, strict=strict)
+
+
+def _runs(function) -> int:
+    return sum(p.runs for p in function.programs)
+
+
+# -- exla.function -------------------------------------------------------------
+
+def test_tensorflow_rewrite_runs_without_injection(extension):
+    f = _kmv_function(strict=True)
+    inputs = workloads.kmv_inputs()
+    f(*inputs)
+    f(*inputs)
+    assert [p.rewritten for p in f.programs] == [True]
+    assert _runs(f) == 2  # counted by the rewritten program itself
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_tensorflow_function_falls_back(stage, extension, monkeypatch, caplog):
+    import tensorflow as tf
+
+    inputs = workloads.kmv_inputs()
+    expected = tf.function(workloads.kernel_matvec, jit_compile=True)(*inputs).numpy()
+    monkeypatch.setenv(_fault_injection.VARIABLE, stage)
+    f = _kmv_function()
+    with caplog.at_level(logging.WARNING, logger="exla"):
+        first = f(*inputs).numpy()
+        second = f(*inputs).numpy()
+    np.testing.assert_array_equal(first, expected)
+    np.testing.assert_array_equal(second, expected)
+    (warning,) = _warnings(caplog)
+    assert "running the original function" in warning and QUOTED[stage] in warning, warning
+    assert _runs(f) == 0
+
+
+def test_tensorflow_run_failure_falls_back(extension, monkeypatch, caplog):
+    import tensorflow as tf
+
+    inputs = workloads.kmv_inputs()
+    expected = tf.function(workloads.kernel_matvec, jit_compile=True)(*inputs).numpy()
+    f = _kmv_function()
+
+    def failing_run(*args, **kwargs):
+        raise tf.errors.InternalError(None, None, "run failure injected by the test")
+
+    monkeypatch.setattr(f, "_dispatcher", failing_run)
+    with caplog.at_level(logging.WARNING, logger="exla"):
+        np.testing.assert_array_equal(f(*inputs).numpy(), expected)
+    (warning,) = _warnings(caplog)
+    assert "InternalError" in warning and "running the original function" in warning
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_tensorflow_function_strict_raises(stage, extension, monkeypatch):
+    monkeypatch.setenv(_fault_injection.VARIABLE, stage)
+    with pytest.raises(ExlaError, match="exla failed on function|injected"):
+        _kmv_function(strict=True)(*workloads.kmv_inputs())
+
+
+def test_limit_below_the_programs_own_memory_is_an_error_not_a_fallback(extension):
+    import exla
+
+    f = exla.function(workloads.kernel_matvec, memory_limit="1KB")
+    with pytest.raises(exla.MemoryLimitError, match="below the program's own arguments"):
+        f(*workloads.kmv_inputs())
+
+
+# -- Keras fit(jit_compile=True) through the zero-code patch ------------------------
+
+def _fit_weights(monkeypatch, *, patched: bool):
+    from exla import _tf_patch
+
+    model = workloads.keras_model()
+    x, y = workloads.keras_data(256)  # 4 batches of 64
+    if patched:
+        monkeypatch.setenv("EXLA_FLAGS", f"--xla_tensor_size_threshold={workloads.THRESHOLD}")
+        _tf_patch.install()
+    try:
+        model.fit(x, y, batch_size=64, epochs=1, verbose=0, shuffle=False)
+    finally:
+        if patched:
+            _tf_patch.uninstall()
+    return model.get_weights()
+
+
+@pytest.mark.parametrize("stage", [None, *STAGES])
+def test_keras_fit_falls_back(stage, extension, monkeypatch, caplog):
+    from exla import _tf_patch
+
+    reference = _fit_weights(monkeypatch, patched=False)
+    if stage is not None:
+        monkeypatch.setenv(_fault_injection.VARIABLE, stage)
+    before = weakref.WeakKeyDictionary({w: _runs(w) for w in _tf_patch.wrappers()})
+    with caplog.at_level(logging.WARNING, logger="exla"):
+        weights = _fit_weights(monkeypatch, patched=True)
+    ran = sum(_runs(w) - before.get(w, 0) for w in _tf_patch.wrappers())
+    if stage is None:
+        # The train step is called from Keras's outer function: a graph call.
+        assert ran == 4, "the rewritten train step did not run once per batch"
+        assert not _warnings(caplog)
+        for a, b in zip(weights, reference):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+        return
+    assert ran == 0
+    assert any("running the original function" in w for w in _warnings(caplog)), _warnings(caplog)
+    for a, b in zip(weights, reference):
+        np.testing.assert_array_equal(a, b)
+
+
+# -- exla.jit ------------------------------------------------------------------------
+
+def _jax_kmv(x, v):
+    import jax.numpy as jnp
+
+    d = jnp.sum((x[:, None, :] - x[None, :, :]) ** 2, -1)
+    return jnp.exp(-0.5 * d) @ v
+
+
+def _jax_inputs():
+    rng = np.random.default_rng(0)
+    return rng.random((800, 3)).astype(np.float32), rng.normal(size=800).astype(np.float32)
+
+
+@pytest.mark.parametrize("stage", [None, *STAGES])
+def test_jax_jit_falls_back(stage, extension, monkeypatch, caplog):
+    import jax
+
+    import exla
+    from exla import _jax_compile
+
+    x, v = _jax_inputs()
+    expected = np.asarray(jax.jit(_jax_kmv)(x, v))
+    if stage is not None:
+        monkeypatch.setenv(_fault_injection.VARIABLE, stage)
+    # A new function object per test: JAX caches compiled programs per function.
+    f = exla.jit(lambda x, v: _jax_kmv(x, v), threshold="1MB")
+    before = len(_jax_compile.rewritten_programs())
+    with caplog.at_level(logging.WARNING, logger="exla"):
+        result = np.asarray(f(x, v))
+    compiled = _jax_compile.rewritten_programs()[before:]
+    if stage is None:
+        assert len(compiled) == 1, compiled
+        np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+        return
+    assert compiled == []
+    np.testing.assert_array_equal(result, expected)
+    (warning,) = _warnings(caplog)
+    assert "running without exla" in warning and QUOTED[stage] in warning, warning
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_jax_jit_strict_raises(stage, extension, monkeypatch):
+    import exla
+
+    monkeypatch.setenv(_fault_injection.VARIABLE, stage)
+    f = exla.jit(lambda x, v: _jax_kmv(x, v), threshold="1MB", strict=True)
+    with pytest.raises(ExlaError, match="injected"):
+        f(*_jax_inputs())
+
+
+def test_jax_limit_below_the_programs_own_memory_is_an_error(extension):
+    import exla
+
+    f = exla.jit(lambda x, v: _jax_kmv(x, v), memory_limit="1KB")
+    with pytest.raises(exla.MemoryLimitError, match="below the program's own arguments"):
+        f(*_jax_inputs())
+
+
+# -- unchanged scripts under XLA_FLAGS ---------------------------------------------
+
+_TF_SCRIPT = textwrap.dedent('''
+    # A TensorFlow/Keras script that never mentions exla; the test sets the
+    # injected failure before each phase (exla reads it at each use).
+    import json, os, sys
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras as keras
+
+    import weakref
+    from exla import _tf_patch
+
+    def runs():
+        return {w: sum(p.runs for p in w.programs) for w in _tf_patch.wrappers()}
+
+    def phase(stage):
+        os.environ.pop("EXLA_INJECT_FAILURE", None)
+        if stage:
+            os.environ["EXLA_INJECT_FAILURE"] = stage
+        before = weakref.WeakKeyDictionary(runs())
+
+        @tf.function(jit_compile=True)
+        def kernel_matvec(x, y, v):
+            d = tf.reduce_sum((x[:, None, :] - y[None, :, :]) ** 2, -1)
+            return tf.linalg.matvec(tf.exp(-d), v)
+
+        rng = np.random.default_rng(0)
+        x, y, v = rng.random((400, 3)), rng.random((300, 3)), rng.random(300)
+        kmv = kernel_matvec(x, y, v).numpy().tolist()
+        keras.utils.set_random_seed(0)
+        model = keras.Sequential([keras.layers.Dense(512, activation="relu", input_shape=(8,)),
+                                  keras.layers.Dense(1)])
+        model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse", jit_compile=True)
+        data = rng.random((128, 9)).astype("float32")
+        model.fit(data[:, :8], data[:, 8:], batch_size=64, epochs=1, verbose=0, shuffle=False)
+        ran = sum(n - before.get(w, 0) for w, n in runs().items())
+        return {"kmv": kmv, "keras": [w.ravel().tolist() for w in model.get_weights()],
+                "runs": ran}
+
+    results = {stage or "none": phase(stage) for stage in sys.argv[1:]}
+    print(json.dumps(results))
+''')
+
+_JAX_SCRIPT = textwrap.dedent('''
+    # A JAX script that never mentions exla.
+    import json, os, sys
+    import numpy as np
+    import jax, jax.numpy as jnp
+
+    def phase(stage):
+        os.environ.pop("EXLA_INJECT_FAILURE", None)
+        if stage:
+            os.environ["EXLA_INJECT_FAILURE"] = stage
+
+        @jax.jit
+        def kernel_matvec(x, v):
+            d = jnp.sum((x[:, None, :] - x[None, :, :]) ** 2, -1)
+            return jnp.exp(-0.5 * d) @ v
+
+        rng = np.random.default_rng(0)
+        x, v = rng.random((800, 3)).astype(np.float32), rng.normal(size=800).astype(np.float32)
+        from exla import _jax_compile
+        before = len(_jax_compile.rewritten_programs())
+        out = np.asarray(kernel_matvec(x, v)).tolist()
+        return {"kmv": out, "rewritten": _jax_compile.rewritten_programs()[before:]}
+
+    results = {stage or "none": phase(stage) for stage in sys.argv[1:]}
+    print(json.dumps(results))
+''')
+
+
+def _run_script(source: str, stages: list[str], env: dict, tmp_path) -> tuple[dict, str]:
+    script = tmp_path / "script.py"
+    script.write_text(source)
+    result = subprocess.run([sys.executable, str(script), *stages], env=env,
+                            capture_output=True, text=True, timeout=400)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.splitlines()[-1]), result.stderr
+
+
+@pytest.mark.slow
+def test_unchanged_tensorflow_script_falls_back_at_every_stage(site_env, tmp_path,  # noqa: F811
+                                                                extension):
+    flags = f"--xla_tensor_size_threshold={workloads.THRESHOLD} --xla_cpu_enable_fast_math=false"
+    plain, _ = _run_script(_TF_SCRIPT, [""], dict(site_env, XLA_FLAGS="--xla_cpu_enable_fast_math=false",
+                                                  EXLA_DISABLE="1"), tmp_path)
+    results, stderr = _run_script(_TF_SCRIPT, ["", *STAGES], dict(site_env, XLA_FLAGS=flags), tmp_path)
+    assert plain["none"]["runs"] == 0  # exla did not rewrite: nothing counted
+    # Without a failure the rewritten programs ran (counted by themselves):
+    # kernel_matvec once, the train step once per batch ...
+    assert results["none"]["runs"] == 3, results["none"]["runs"]
+    np.testing.assert_allclose(results["none"]["kmv"], plain["none"]["kmv"], rtol=1e-10)
+    # ... and with one, the originals ran: the same numbers, bit for bit.
+    for stage in STAGES:
+        assert results[stage]["runs"] == 0, stage
+        assert results[stage]["kmv"] == plain["none"]["kmv"], stage
+        assert results[stage]["keras"] == plain["none"]["keras"], stage
+        assert QUOTED[stage] in stderr, stage
+    assert "running the original function" in stderr
+
+
+@pytest.mark.slow
+def test_unchanged_jax_script_falls_back_at_every_stage(site_env, tmp_path, extension):  # noqa: F811
+    plain, _ = _run_script(_JAX_SCRIPT, [""], dict(site_env), tmp_path)
+    results, stderr = _run_script(_JAX_SCRIPT, ["", *STAGES],
+                                  dict(site_env, XLA_FLAGS="--xla_tensor_size_threshold=1MB"), tmp_path)
+    assert len(results["none"]["rewritten"]) == 1, results["none"]
+    np.testing.assert_allclose(results["none"]["kmv"], plain["none"]["kmv"], rtol=1e-5, atol=1e-5)
+    for stage in STAGES:
+        assert results[stage]["rewritten"] == [], stage
+        assert results[stage]["kmv"] == plain["none"]["kmv"], stage
+        assert QUOTED[stage] in stderr, stage
+    assert "running without exla" in stderr
