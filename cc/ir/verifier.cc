@@ -6,6 +6,7 @@
 #include "ir/verifier_structure.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <optional>
 #include <stdexcept>
@@ -517,6 +518,36 @@ class Verifier {
         if (dims.size() != 1) return Error("sort needs one dimension, has " + Join(dims));
         if (!ExpectDimensions("sort dimensions", dims, operand_shape(0).rank())) return;
         return ExpectShape(instruction, results.size() == 1 ? results[0] : Shape::Tuple(results));
+      }
+      case Rule::kBatchNorm: {
+        // training(x, scale, offset) -> (x, mean, variance);
+        // inference(x, scale, offset, mean, variance) -> x;
+        // grad(x, scale, mean, variance, grad_y) -> (grad_x, grad_scale, grad_offset).
+        for (const HloInstruction* operand : instruction.operands()) {
+          if (!operand->shape().IsArray()) return Error(op + " operands must be arrays");
+        }
+        const Shape& x = operand_shape(0);
+        // feature_index is carried as raw text (no pass decodes it).
+        std::optional<int64_t> feature;
+        if (std::optional<std::string> raw = instruction.RawAttribute("feature_index")) {
+          char* end = nullptr;
+          long long value = std::strtoll(raw->c_str(), &end, 10);
+          if (!raw->empty() && end != nullptr && *end == '\0') feature = value;
+        }
+        if (!feature || *feature < 0 || *feature >= x.rank()) {
+          return Error(op + " feature_index out of range for " + x.ToString(false));
+        }
+        Shape per_feature = Shape::Array(x.element_type(), {x.dim(static_cast<int>(*feature))});
+        const bool grad = instruction.Is(HloOpcode::kBatchNormGrad);
+        for (int i = 1; i < instruction.operand_count(); ++i) {
+          const Shape& expected = grad && i == 4 ? x : per_feature;
+          if (!SameShape(operand_shape(i), expected)) {
+            return Error(op + " operand " + std::to_string(i) + " is " +
+                         operand_shape(i).ToString(false) + ", not " + expected.ToString(false));
+          }
+        }
+        if (instruction.Is(HloOpcode::kBatchNormInference)) return ExpectShape(instruction, x);
+        return ExpectShape(instruction, Shape::Tuple({x, per_feature, per_feature}));
       }
       case Rule::kTuple: {
         std::vector<Shape> elements;

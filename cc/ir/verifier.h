@@ -15,7 +15,7 @@
 // accepts), and for each opcode that exla's builder can construct the printed
 // shape against the shape inferred from the operands and attributes (ranges
 // of `dimensions`, dot dimension numbers, slice bounds, tuple indices), and
-// sort's. Opcodes the verifier does not know
+// sort's and batch normalization's. Opcodes the verifier does not know
 // are carried verbatim: only the generic checks apply to them.
 #ifndef EXLA_IR_VERIFIER_H_
 #define EXLA_IR_VERIFIER_H_

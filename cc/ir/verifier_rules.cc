@@ -82,6 +82,10 @@ Rule RuleFor(HloOpcode opcode) {
       return Rule::kReduce;
     case HloOpcode::kSort:
       return Rule::kSort;
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormGrad:
+      return Rule::kBatchNorm;
     case HloOpcode::kTuple:
       return Rule::kTuple;
     case HloOpcode::kGetTupleElement:
@@ -135,6 +139,7 @@ std::optional<Arity> ArityFor(HloOpcode opcode) {
     case Rule::kParameter:
     case Rule::kConstant:
       return std::nullopt;
+    case Rule::kBatchNorm:
     case Rule::kUnknown:
       break;
   }
@@ -261,6 +266,8 @@ bool AttributeAllowed(HloOpcode opcode, std::string_view key) {
       return In(key, {"condition", "body"});
     case Rule::kCall:
       return In(key, {"to_apply", "is_composite"});
+    case Rule::kBatchNorm:
+      return In(key, {"epsilon", "feature_index"});
   }
   return true;
 }

@@ -39,6 +39,7 @@ enum class Rule {
   kDot,
   kReduce,
   kSort,
+  kBatchNorm,  // batch-norm-training, -inference and -grad
   kTuple,
   kGetTupleElement,
   kWhile,

@@ -133,4 +133,28 @@ TEST(Verifier, ConstantLiteralsHoldValues) {
       "  ROOT t = (f32[6], f32[2], pred[2,2], c64[2], u32[2]) tuple(a, b, c, d, e)")));
 }
 
+TEST(Verifier, BatchNormShapes) {
+  // A corpus mutant widened the broadcast feeding batch-norm-training's
+  // scale; XLA rejects it, exla had no shape rule for batch norms.
+  EXPECT_TRUE(Rejects(Module("  x = f32[2,3,4] parameter(0)\n  s = f32[5] parameter(1)\n"
+                             "  ROOT t = (f32[2,3,4], f32[4], f32[4]) batch-norm-training(x, s, s), "
+                             "epsilon=0.001, feature_index=2"),
+                      "batch-norm-training operand 1 is f32[5], not f32[4]"));
+  EXPECT_TRUE(Verifies(Module("  x = f32[2,3,4] parameter(0)\n  s = f32[4] parameter(1)\n"
+                              "  ROOT t = (f32[2,3,4], f32[4], f32[4]) batch-norm-training(x, s, s), "
+                              "epsilon=0.001, feature_index=2")));
+  EXPECT_TRUE(Verifies(Module("  x = f32[2,3] parameter(0)\n  s = f32[3] parameter(1)\n"
+                              "  ROOT y = f32[2,3] batch-norm-inference(x, s, s, s, s), "
+                              "epsilon=0.001, feature_index=1")));
+  EXPECT_TRUE(Rejects(Module("  x = f32[2,3] parameter(0)\n  s = f32[3] parameter(1)\n"
+                             "  g = f32[3,2] parameter(2)\n"
+                             "  ROOT y = (f32[2,3], f32[3], f32[3]) batch-norm-grad(x, s, s, s, g), "
+                             "epsilon=0.001, feature_index=1"),
+                      "batch-norm-grad operand 4 is f32[3,2], not f32[2,3]"));
+  EXPECT_TRUE(Rejects(Module("  x = f32[2,3] parameter(0)\n  s = f32[3] parameter(1)\n"
+                             "  ROOT y = f32[2,3] batch-norm-inference(x, s, s, s, s), "
+                             "epsilon=0.001, feature_index=2"),
+                      "feature_index out of range"));
+}
+
 }  // namespace
