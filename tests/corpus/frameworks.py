@@ -700,3 +700,42 @@ def jax_while_newton():
                             description="lax.while_loop Newton iteration "
                                         "with a data-dependent stop and "
                                         "lax.cond in the body, f64")
+
+
+@_register
+def jax_shard_map():
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, PartitionSpec
+
+    try:
+        from jax import shard_map
+    except ImportError:  # jax < 0.7
+        from jax.experimental.shard_map import shard_map
+
+    # One device: the pytest process cannot have the 8 CPU devices of
+    # XLA_FLAGS=--xla_force_host_platform_device_count=8, which must be set
+    # before jax starts (tests/python/jax/test_sharded.py runs a child for
+    # that). On one device the collectives stay: all-reduce (psum, pmax).
+    # (all_gather would too, but TensorFlow's XlaCallModule, which runs the
+    # corpus, gives XLA no device assignment for it.)
+    mesh = Mesh(np.array(jax.devices()[:1]), ("x",))
+    rng = _rng(62)
+    a = rng.normal(size=(32, 8)).astype(np.float32)
+    w = rng.normal(size=(8, 16)).astype(np.float32)
+
+    def f(a, w):
+        def block(a, w):
+            h = jnp.tanh(a @ w)
+            total = jax.lax.psum(jnp.sum(h * h), "x")
+            largest = jax.lax.pmax(jnp.max(h, axis=0), "x")
+            return h / jnp.sqrt(total), largest
+
+        return shard_map(block, mesh=mesh,
+                         in_specs=(PartitionSpec("x"), PartitionSpec()),
+                         out_specs=(PartitionSpec("x"), PartitionSpec()))(a, w)
+
+    return _jax_program("jax_shard_map", f, (a, w), rtol=1e-5, atol=1e-6,
+                        description="shard_map over a one-device mesh with "
+                                    "psum and pmax (all-reduce in the "
+                                    "module)")
