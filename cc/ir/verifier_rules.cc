@@ -317,7 +317,7 @@ std::optional<std::string> LiteralTokenError(std::string_view literal, Primitive
     }
     if (literal.substr(i, 2) == "/*") {  // XLA's index comments
       size_t end = literal.find("*/", i + 2);
-      if (end == std::string_view::npos) return "an unterminated comment";
+      if (end == std::string_view::npos) return std::nullopt;  // LiteralNestingError's to report
       i = end + 2;
       continue;
     }
