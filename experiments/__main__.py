@@ -1,4 +1,5 @@
-"""Command line: ``python -m experiments <name> [options]`` or ``python -m experiments report``."""
+"""Command line: ``python -m experiments <name> [options]``, ``python -m experiments report``
+or ``python -m experiments corpus_report``."""
 
 from __future__ import annotations
 
@@ -53,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         from experiments import fuzz
 
         return fuzz.main(argv[1:])
+    if argv[:1] == ["corpus_report"]:  # not a measured experiment either
+        from experiments import corpus_report
+
+        return corpus_report.main(argv[1:])
     args = _parser().parse_args(argv)
     if args.name != "report" and not args.report_only:
         from experiments.harness.backends import flags_env, limit_of

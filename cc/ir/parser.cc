@@ -426,7 +426,9 @@ void HloParser::ParseInstruction(HloComputation* computation,
     SkipSpace();
     if (Peek() != ')') {
       do {
-        if (text_.substr(pos_, 2) == "/*" || text_.substr(pos_ + 1, 2) == "/*") {
+        // substr(pos_ + 1) throws when the text ends right after '(' or ','.
+        std::string_view rest = text_.substr(pos_);
+        if (rest.substr(0, 2) == "/*" || (rest.size() > 1 && rest.substr(1, 2) == "/*")) {
           saw_operand_annotation_ = true;
         }
         SkipSpace();

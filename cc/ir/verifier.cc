@@ -6,6 +6,7 @@
 #include "ir/verifier_structure.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <optional>
 #include <stdexcept>
@@ -15,9 +16,12 @@
 namespace exla {
 namespace {
 
+using verifier_internal::ArityFor;
+using verifier_internal::AttributeAllowed;
 using verifier_internal::CheckedByteSize;
 using verifier_internal::HasDynamicDimension;
 using verifier_internal::Join;
+using verifier_internal::LiteralTokenError;
 using verifier_internal::Rule;
 using verifier_internal::RuleFor;
 using verifier_internal::SameShape;
@@ -178,7 +182,53 @@ class Verifier {
     return callee;
   }
 
+  // The operand count XLA's parser takes for the opcode. False when it is
+  // wrong: the shape rules would read operands that are not there.
+  bool VerifyOperandCount(const HloInstruction& instruction) {
+    const std::string op(instruction.opcode_name());
+    const int n = instruction.operand_count();
+    if (instruction.Is(HloOpcode::kConditional)) {
+      // (predicate or branch index, one operand per branch)
+      int branches = -1;
+      if (const HloAttribute* list = instruction.FindAttribute("branch_computations")) {
+        branches = static_cast<int>(list->computations.size());
+      } else if (instruction.HasAttribute("true_computation") ||
+                 instruction.HasAttribute("false_computation")) {
+        branches = 2;
+      }
+      if (branches >= 0 && n != branches + 1) {
+        Error("conditional with " + std::to_string(branches) + " branches takes " +
+              std::to_string(branches + 1) + " operand(s), has " + std::to_string(n));
+        return false;
+      }
+      return true;
+    }
+    std::optional<verifier_internal::Arity> arity = ArityFor(instruction.opcode());
+    if (!arity) return true;
+    bool fits = n >= arity->min && (arity->max < 0 || n <= arity->max) &&
+                (!arity->pairs || n % 2 == 0) && (!arity->odd || n % 2 == 1);
+    if (fits) return true;
+    std::string wanted = arity->max == arity->min ? std::to_string(arity->min)
+                         : arity->pairs           ? "an even number (at least " +
+                                                  std::to_string(arity->min) + ") of"
+                         : arity->odd             ? "an odd number (at least " +
+                                                std::to_string(arity->min) + ") of"
+                                                  : "at least " + std::to_string(arity->min);
+    Error(op + " takes " + wanted + " operand(s), has " + std::to_string(n));
+    return false;
+  }
+
+  void VerifyAttributeNames(const HloInstruction& instruction) {
+    for (const HloAttribute& attribute : instruction.attributes()) {
+      if (!AttributeAllowed(instruction.opcode(), attribute.key)) {
+        Error(std::string(instruction.opcode_name()) + " has no attribute '" + attribute.key + "'");
+      }
+    }
+  }
+
   void VerifyInstruction(const HloInstruction& instruction) {
+    VerifyAttributeNames(instruction);
+    if (!VerifyOperandCount(instruction)) return;
     if (!VerifyShapeDimensions(instruction.shape())) return;
     for (const HloInstruction* operand : instruction.operands()) {
       if (HasDynamicDimension(operand->shape())) return;  // shape rules for static shapes only
@@ -199,6 +249,10 @@ class Verifier {
       case Rule::kParameter:
         return;
       case Rule::kConstant: {
+        if (std::optional<std::string> token =
+                LiteralTokenError(instruction.payload(), shape.element_type())) {
+          return Error("constant literal has " + *token);
+        }
         if (!shape.IsArray() || IsComplexType(shape.element_type())) return;
         int64_t count = LiteralElementCount(instruction.payload());
         if (count >= 0 && count != shape.ElementCount()) {
@@ -464,6 +518,36 @@ class Verifier {
         if (dims.size() != 1) return Error("sort needs one dimension, has " + Join(dims));
         if (!ExpectDimensions("sort dimensions", dims, operand_shape(0).rank())) return;
         return ExpectShape(instruction, results.size() == 1 ? results[0] : Shape::Tuple(results));
+      }
+      case Rule::kBatchNorm: {
+        // training(x, scale, offset) -> (x, mean, variance);
+        // inference(x, scale, offset, mean, variance) -> x;
+        // grad(x, scale, mean, variance, grad_y) -> (grad_x, grad_scale, grad_offset).
+        for (const HloInstruction* operand : instruction.operands()) {
+          if (!operand->shape().IsArray()) return Error(op + " operands must be arrays");
+        }
+        const Shape& x = operand_shape(0);
+        // feature_index is carried as raw text (no pass decodes it).
+        std::optional<int64_t> feature;
+        if (std::optional<std::string> raw = instruction.RawAttribute("feature_index")) {
+          char* end = nullptr;
+          long long value = std::strtoll(raw->c_str(), &end, 10);
+          if (!raw->empty() && end != nullptr && *end == '\0') feature = value;
+        }
+        if (!feature || *feature < 0 || *feature >= x.rank()) {
+          return Error(op + " feature_index out of range for " + x.ToString(false));
+        }
+        Shape per_feature = Shape::Array(x.element_type(), {x.dim(static_cast<int>(*feature))});
+        const bool grad = instruction.Is(HloOpcode::kBatchNormGrad);
+        for (int i = 1; i < instruction.operand_count(); ++i) {
+          const Shape& expected = grad && i == 4 ? x : per_feature;
+          if (!SameShape(operand_shape(i), expected)) {
+            return Error(op + " operand " + std::to_string(i) + " is " +
+                         operand_shape(i).ToString(false) + ", not " + expected.ToString(false));
+          }
+        }
+        if (instruction.Is(HloOpcode::kBatchNormInference)) return ExpectShape(instruction, x);
+        return ExpectShape(instruction, Shape::Tuple({x, per_feature, per_feature}));
       }
       case Rule::kTuple: {
         std::vector<Shape> elements;

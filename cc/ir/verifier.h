@@ -9,11 +9,13 @@
 // Checked: module structure (exactly one ENTRY, no recursion through called
 // computations), computation structure (root, parameter numbering, operands
 // from the same computation, no cycles), every shape (no negative
-// dimensions, at most 2^63 - 1 bytes), constant literals (element count and
-// nesting), and for each opcode that exla's builder can construct the printed
+// dimensions, at most 2^63 - 1 bytes), constant literals (values, element
+// count and nesting), the operand count of every opcode whose count XLA's
+// parser fixes, attribute names of the opcodes below (those XLA's parser
+// accepts), and for each opcode that exla's builder can construct the printed
 // shape against the shape inferred from the operands and attributes (ranges
 // of `dimensions`, dot dimension numbers, slice bounds, tuple indices), and
-// sort's. Opcodes the verifier does not know
+// sort's and batch normalization's. Opcodes the verifier does not know
 // are carried verbatim: only the generic checks apply to them.
 #ifndef EXLA_IR_VERIFIER_H_
 #define EXLA_IR_VERIFIER_H_

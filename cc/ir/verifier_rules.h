@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/opcode.h"
@@ -38,6 +39,7 @@ enum class Rule {
   kDot,
   kReduce,
   kSort,
+  kBatchNorm,  // batch-norm-training, -inference and -grad
   kTuple,
   kGetTupleElement,
   kWhile,
@@ -47,6 +49,35 @@ enum class Rule {
 };
 
 Rule RuleFor(HloOpcode opcode);
+
+// How many operands XLA's parser takes for an opcode: between `min` and `max`
+// (-1: no limit), and an even (`pairs`: inputs and their initial values) or
+// odd (`odd`: inputs, indices, updates) number where set.
+struct Arity {
+  int min;
+  int max;
+  bool pairs = false;
+  bool odd = false;
+};
+
+// The operand count of opcodes whose count XLA's parser fixes; nothing for
+// opcodes with a variable count (tuple, custom-call, collectives, ...),
+// opcodes exla carries without knowing them, conditional (its count depends
+// on its branches) and parameter and constant (no operands in the text).
+std::optional<Arity> ArityFor(HloOpcode opcode);
+
+// Whether XLA's parser accepts attribute `key` on an instruction of
+// `opcode`, for the opcodes whose rule is known (RuleFor is not kUnknown):
+// the attributes every instruction may carry (metadata, sharding,
+// backend_config, ...) and the opcode's own. Other opcodes are carried
+// verbatim, attributes included: always true.
+bool AttributeAllowed(HloOpcode opcode, std::string_view key);
+
+// Why `literal`, the text of an array constant of element type `type`, holds
+// something that is not a value of that type (an operand name, a stray
+// word), or nothing. Reads tokens only; counting and nesting are
+// LiteralElementCount's and LiteralNestingError's.
+std::optional<std::string> LiteralTokenError(std::string_view literal, PrimitiveType type);
 
 // Same kind, element types and dimensions at every level; layouts ignored.
 bool SameShape(const Shape& a, const Shape& b);

@@ -48,6 +48,9 @@ class CorpusProgram:
         compared exactly).
       long_form: True when `hlo_text` is XLA's long print form.
       description: what the program is.
+      framework: the library whose model or API the program comes from:
+        "tensorflow", "tf_keras", "gpflow", "tfp", "jax", "flax", "optax"
+        (defaults to `source`).
     """
 
     name: str
@@ -59,6 +62,11 @@ class CorpusProgram:
     atol: float
     long_form: bool = False
     description: str = ""
+    framework: str = ""
+
+    def __post_init__(self):
+        if not self.framework:
+            self.framework = self.source
 
     @property
     def instruction_count(self) -> int:
@@ -129,8 +137,40 @@ def _check_parameters(name, text, inputs):
                            f"{len(inputs)} inputs were collected")
 
 
+def _unfolded_arguments(text, args, n_captured):
+    """Indices of the explicit arguments that remain parameters of the module.
+
+    tf2xla embeds an argument as a constant when an op needs its value at
+    compile time (the gradient of a Keras LSTM needs its input so); the
+    remaining parameters keep their order. Matched in order by dtype and
+    shape.
+    """
+    from exla._hlo_signature import read_signature
+
+    parameters = read_signature(text).parameters
+    n_args = len(parameters) - n_captured
+    if n_args == len(args):
+        return list(range(len(args)))
+    from exla.bridge.tensorflow_call import tf_dtype
+
+    kept, i = [], 0
+    for parameter in parameters[:max(n_args, 0)]:
+        while i < len(args) and (
+                args[i].shape != parameter.dims
+                or tf_dtype(parameter).as_numpy_dtype != args[i].dtype):
+            i += 1
+        if i == len(args):
+            break
+        kept.append(i)
+        i += 1
+    if len(kept) != n_args:
+        raise RuntimeError(f"cannot match {len(args)} arguments to the "
+                           f"module's {n_args} argument parameters")
+    return kept
+
+
 def _tf_program(name, fn, args, *, rtol, atol, long_form=False,
-                description=""):
+                description="", framework=""):
     """Lowers tf.function `fn` at `args` and runs it for reference outputs."""
     import tensorflow as tf
 
@@ -145,10 +185,17 @@ def _tf_program(name, fn, args, *, rtol, atol, long_form=False,
             captured.append(by_handle[id(c)])
         else:
             captured.append(c)
-    inputs = list(args) + [_np(c) for c in captured]  # variables read now
-
     proto = fn.experimental_get_compiler_ir(*args)(stage="hlo_serialized")
     text = _proto_to_text(proto, long_form=long_form)
+    if entry_parameter_count(text) == len(args) + sum(
+            isinstance(c, tf.Variable) for c in captured) < len(
+                args) + len(captured):
+        # tf2xla embeds captured constant tensors (e.g. a GPflow
+        # optimizer's gamma) in the module instead of passing them.
+        captured = [c for c in captured if isinstance(c, tf.Variable)]
+    kept_args = _unfolded_arguments(text, args, len(captured))
+    inputs = ([args[i] for i in kept_args]
+              + [_np(c) for c in captured])  # variables read now
 
     _check_parameters(name, text, inputs)
 
@@ -159,23 +206,34 @@ def _tf_program(name, fn, args, *, rtol, atol, long_form=False,
             continue
         if out_index != len(outputs):
             raise RuntimeError(f"{name}: unexpected alias output {out_index}")
-        var = captured[param - len(args)]
+        var = captured[param - len(kept_args)]
         if not isinstance(var, tf.Variable):
             raise RuntimeError(f"{name}: output {out_index} aliases a constant")
         outputs.append(_np(var))  # value after the reference call
     return CorpusProgram(name=name, hlo_text=text, inputs=inputs,
                          reference_outputs=outputs, source="tensorflow",
                          rtol=rtol, atol=atol, long_form=long_form,
-                         description=description)
+                         description=description, framework=framework)
 
 
 def _jax_program(name, f, args, *, rtol, atol, long_form=False,
-                 description=""):
-    """Lowers jax.jit(f) at `args` and runs it for reference outputs."""
+                 description="", framework="", platforms=None):
+    """Lowers jax.jit(f) at `args` and runs it for reference outputs.
+
+    `platforms`: lower for these platforms instead of the default backend
+    (jax's cross-platform lowering), e.g. ("tpu",) for linear algebra, whose
+    CPU lowering calls jaxlib's LAPACK FFI handlers that TensorFlow's XLA,
+    which runs the corpus, does not have; the TPU lowering uses XLA's own
+    cholesky and triangular-solve instructions. Reference outputs still come
+    from running `f` on the CPU.
+    """
     import jax
 
     jitted = jax.jit(f, keep_unused=True)
-    lowered = jitted.lower(*args)
+    if platforms is None:
+        lowered = jitted.lower(*args)
+    else:
+        lowered = jitted.trace(*args).lower(lowering_platforms=tuple(platforms))
     proto = lowered.compiler_ir("hlo").as_serialized_hlo_module_proto()
     text = _proto_to_text(proto, long_form=long_form)
     inputs = [_np(a) for a in jax.tree_util.tree_leaves(args)]
@@ -184,7 +242,7 @@ def _jax_program(name, f, args, *, rtol, atol, long_form=False,
     return CorpusProgram(name=name, hlo_text=text, inputs=inputs,
                          reference_outputs=outputs, source="jax",
                          rtol=rtol, atol=atol, long_form=long_form,
-                         description=description)
+                         description=description, framework=framework)
 
 
 def _rng(seed):
@@ -267,7 +325,7 @@ def sgpr_loss_and_grads():
     return _tf_program("sgpr_loss_and_grads", sgpr_function(500, 50), [],
                        rtol=1e-9, atol=1e-9,
                        description="GPflow SGPR training_loss + gradients "
-                                   "(N=500, M=50), f64")
+                                   "(N=500, M=50), f64", framework="gpflow")
 
 
 def _attention_block(seed=3):
@@ -296,7 +354,8 @@ def attention_forward():
 
     return _tf_program("attention_forward", f, [x], rtol=1e-5, atol=1e-5,
                        description="tf_keras Transformer block forward "
-                                   "(MultiHeadAttention + LayerNorm + MLP)")
+                                   "(MultiHeadAttention + LayerNorm + MLP)",
+                       framework="tf_keras")
 
 
 @_register
@@ -318,7 +377,8 @@ def attention_backward():
     return _tf_program("attention_backward", f, [x, target], rtol=1e-5,
                        atol=1e-6,
                        description="tf_keras Transformer block: loss and "
-                                   "gradients w.r.t. input and weights")
+                                   "gradients w.r.t. input and weights",
+                       framework="tf_keras")
 
 
 @_register
@@ -347,7 +407,8 @@ def mlp_adam_step():
 
     return _tf_program("mlp_adam_step", step, [x, y], rtol=1e-5, atol=1e-6,
                        description="tf_keras MLP training step with Adam; "
-                                   "updated variables are extra results")
+                                   "updated variables are extra results",
+                       framework="tf_keras")
 
 
 def _while_cond_function():
@@ -738,3 +799,9 @@ def jax_attention_grad():
                         atol=1e-5,
                         description="causal multi-head attention forward and "
                                     "VJP in jax")
+
+
+# The frameworks' own models and the constants of every rank and type register
+# themselves into REGISTRY (they use the helpers above).
+from . import constants as _constants  # noqa: E402,F401
+from . import frameworks as _frameworks  # noqa: E402,F401

@@ -26,6 +26,7 @@ __all__ = [
     "stablehlo_to_text",
     "text_to_portable_artifact",
     "verify",
+    "verify_without_exla",
     "planned_memory",
     "SUPPORTED_JAXLIB",
 ]
@@ -424,6 +425,56 @@ def verify(text: str) -> None:
         xla.jax.mlir.serialize_portable_artifact(bytecode, target)
     except xla.jax.XlaRuntimeError as e:
         raise ValueError(f"invalid module: {_verifier_message(e)}") from None
+
+
+@functools.lru_cache(maxsize=1)
+def _mlir_context() -> Any:
+    """An MLIR context with the dialects XLA's HLO importer produces."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jaxlib.mlir.dialects import mhlo
+
+    context = jax_mlir.make_ir_context()
+    mhlo.register_mhlo_dialect(context)
+    return context
+
+
+def verify_without_exla(text: str) -> None:
+    """XLA's own verdict on HLO text, exla's verifier not consulted.
+
+    :func:`text_to_proto` and :func:`verify` run exla's verifier first (XLA's
+    parser aborts the process on some malformed modules), so they cannot
+    tell whether exla and XLA agree. This runs XLA alone: its HLO parser
+    (``hlo_module_from_text``: syntax, names, operand counts, attributes),
+    its HLO -> StableHLO importer, and the MLIR verifier of the imported
+    module (every operation's types against its operands). ``copy`` stays
+    (``mhlo.copy``, verified as it is).
+
+    XLA's parser CHECK-fails on some malformed modules (a parameter number
+    out of range), killing the process: call this in a process that may die.
+
+    Raises:
+      ValueError: XLA rejects the text; the message is XLA's.
+    """
+    xla = _xla()
+    if not isinstance(text, str):
+        raise TypeError(f"HLO text must be str, got {type(text).__name__}")
+    try:
+        proto = xla.jax.hlo_module_from_text(text).as_serialized_hlo_module_proto()
+    except xla.jax.XlaRuntimeError as e:
+        raise ValueError(f"XLA's parser: {_message(e)}") from None
+    try:
+        bytecode = xla.jax.mlir.hlo_to_stablehlo(proto)
+    except xla.jax.XlaRuntimeError as e:
+        raise ValueError(f"XLA's HLO importer: {_verifier_message(e)}") from None
+    from jaxlib.mlir import ir
+
+    with _mlir_context():
+        try:
+            module = ir.Module.parse(bytecode)
+            if not module.operation.verify():  # parse verifies; be explicit
+                raise ValueError("MLIR verifier: the module does not verify")
+        except ir.MLIRError as e:
+            raise ValueError(f"MLIR verifier: {e}") from None
 
 
 def _partitioned_options(xla: _Xla, text: str, devices: int) -> Any:
