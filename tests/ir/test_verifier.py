@@ -69,13 +69,6 @@ INVALID = [
      "f {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=g\n}\n"
      "ENTRY main {\n  a = f32[] parameter(0)\n  ROOT c = f32[] call(a), to_apply=f\n}\n",
      ["recursive computation call"]),
-    ("operand that is the instruction itself",
-     _module("  a = f32[4] parameter(0)\n  b = f32[4] add(a, b)\n  ROOT c = f32[4] negate(b)"),
-     ["its own operand"]),
-    ("cycle through a later instruction",
-     _module("  a = f32[4] parameter(0)\n  b = f32[4] add(a, c)\n  c = f32[4] negate(b)\n"
-             "  ROOT d = f32[4] copy(c)"),
-     ["a cycle"]),
     ("add of mismatched shapes",
      _module("  a = f32[4] parameter(0)\n  b = f32[5] parameter(1)\n  ROOT c = f32[4] add(a, b)"),
      ["add operands differ: f32[4] vs f32[5]", "line 6, column 8"]),
