@@ -126,6 +126,13 @@ class Verifier {
     return valid;
   }
 
+  static int64_t LeafCount(const Shape& shape) {
+    if (!shape.IsTuple()) return 1;
+    int64_t count = 0;
+    for (const Shape& element : shape.tuple_shapes()) count += LeafCount(element);
+    return count;
+  }
+
   bool ExpectOperands(const HloInstruction& instruction, int count) {
     if (instruction.operand_count() == count) return true;
     Error(std::string(instruction.opcode_name()) + " takes " + std::to_string(count) + " operand(s), has " +
@@ -172,13 +179,129 @@ class Verifier {
     return true;
   }
 
+  // The start indices of dynamic-slice and dynamic-update-slice, from operand
+  // `first` on: one integer scalar per dimension of `operand`, or (XLA's older
+  // form) a single integer vector of that length.
+  bool ExpectStartIndices(const HloInstruction& instruction, int first, const Shape& operand) {
+    const std::string op(instruction.opcode_name());
+    int count = instruction.operand_count() - first;
+    auto integral = [](const Shape& s) { return IsIntegralType(s.element_type()); };
+    if (count == 1 && instruction.operand(first)->shape().rank() == 1) {
+      const Shape& index = instruction.operand(first)->shape();
+      if (!integral(index) || index.dim(0) != operand.rank()) {
+        Error(op + " start index vector " + index.ToString(false) + " must hold " +
+              std::to_string(operand.rank()) + " integer(s)");
+        return false;
+      }
+      return true;
+    }
+    if (count != operand.rank()) {
+      Error(op + " takes " + std::to_string(operand.rank()) + " start index operand(s) for " +
+            operand.ToString(false) + ", has " + std::to_string(count));
+      return false;
+    }
+    for (int i = first; i < instruction.operand_count(); ++i) {
+      const Shape& index = instruction.operand(i)->shape();
+      if (index.rank() != 0 || !integral(index)) {
+        Error(op + " start index '" + instruction.operand(i)->name() + "' must be an integer " +
+              "scalar, is " + index.ToString(false));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A reduction computation (reduce's to_apply) for `n` operands whose
+  // initial values have `inits` types: 2n scalar parameters, the i-th and
+  // (n+i)-th of init i's type, and a result of the same n scalars. Floating
+  // types may differ in precision, as in XLA's ShapeVerifier
+  // (CompatibleIgnoringFpPrecision).
+  void ExpectReducer(const HloComputation& reducer, const std::vector<Shape>& inits) {
+    auto compatible = [](PrimitiveType a, PrimitiveType b) {
+      return a == b || (IsFloatingPointType(a) && IsFloatingPointType(b));
+    };
+    const size_t n = inits.size();
+    std::vector<HloInstruction*> parameters = reducer.parameters();
+    if (parameters.size() != 2 * n) {
+      return Error("reduction computation '" + reducer.name() + "' takes " +
+                   std::to_string(parameters.size()) + " parameter(s), needs " +
+                   std::to_string(2 * n));
+    }
+    for (size_t i = 0; i < 2 * n; ++i) {
+      const Shape& p = parameters[i]->shape();
+      const Shape& init = inits[i % n];
+      if (!p.IsArray() || p.rank() != 0 || !compatible(p.element_type(), init.element_type())) {
+        return Error("reduction computation '" + reducer.name() + "' parameter " +
+                     std::to_string(i) + " is " + p.ToString(false) + ", but the initial " +
+                     "value is " + init.ToString(false));
+      }
+    }
+    if (reducer.root() == nullptr) return;
+    const Shape& root = reducer.root()->shape();
+    std::vector<Shape> results = n == 1 ? std::vector<Shape>{root}
+                                        : (root.IsTuple() ? root.tuple_shapes()
+                                                          : std::vector<Shape>{});
+    bool fits = results.size() == n;
+    for (size_t i = 0; fits && i < n; ++i) {
+      fits = results[i].IsArray() && results[i].rank() == 0 &&
+             compatible(results[i].element_type(), inits[i].element_type());
+    }
+    if (!fits) {
+      Error("reduction computation '" + reducer.name() + "' returns " + root.ToString(false) +
+            ", not " + std::to_string(n) + " scalar(s) of the initial values' types");
+    }
+  }
+
   const HloComputation* Callee(const HloInstruction& instruction, const char* key) {
     const HloComputation* callee = instruction.CalledComputation(key);
     if (callee == nullptr) Error(std::string(instruction.opcode_name()) + " needs a '" + key + "' computation");
     return callee;
   }
 
+  // Operand counts XLA's parser insists on for opcodes whose shape rule
+  // exla does not check (or checks only after other early returns): passes
+  // index operands by position, so a missing one must not get that far (a
+  // one-operand dynamic-update-slice crashed the splitter).
+  static std::optional<int> FixedArity(HloOpcode opcode) {
+    switch (opcode) {
+      case HloOpcode::kIota:
+      case HloOpcode::kReplicaId:
+      case HloOpcode::kPartitionId:
+        return 0;
+      case HloOpcode::kBitcast:
+      case HloOpcode::kBitcastConvert:
+      case HloOpcode::kReal:
+      case HloOpcode::kImag:
+      case HloOpcode::kReducePrecision:
+      case HloOpcode::kCholesky:
+      case HloOpcode::kFft:
+      case HloOpcode::kGetDimensionSize:
+        return 1;
+      case HloOpcode::kPad:
+      case HloOpcode::kGather:
+      case HloOpcode::kComplex:
+      case HloOpcode::kTriangularSolve:
+      case HloOpcode::kAddDependency:
+        return 2;
+      default:
+        return std::nullopt;
+    }
+  }
+
   void VerifyInstruction(const HloInstruction& instruction) {
+    if (std::optional<int> arity = FixedArity(instruction.opcode())) {
+      if (!ExpectOperands(instruction, *arity)) return;
+    }
+    if (instruction.Is(HloOpcode::kBitcast) && !ExpectArrays(instruction)) return;
+    int minimum = instruction.Is(HloOpcode::kDynamicUpdateSlice) ? 2
+                  : instruction.Is(HloOpcode::kDynamicSlice) || instruction.Is(HloOpcode::kConcatenate)
+                      ? 1
+                      : 0;
+    if (instruction.operand_count() < minimum) {
+      return Error(std::string(instruction.opcode_name()) + " takes at least " +
+                   std::to_string(minimum) + " operand(s), has " +
+                   std::to_string(instruction.operand_count()));
+    }
     if (!VerifyShapeDimensions(instruction.shape())) return;
     for (const HloInstruction* operand : instruction.operands()) {
       if (HasDynamicDimension(operand->shape())) return;  // shape rules for static shapes only
@@ -196,8 +319,24 @@ class Verifier {
     auto operand_shape = [&](int i) -> const Shape& { return instruction.operand(i)->shape(); };
     switch (rule) {
       case Rule::kUnknown:
-      case Rule::kParameter:
         return;
+      case Rule::kParameter: {
+        // XLA's parser: one entry per array leaf of the parameter's shape.
+        std::optional<std::string> replication = instruction.RawAttribute("parameter_replication");
+        if (!replication) return;
+        int64_t entries = 0;
+        bool any = false;
+        for (char c : *replication) {
+          if (c == ',') ++entries;
+          if (std::isalpha(static_cast<unsigned char>(c))) any = true;
+        }
+        entries += any ? 1 : 0;
+        if (entries != LeafCount(shape)) {
+          return Error("parameter has " + std::to_string(LeafCount(shape)) + " leaf buffer(s) "
+                       "but parameter_replication has " + std::to_string(entries) + " element(s)");
+        }
+        return;
+      }
       case Rule::kConstant: {
         if (!shape.IsArray() || IsComplexType(shape.element_type())) return;
         int64_t count = LiteralElementCount(instruction.payload());
@@ -336,6 +475,7 @@ class Verifier {
       case Rule::kDynamicSlice: {
         if (!ExpectArrays(instruction) || instruction.operand_count() < 1) return;
         const Shape& in = operand_shape(0);
+        if (!ExpectStartIndices(instruction, 1, in)) return;
         std::vector<int64_t> sizes = instruction.IntListAttribute("dynamic_slice_sizes");
         if (static_cast<int>(sizes.size()) != in.rank()) {
           return Error("dynamic_slice_sizes=" + Join(sizes) + " does not match rank " +
@@ -355,6 +495,7 @@ class Verifier {
         if (!ExpectArrays(instruction) || instruction.operand_count() < 2) return;
         const Shape& in = operand_shape(0);
         const Shape& update = operand_shape(1);
+        if (!ExpectStartIndices(instruction, 2, in)) return;
         if (update.rank() != in.rank()) {
           return Error("dynamic-update-slice update " + update.ToString(false) +
                        " has another rank than the operand " + in.ToString(false));
@@ -431,7 +572,19 @@ class Verifier {
           return Error("reduce needs pairs of operands and initial values, has " +
                        std::to_string(instruction.operand_count()) + " operand(s)");
         }
-        if (Callee(instruction, "to_apply") == nullptr) return;
+        const HloComputation* reducer = Callee(instruction, "to_apply");
+        if (reducer == nullptr) return;
+        std::vector<Shape> inits;
+        for (int i = 0; i < n; ++i) {
+          inits.push_back(operand_shape(n + i));
+          PrimitiveType in = operand_shape(i).element_type(), init = inits.back().element_type();
+          if (in != init && !(IsFloatingPointType(in) && IsFloatingPointType(init))) {
+            return Error("reduce operand " + std::to_string(i) + " is " +
+                         operand_shape(i).ToString(false) + " but its initial value is " +
+                         inits.back().ToString(false));
+          }
+        }
+        ExpectReducer(*reducer, inits);
         std::vector<Shape> results;
         std::vector<int64_t> dims = instruction.dimensions();
         for (int i = 0; i < n; ++i) {

@@ -138,6 +138,37 @@ INVALID = [
     ("reshape that changes the element count",
      _module("  a = f32[4,5] parameter(0)\n  ROOT r = f32[21] reshape(a)"),
      ["changes the element count"]),
+    # Found by the mutation fuzzer (experiments/fuzz_mutate.py); XLA refuses each.
+    ("dynamic-update-slice with a start index missing",
+     _module("  a = f32[4,5] parameter(0)\n  u = f32[2,5] parameter(1)\n"
+             "  i = s32[] parameter(2)\n"
+             "  ROOT d = f32[4,5] dynamic-update-slice(a, u, i)"),
+     ["dynamic-update-slice takes 2 start index operand(s) for f32[4,5], has 1"]),
+    ("dynamic-slice with a float start index",
+     _module("  a = f32[4,5] parameter(0)\n  i = s32[] parameter(1)\n"
+             "  f = f32[] parameter(2)\n"
+             "  ROOT d = f32[2,5] dynamic-slice(a, i, f), dynamic_slice_sizes={2,5}"),
+     ["start index 'f' must be an integer scalar"]),
+    ("reduce whose computation takes another type",
+     _module("  a = pred[4,5] parameter(0)\n  z = pred[] constant(false)\n"
+             "  ROOT r = pred[4] reduce(a, z), dimensions={1}, to_apply=add_f32", ADD),
+     ["reduction computation 'add_f32' parameter 0 is f32[], but the initial value is pred[]"]),
+    ("bitcast to a tuple",
+     _module("  a = f32[4] parameter(0)\n  ROOT b = (f32[4]) bitcast(a)"),
+     ["bitcast must have an array shape"]),
+    ("bitcast without an operand",
+     _module("  a = f32[4] parameter(0)\n  ROOT b = f32[4] bitcast()"),
+     ["bitcast takes 1 operand(s), has 0"]),
+    ("dynamic-update-slice with one operand (crashed the splitter)",
+     _module("  a = f32[4,5] parameter(0)\n  ROOT d = f32[4,5] dynamic-update-slice(a)"),
+     ["dynamic-update-slice takes at least 2 operand(s), has 1"]),
+    ("reduce of pred with a float initial value",
+     _module("  a = pred[4,5] parameter(0)\n  z = f32[] constant(0)\n"
+             "  ROOT r = f32[4] reduce(a, z), dimensions={1}, to_apply=add_f32", ADD),
+     ["reduce operand 0 is pred[4,5] but its initial value is f32[]"]),
+    ("parameter_replication of the wrong length",
+     _module("  ROOT a = (f32[4], f32[2]) parameter(0), parameter_replication={false}"),
+     ["parameter has 2 leaf buffer(s) but parameter_replication has 1 element(s)"]),
 ]
 
 
@@ -163,6 +194,18 @@ def test_unknown_opcodes_are_carried_not_verified():
     _exla.verify(text)
     out, _ = exla.optimize_hlo(text, threshold="1KB")
     assert "some-future-op(a), whatever={1,2}" in out
+
+
+def test_start_indices_and_reducers_xla_accepts_verify():
+    """The forms XLA takes: a start index vector, and a reducer of another
+    floating precision (XLA compares reducers ignoring it)."""
+    _exla.verify(_module("  a = f32[4,5] parameter(0)\n  v = s32[2] parameter(1)\n"
+                         "  ROOT d = f32[2,5] dynamic-slice(a, v), dynamic_slice_sizes={2,5}"))
+    _exla.verify(_module("  a = bf16[4,5] parameter(0)\n  z = bf16[] constant(0)\n"
+                         "  ROOT r = bf16[4] reduce(a, z), dimensions={1}, to_apply=add_f32",
+                         ADD))
+    _exla.verify(_module("  ROOT a = (f32[4], f32[2]) parameter(0), "
+                         "parameter_replication={false,true}"))
 
 
 def test_valid_small_modules_verify():
