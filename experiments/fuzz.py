@@ -1,6 +1,7 @@
 """Differential fuzzer: random TensorFlow and JAX programs, unrewritten against rewritten.
 
-``python -m experiments fuzz --n 2000 --seed S [--jobs 2] [--out DIR]``
+``python -m experiments fuzz --n 2000 --seed S [--jobs 2] [--out DIR] [--results [FILE]]``
+(``--mutate``: the text-mutation fuzzer of :mod:`experiments.fuzz_mutate`)
 
 Each program (:mod:`experiments.fuzz_programs`) is lowered to HLO, rewritten by
 ``exla.optimize_hlo`` at a threshold small enough to force splitting, and both
@@ -679,6 +680,10 @@ def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: i
 
 
 def main(argv: list[str] | None = None) -> int:
+    if "--mutate" in (sys.argv[1:] if argv is None else argv):
+        from experiments import fuzz_mutate
+
+        return fuzz_mutate.main(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m experiments fuzz", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200, help="programs to try")
