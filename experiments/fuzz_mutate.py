@@ -741,9 +741,8 @@ def run(n: int, seed: int, out_dir: Path = DEFAULT_OUT, batch: int = 200,
     return summary
 
 
-def write_results(summary: MutationSummary, path: Path, command: str, wall_s: float) -> None:
-    from experiments.fuzz import _git_commit
-
+def write_results(summary: MutationSummary, path: Path, command: str, wall_s: float,
+                  commit: str) -> None:
     figures = {
         "command": command,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -757,7 +756,7 @@ def write_results(summary: MutationSummary, path: Path, command: str, wall_s: fl
         "intended_stricter": {k: why for k, (_, why) in INTENDED_STRICTER.items()},
         "intended_laxer": {k: why for k, (_, why) in INTENDED_LAXER.items()},
         "failures": [dataclasses.asdict(m) for m in summary.failures()],
-        "commit": _git_commit(),
+        "commit": commit,  # HEAD when the run started
         "machine": {"cores": os.cpu_count(), "python": sys.version.split()[0]},
     }
     path = Path(path)
@@ -777,14 +776,16 @@ def main(argv: list[str]) -> int:
                         help="also write the figures as JSON (default path: "
                              "experiments/results/fuzz_mutation_summary.json)")
     args = parser.parse_args(argv)
-    start = time.time()
+    from experiments.fuzz import _git_commit
+
+    start, commit = time.time(), _git_commit()
     summary = run(args.n, args.seed, args.out, args.batch, args.timeout)
     wall = time.time() - start
     print(summary.report())
     print(f"({wall:.0f} s; reproducers in {args.out}/mutants)")
     if args.results:
         write_results(summary, args.results, f"python -m experiments fuzz --mutate --n {args.n} "
-                      f"--seed {args.seed}", wall)
+                      f"--seed {args.seed}", wall, commit)
     return 0 if not summary.failures() and not summary.bases_rejected else 1
 
 
