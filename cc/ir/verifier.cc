@@ -282,6 +282,7 @@ class Verifier {
       case HloOpcode::kComplex:
       case HloOpcode::kTriangularSolve:
       case HloOpcode::kAddDependency:
+      case HloOpcode::kSetDimensionSize:
         return 2;
       default:
         return std::nullopt;
@@ -293,6 +294,22 @@ class Verifier {
       if (!ExpectOperands(instruction, *arity)) return;
     }
     if (instruction.Is(HloOpcode::kBitcast) && !ExpectArrays(instruction)) return;
+    if (instruction.Is(HloOpcode::kSetDimensionSize) ||
+        instruction.Is(HloOpcode::kGetDimensionSize)) {
+      // dimensions={d}: one dimension of the operand (the arity is checked above).
+      if (!instruction.operand(0)->shape().IsArray()) {
+        return Error(std::string(instruction.opcode_name()) + " operand must be an array");
+      }
+      std::vector<int64_t> dims = instruction.dimensions();
+      if (dims.size() != 1) {
+        return Error(std::string(instruction.opcode_name()) + " needs one dimension, has " +
+                     Join(dims));
+      }
+      if (!ExpectDimensions(std::string(instruction.opcode_name()) + " dimensions", dims,
+                            instruction.operand(0)->shape().rank())) {
+        return;
+      }
+    }
     int minimum = instruction.Is(HloOpcode::kDynamicUpdateSlice) ? 2
                   : instruction.Is(HloOpcode::kDynamicSlice) || instruction.Is(HloOpcode::kConcatenate)
                       ? 1

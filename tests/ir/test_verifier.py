@@ -166,6 +166,10 @@ INVALID = [
      _module("  a = pred[4,5] parameter(0)\n  z = f32[] constant(0)\n"
              "  ROOT r = f32[4] reduce(a, z), dimensions={1}, to_apply=add_f32", ADD),
      ["reduce operand 0 is pred[4,5] but its initial value is f32[]"]),
+    ("set-dimension-size of a dimension the operand lacks",
+     _module("  a = f32[4,5] parameter(0)\n  n = s32[] parameter(1)\n"
+             "  ROOT s = f32[4,5] set-dimension-size(a, n), dimensions={4}"),
+     ["set-dimension-size dimensions={4} out of range for rank 2"]),
     ("parameter_replication of the wrong length",
      _module("  ROOT a = (f32[4], f32[2]) parameter(0), parameter_replication={false}"),
      ["parameter has 2 leaf buffer(s) but parameter_replication has 1 element(s)"]),
