@@ -1,6 +1,7 @@
 """Text-mutation fuzzer: exla's parser and verifier against XLA's on broken HLO.
 
 ``python -m experiments fuzz --mutate --n N --seed S [--out DIR] [--results [FILE]]``
+(``--recheck DIR``: check the kept findings of a run again, after a fix)
 
 The HLO texts of generated programs (:mod:`experiments.fuzz_programs`, TensorFlow
 and JAX, each before and after exla's rewrite, so loops and tuples are in it
@@ -741,6 +742,23 @@ def run(n: int, seed: int, out_dir: Path = DEFAULT_OUT, batch: int = 200,
     return summary
 
 
+def recheck(out_dir: Path, timeout_s: float = 120.0) -> MutationSummary:
+    """Checks again, with the code as it is now, every mutant a run kept a
+    reproducer of (``<out_dir>/mutants/<id>/``): did a fix remove the finding?"""
+    out_dir = Path(out_dir)
+    mutant_file = out_dir / "mutants.jsonl"
+    ids = sorted(int(d.name) for d in (out_dir / "mutants").iterdir() if d.name.isdigit())
+    records = {}
+    for line in mutant_file.read_text().splitlines():
+        r = json.loads(line)
+        if r["id"] in ids:
+            records[r["id"]] = r
+    summary = MutationSummary()
+    _run_batch(mutant_file, records, ids, timeout_s, summary.mutants.append)
+    summary.mutants.sort(key=lambda m: m.id)
+    return summary
+
+
 def write_results(summary: MutationSummary, path: Path, command: str, wall_s: float,
                   commit: str) -> None:
     figures = {
@@ -775,7 +793,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--results", type=Path, nargs="?", const=RESULTS_FILE,
                         help="also write the figures as JSON (default path: "
                              "experiments/results/fuzz_mutation_summary.json)")
+    parser.add_argument("--recheck", type=Path,
+                        help="check again the mutants a run in this directory kept")
     args = parser.parse_args(argv)
+    if args.recheck:
+        summary = recheck(args.recheck, args.timeout)
+        for m in summary.mutants:
+            print(f"mutant {m.id} ({m.base}, {m.mutation}): {m.category}: exla {m.exla[:200]!r}")
+        print(summary.line())
+        return 0 if not summary.failures() else 1
     from experiments.fuzz import _git_commit
 
     start, commit = time.time(), _git_commit()
