@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <string_view>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -21,6 +22,64 @@ using verifier_internal::Join;
 using verifier_internal::Rule;
 using verifier_internal::RuleFor;
 using verifier_internal::SameShape;
+
+// Whether `token` is one value of an array constant's literal as XLA's parser
+// reads it: a decimal number (sign, fraction and exponent optional), true,
+// false, inf or nan (signed, NaN with a payload), or `...` of an elided one.
+bool IsLiteralValue(std::string_view token) {
+  if (token == "..." || token == "true" || token == "false") return true;
+  if (!token.empty() && (token[0] == '+' || token[0] == '-')) token.remove_prefix(1);
+  if (token == "inf" || token == "nan") return true;
+  if (token.substr(0, 4) == "nan(" && token.back() == ')') return true;
+  auto digit = [&](size_t i) { return std::isdigit(static_cast<unsigned char>(token[i])) != 0; };
+  size_t i = 0;
+  bool digits = false;
+  while (i < token.size() && digit(i)) ++i, digits = true;
+  if (i < token.size() && token[i] == '.') {
+    ++i;
+    while (i < token.size() && digit(i)) ++i, digits = true;
+  }
+  if (!digits) return false;
+  if (i < token.size() && (token[i] == 'e' || token[i] == 'E')) {
+    ++i;
+    if (i < token.size() && (token[i] == '+' || token[i] == '-')) ++i;
+    size_t start = i;
+    while (i < token.size() && digit(i)) ++i;
+    if (i == start) return false;
+  }
+  return i == token.size();
+}
+
+// The first piece of an array constant's literal that is no value (a name,
+// say, where an opcode was swapped for `constant`), or nothing. Comments
+// (`/*i0=0*/`) are skipped.
+std::optional<std::string> LiteralValueError(std::string_view literal) {
+  size_t i = 0;
+  auto comment = [&](size_t at) {
+    return at + 1 < literal.size() && literal[at] == '/' && literal[at + 1] == '*';
+  };
+  while (i < literal.size()) {
+    char c = literal[i];
+    if (comment(i)) {
+      size_t end = literal.find("*/", i + 2);
+      if (end == std::string_view::npos) return "an unterminated comment";
+      i = end + 2;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '{' || c == '}' || c == ',') {
+      ++i;
+      continue;
+    }
+    size_t start = i;
+    while (i < literal.size() && !std::isspace(static_cast<unsigned char>(literal[i])) &&
+           literal[i] != '{' && literal[i] != '}' && literal[i] != ',' && !comment(i)) {
+      ++i;
+    }
+    std::string_view token = literal.substr(start, i - start);
+    if (!IsLiteralValue(token)) return "'" + std::string(token) + "', which is not a value";
+  }
+  return std::nullopt;
+}
 
 class Verifier {
  public:
@@ -356,6 +415,9 @@ class Verifier {
       }
       case Rule::kConstant: {
         if (!shape.IsArray() || IsComplexType(shape.element_type())) return;
+        if (std::optional<std::string> value = LiteralValueError(instruction.payload())) {
+          return Error("constant literal has " + *value);  // XLA's parser refuses it
+        }
         int64_t count = LiteralElementCount(instruction.payload());
         if (count >= 0 && count != shape.ElementCount()) {
           return Error("constant literal has " + std::to_string(count) +

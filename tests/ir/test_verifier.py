@@ -170,6 +170,12 @@ INVALID = [
      _module("  a = f32[4,5] parameter(0)\n  n = s32[] parameter(1)\n"
              "  ROOT s = f32[4,5] set-dimension-size(a, n), dimensions={4}"),
      ["set-dimension-size dimensions={4} out of range for rank 2"]),
+    ("constant whose literal is a name (an opcode swapped for constant)",
+     _module("  a = f32[] parameter(0)\n  ROOT c = f32[] constant(a)"),
+     ["constant literal has 'a', which is not a value"]),
+    ("constant with a word among its values",
+     _module("  ROOT c = f32[3] constant({1, two, 3})"),
+     ["constant literal has 'two', which is not a value"]),
     ("parameter_replication of the wrong length",
      _module("  ROOT a = (f32[4], f32[2]) parameter(0), parameter_replication={false}"),
      ["parameter has 2 leaf buffer(s) but parameter_replication has 1 element(s)"]),
@@ -210,6 +216,18 @@ def test_start_indices_and_reducers_xla_accepts_verify():
                          ADD))
     _exla.verify(_module("  ROOT a = (f32[4], f32[2]) parameter(0), "
                          "parameter_replication={false,true}"))
+
+
+def test_constants_of_every_value_form_verify():
+    """What XLA prints: signs, fractions, exponents, inf, nan (with a
+    payload), booleans, an elided literal. (Index comments such as `/*i0=0*/`
+    are skipped too, but their digits are still counted as elements on this
+    branch: the lead's fix of cc/ir/literal_text.cc comes with main.)"""
+    _exla.verify(_module("  a = f32[8] constant({-1, +2.5, 3., .5e-3, 1e+10, -inf, nan, "
+                         "-nan(0x7fc00001)})\n"
+                         "  b = pred[3] constant({true, false, 1})\n"
+                         "  d = f32[1000] constant({...})\n"
+                         "  ROOT e = f64[] constant(-1.25E-05)"))
 
 
 def test_valid_small_modules_verify():
