@@ -1,5 +1,6 @@
-"""The differential fuzzer (experiments/fuzz.py): a quick slice, and proof that it
-catches a wrong rewrite."""
+"""The differential fuzzer (experiments/fuzz.py): a quick slice, proof that it
+catches a wrong rewrite and blames the right pass; and a slice of the
+text-mutation fuzzer (experiments/fuzz_mutate.py)."""
 
 from __future__ import annotations
 
