@@ -348,11 +348,101 @@ class Verifier {
     }
   }
 
+  // `{1,2}` or `7` of an attribute the parser keeps as text; nothing if it
+  // is absent or not a plain list of integers.
+  static std::optional<std::vector<int64_t>> RawIntList(const HloInstruction& instruction,
+                                                        const char* key) {
+    std::optional<std::string> raw = instruction.RawAttribute(key);
+    if (!raw) return std::nullopt;
+    std::vector<int64_t> values;
+    int64_t value = 0;
+    bool in_number = false;
+    for (char c : *raw) {
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        if (value > (int64_t{1} << 40)) return std::nullopt;
+        value = value * 10 + (c - '0');
+        in_number = true;
+      } else if (c == ',' || c == '{' || c == '}' || c == ' ') {
+        if (in_number) values.push_back(value);
+        value = 0;
+        in_number = false;
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (in_number) values.push_back(value);
+    return values;
+  }
+
+  // The dimension numbers of scatter and gather (whose shapes exla does not
+  // infer) name dimensions their operands have, each once, as XLA requires.
+  bool VerifyDimensionNumbers(const HloInstruction& instruction) {
+    const bool scatter = instruction.Is(HloOpcode::kScatter);
+    int count = instruction.operand_count();
+    if (scatter ? (count < 3 || count % 2 == 0) : count != 2) {
+      Error(std::string(instruction.opcode_name()) + (scatter ? " takes operands, indices and "
+            "as many updates as operands" : " takes 2 operand(s)") + ", has " +
+            std::to_string(count));
+      return false;
+    }
+    for (const HloInstruction* operand : instruction.operands()) {
+      if (!operand->shape().IsArray()) return true;  // reported elsewhere, or not checked
+    }
+    const int operand_rank = instruction.operand(0)->shape().rank();
+    const int indices_rank = instruction.operand(scatter ? count / 2 : 1)->shape().rank();
+    struct Field {
+      const char* key;
+      int rank;
+    };
+    std::vector<Field> fields;
+    if (scatter) {
+      const int updates_rank = instruction.operand(count / 2 + 1)->shape().rank();
+      fields = {{"update_window_dims", updates_rank},
+                {"inserted_window_dims", operand_rank},
+                {"scatter_dims_to_operand_dims", operand_rank},
+                {"input_batching_dims", operand_rank},
+                {"scatter_indices_batching_dims", indices_rank}};
+    } else {
+      if (!instruction.shape().IsArray()) return true;
+      fields = {{"offset_dims", instruction.shape().rank()},
+                {"collapsed_slice_dims", operand_rank},
+                {"start_index_map", operand_rank},
+                {"operand_batching_dims", operand_rank},
+                {"start_indices_batching_dims", indices_rank}};
+      std::optional<std::vector<int64_t>> sizes = RawIntList(instruction, "slice_sizes");
+      if (sizes && static_cast<int>(sizes->size()) != operand_rank) {
+        Error("gather slice_sizes=" + Join(*sizes) + " must give one size per operand "
+              "dimension (" + std::to_string(operand_rank) + ")");
+        return false;
+      }
+    }
+    for (const Field& field : fields) {
+      std::optional<std::vector<int64_t>> dims = RawIntList(instruction, field.key);
+      if (dims && !ExpectDimensions(std::string(instruction.opcode_name()) + " " + field.key,
+                                    *dims, field.rank)) {
+        return false;
+      }
+    }
+    std::optional<std::vector<int64_t>> index_vector_dim =
+        RawIntList(instruction, "index_vector_dim");
+    if (index_vector_dim && index_vector_dim->size() == 1 &&
+        (*index_vector_dim)[0] > indices_rank) {
+      Error(std::string(instruction.opcode_name()) + " index_vector_dim=" +
+            std::to_string((*index_vector_dim)[0]) + " out of range for indices of rank " +
+            std::to_string(indices_rank));
+      return false;
+    }
+    return true;
+  }
+
   void VerifyInstruction(const HloInstruction& instruction) {
     if (std::optional<int> arity = FixedArity(instruction.opcode())) {
       if (!ExpectOperands(instruction, *arity)) return;
     }
     if (instruction.Is(HloOpcode::kBitcast) && !ExpectArrays(instruction)) return;
+    if (instruction.Is(HloOpcode::kScatter) || instruction.Is(HloOpcode::kGather)) {
+      if (!VerifyDimensionNumbers(instruction)) return;
+    }
     if (instruction.Is(HloOpcode::kSetDimensionSize) ||
         instruction.Is(HloOpcode::kGetDimensionSize)) {
       // dimensions={d}: one dimension of the operand (the arity is checked above).
@@ -691,6 +781,28 @@ class Verifier {
                          in.ToString(false));
           }
           results.push_back(in);
+        }
+        // The comparator takes two scalars of each operand's type, in order,
+        // and returns pred[] (XLA: "comparator block argument #i").
+        const HloComputation* comparator = instruction.CalledComputation("to_apply");
+        std::vector<HloInstruction*> parameters = comparator->parameters();
+        if (parameters.size() != 2 * results.size()) {
+          return Error("sort comparator '" + comparator->name() + "' takes " +
+                       std::to_string(parameters.size()) + " parameter(s), needs " +
+                       std::to_string(2 * results.size()));
+        }
+        for (size_t i = 0; i < parameters.size(); ++i) {
+          const Shape& p = parameters[i]->shape();
+          PrimitiveType want = results[i / 2].element_type();
+          if (!p.IsArray() || p.rank() != 0 || p.element_type() != want) {
+            return Error("sort comparator '" + comparator->name() + "' parameter " +
+                         std::to_string(i) + " is " + p.ToString(false) + ", not a scalar of " +
+                         "operand " + std::to_string(i / 2) + "'s type");
+          }
+        }
+        if (comparator->root() &&
+            !SameShape(comparator->root()->shape(), Shape::Array(PrimitiveType::kPred, {}))) {
+          return Error("sort comparator '" + comparator->name() + "' must return pred[]");
         }
         std::vector<int64_t> dims = instruction.dimensions();
         if (dims.size() != 1) return Error("sort needs one dimension, has " + Join(dims));

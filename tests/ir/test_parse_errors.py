@@ -271,3 +271,17 @@ def test_entry_computation_layout_must_fit_the_entry(header, words):
     for word in words:
         assert word in message, message
     _assert_at(message, 1)
+
+
+@pytest.mark.parametrize("value", ['{a=="b"}', '{a=b}', '{a="b",}', '{="b"}', '{a="b"'],
+                         ids=["double_equals", "unquoted", "trailing_comma", "no_name", "open"])
+def test_frontend_attributes_must_be_quoted_pairs(value):
+    """XLA's parser refuses these (the mutation fuzzer found '=='); exla did not."""
+    message = _error(_replace("add(x, y)", f"add(x, y), frontend_attributes={value}"))
+    assert "frontend_attributes" in message or "bracket" in message, message
+    _assert_at(message, 6)
+
+
+def test_frontend_attributes_xla_prints_round_trip():
+    text = _replace("add(x, y)", 'add(x, y), frontend_attributes={a="1",_xla_b="x \\"y\\" z"}')
+    assert 'frontend_attributes={a="1",_xla_b="x \\"y\\" z"}' in _exla.round_trip(text)

@@ -176,6 +176,22 @@ INVALID = [
     ("constant with a word among its values",
      _module("  ROOT c = f32[3] constant({1, two, 3})"),
      ["constant literal has 'two', which is not a value"]),
+    ("sort comparator of another type",
+     _module("  a = f32[4] parameter(0)\n  b = u8[4] parameter(1)\n"
+             "  ROOT s = (f32[4], u8[4]) sort(a, b), dimensions={0}, to_apply=less", LESS),
+     ["sort comparator 'less' parameter 2 is s32[], not a scalar of operand 1's type"]),
+    ("scatter naming a dimension its operand lacks",
+     _module("  a = f32[4,5] parameter(0)\n  i = s32[3,1] parameter(1)\n"
+             "  u = f32[3,5] parameter(2)\n"
+             "  ROOT s = f32[4,5] scatter(a, i, u), update_window_dims={1}, "
+             "inserted_window_dims={4}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+             "to_apply=add_f32", ADD),
+     ["scatter inserted_window_dims={4} out of range for rank 2"]),
+    ("gather with a slice size too few",
+     _module("  a = f32[4,5] parameter(0)\n  i = s32[3,1] parameter(1)\n"
+             "  ROOT g = f32[3,5] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, "
+             "start_index_map={0}, index_vector_dim=1, slice_sizes={1}"),
+     ["gather slice_sizes={1} must give one size per operand dimension (2)"]),
     ("parameter_replication of the wrong length",
      _module("  ROOT a = (f32[4], f32[2]) parameter(0), parameter_replication={false}"),
      ["parameter has 2 leaf buffer(s) but parameter_replication has 1 element(s)"]),
@@ -228,6 +244,16 @@ def test_constants_of_every_value_form_verify():
                          "  b = pred[3] constant({true, false, 1})\n"
                          "  d = f32[1000] constant({...})\n"
                          "  ROOT e = f64[] constant(-1.25E-05)"))
+
+
+def test_scatter_and_gather_xla_accepts_verify():
+    _exla.verify(_module("  a = f32[4,5] parameter(0)\n  i = s32[3,1] parameter(1)\n"
+                         "  u = f32[3,5] parameter(2)\n"
+                         "  g = f32[3,5] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, "
+                         "start_index_map={0}, index_vector_dim=1, slice_sizes={1,5}\n"
+                         "  ROOT s = f32[4,5] scatter(a, i, u), update_window_dims={1}, "
+                         "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                         "index_vector_dim=1, to_apply=add_f32", ADD))
 
 
 def test_valid_small_modules_verify():
