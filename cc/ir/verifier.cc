@@ -53,7 +53,19 @@ bool IsLiteralValue(std::string_view token) {
 // The first piece of an array constant's literal that is no value (a name,
 // say, where an opcode was swapped for `constant`), or nothing. Comments
 // (`/*i0=0*/`) are skipped.
-std::optional<std::string> LiteralValueError(std::string_view literal) {
+std::optional<std::string> LiteralValueError(std::string_view literal, PrimitiveType type) {
+  // Integers and booleans take no fraction, exponent, inf or nan.
+  const bool integral = !IsFloatingPointType(type);
+  auto fits = [&](std::string_view token) {
+    if (!integral || token == "...") return true;
+    if (token == "true" || token == "false") return true;
+    if (!token.empty() && (token[0] == '+' || token[0] == '-')) token.remove_prefix(1);
+    if (token.empty()) return false;
+    for (char c : token) {
+      if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    }
+    return true;
+  };
   size_t i = 0;
   auto comment = [&](size_t at) {
     return at + 1 < literal.size() && literal[at] == '/' && literal[at + 1] == '*';
@@ -77,6 +89,10 @@ std::optional<std::string> LiteralValueError(std::string_view literal) {
     }
     std::string_view token = literal.substr(start, i - start);
     if (!IsLiteralValue(token)) return "'" + std::string(token) + "', which is not a value";
+    if (!fits(token)) {
+      return "'" + std::string(token) + "', which is not a value of " +
+             std::string(PrimitiveTypeName(type));
+    }
   }
   return std::nullopt;
 }
@@ -270,16 +286,13 @@ class Verifier {
     return true;
   }
 
-  // A reduction computation (reduce's to_apply) for `n` operands whose
-  // initial values have `inits` types: 2n scalar parameters, the i-th and
-  // (n+i)-th of init i's type, and a result of the same n scalars. Floating
-  // types may differ in precision, as in XLA's ShapeVerifier
-  // (CompatibleIgnoringFpPrecision).
-  void ExpectReducer(const HloComputation& reducer, const std::vector<Shape>& inits) {
-    auto compatible = [](PrimitiveType a, PrimitiveType b) {
-      return a == b || (IsFloatingPointType(a) && IsFloatingPointType(b));
-    };
-    const size_t n = inits.size();
+  // A reduction computation (reduce's to_apply) for operands of element
+  // types `types`: 2n scalar parameters, the i-th and (n+i)-th of operand
+  // i's type, returning n scalars of those types. Exactly, as XLA's HLO
+  // verifier wants ("Shape mismatch between to_apply computation parameter
+  // and operand"); only the initial values may differ in floating precision.
+  void ExpectReducer(const HloComputation& reducer, const std::vector<PrimitiveType>& types) {
+    const size_t n = types.size();
     std::vector<HloInstruction*> parameters = reducer.parameters();
     if (parameters.size() != 2 * n) {
       return Error("reduction computation '" + reducer.name() + "' takes " +
@@ -288,11 +301,10 @@ class Verifier {
     }
     for (size_t i = 0; i < 2 * n; ++i) {
       const Shape& p = parameters[i]->shape();
-      const Shape& init = inits[i % n];
-      if (!p.IsArray() || p.rank() != 0 || !compatible(p.element_type(), init.element_type())) {
+      if (!p.IsArray() || p.rank() != 0 || p.element_type() != types[i % n]) {
         return Error("reduction computation '" + reducer.name() + "' parameter " +
-                     std::to_string(i) + " is " + p.ToString(false) + ", but the initial " +
-                     "value is " + init.ToString(false));
+                     std::to_string(i) + " is " + p.ToString(false) + ", but the values " +
+                     "reduced are " + std::string(PrimitiveTypeName(types[i % n])));
       }
     }
     if (reducer.root() == nullptr) return;
@@ -303,11 +315,11 @@ class Verifier {
     bool fits = results.size() == n;
     for (size_t i = 0; fits && i < n; ++i) {
       fits = results[i].IsArray() && results[i].rank() == 0 &&
-             compatible(results[i].element_type(), inits[i].element_type());
+             results[i].element_type() == types[i];
     }
     if (!fits) {
       Error("reduction computation '" + reducer.name() + "' returns " + root.ToString(false) +
-            ", not " + std::to_string(n) + " scalar(s) of the initial values' types");
+            ", not " + std::to_string(n) + " scalar(s) of the reduced values' types");
     }
   }
 
@@ -440,6 +452,24 @@ class Verifier {
       if (!ExpectOperands(instruction, *arity)) return;
     }
     if (instruction.Is(HloOpcode::kBitcast) && !ExpectArrays(instruction)) return;
+    if (instruction.Is(HloOpcode::kTopK)) {
+      // topk(x), k=K: (x's type [..., K], s32[..., K]).
+      if (!ExpectOperands(instruction, 1)) return;
+      const Shape& in = instruction.operand(0)->shape();
+      const Shape& out = instruction.shape();
+      std::optional<std::vector<int64_t>> k = RawIntList(instruction, "k");
+      if (!in.IsArray() || in.rank() == 0 || !k || k->size() != 1) {
+        return Error("topk needs an array operand of rank 1 or more and k=<integer>");
+      }
+      std::vector<int64_t> dims = in.dims();
+      dims.back() = (*k)[0];
+      Shape inferred = Shape::Tuple({Shape::Array(in.element_type(), dims),
+                                     Shape::Array(PrimitiveType::kS32, dims)});
+      if (!SameShape(out, inferred)) {
+        return Error("topk has shape " + out.ToString(false) + " but its operand gives " +
+                     inferred.ToString(false));
+      }
+    }
     if (instruction.Is(HloOpcode::kScatter) || instruction.Is(HloOpcode::kGather)) {
       if (!VerifyDimensionNumbers(instruction)) return;
     }
@@ -505,7 +535,7 @@ class Verifier {
       }
       case Rule::kConstant: {
         if (!shape.IsArray() || IsComplexType(shape.element_type())) return;
-        if (std::optional<std::string> value = LiteralValueError(instruction.payload())) {
+        if (std::optional<std::string> value = LiteralValueError(instruction.payload(), shape.element_type())) {
           return Error("constant literal has " + *value);  // XLA's parser refuses it
         }
         int64_t count = LiteralElementCount(instruction.payload());
@@ -743,17 +773,18 @@ class Verifier {
         }
         const HloComputation* reducer = Callee(instruction, "to_apply");
         if (reducer == nullptr) return;
-        std::vector<Shape> inits;
+        std::vector<PrimitiveType> types;
         for (int i = 0; i < n; ++i) {
-          inits.push_back(operand_shape(n + i));
-          PrimitiveType in = operand_shape(i).element_type(), init = inits.back().element_type();
+          PrimitiveType in = operand_shape(i).element_type();
+          PrimitiveType init = operand_shape(n + i).element_type();
           if (in != init && !(IsFloatingPointType(in) && IsFloatingPointType(init))) {
             return Error("reduce operand " + std::to_string(i) + " is " +
                          operand_shape(i).ToString(false) + " but its initial value is " +
-                         inits.back().ToString(false));
+                         operand_shape(n + i).ToString(false));
           }
+          types.push_back(in);
         }
-        ExpectReducer(*reducer, inits);
+        ExpectReducer(*reducer, types);
         std::vector<Shape> results;
         std::vector<int64_t> dims = instruction.dimensions();
         for (int i = 0; i < n; ++i) {
@@ -764,7 +795,18 @@ class Verifier {
           for (int k = 0; k < in.rank(); ++k) {
             if (std::find(dims.begin(), dims.end(), k) == dims.end()) kept.push_back(in.dim(k));
           }
-          results.push_back(Shape::Array(operand_shape(n + i).element_type(), kept));
+          // XLA takes the result type from the computation's result (it may be
+          // wider than the initial value: bf16 values summed in f32).
+          PrimitiveType type = operand_shape(n + i).element_type();
+          if (const HloInstruction* root = reducer->root()) {
+            const Shape& r = root->shape();
+            if (n == 1 && r.IsArray()) type = r.element_type();
+            if (n > 1 && r.IsTuple() && static_cast<int>(r.tuple_shapes().size()) == n &&
+                r.tuple_shape(i).IsArray()) {
+              type = r.tuple_shape(i).element_type();
+            }
+          }
+          results.push_back(Shape::Array(type, kept));
         }
         return ExpectShape(instruction, n == 1 ? results[0] : Shape::Tuple(results));
       }

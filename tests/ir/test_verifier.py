@@ -152,7 +152,11 @@ INVALID = [
     ("reduce whose computation takes another type",
      _module("  a = pred[4,5] parameter(0)\n  z = pred[] constant(false)\n"
              "  ROOT r = pred[4] reduce(a, z), dimensions={1}, to_apply=add_f32", ADD),
-     ["reduction computation 'add_f32' parameter 0 is f32[], but the initial value is pred[]"]),
+     ["reduction computation 'add_f32' parameter 0 is f32[], but the values reduced are pred"]),
+    ("reduce of bf16 by an f32 computation",
+     _module("  a = bf16[4,5] parameter(0)\n  z = bf16[] constant(0)\n"
+             "  ROOT r = f32[4] reduce(a, z), dimensions={1}, to_apply=add_f32", ADD),
+     ["reduction computation 'add_f32' parameter 0 is f32[], but the values reduced are bf16"]),
     ("bitcast to a tuple",
      _module("  a = f32[4] parameter(0)\n  ROOT b = (f32[4]) bitcast(a)"),
      ["bitcast must have an array shape"]),
@@ -192,6 +196,16 @@ INVALID = [
              "  ROOT g = f32[3,5] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, "
              "start_index_map={0}, index_vector_dim=1, slice_sizes={1}"),
      ["gather slice_sizes={1} must give one size per operand dimension (2)"]),
+    ("pred constant of -inf",
+     _module("  ROOT c = pred[] constant(-inf)"),
+     ["constant literal has '-inf', which is not a value of pred"]),
+    ("integer constant with a fraction",
+     _module("  ROOT c = s32[2] constant({1, 2.5})"),
+     ["'2.5', which is not a value of s32"]),
+    ("topk of another element type",
+     _module("  a = f16[5,7] parameter(0)\n  ROOT t = (f32[5,2], s32[5,2]) topk(a), k=2, "
+             "largest=true"),
+     ["topk has shape (f32[5,2], s32[5,2]) but its operand gives (f16[5,2], s32[5,2])"]),
     ("parameter_replication of the wrong length",
      _module("  ROOT a = (f32[4], f32[2]) parameter(0), parameter_replication={false}"),
      ["parameter has 2 leaf buffer(s) but parameter_replication has 1 element(s)"]),
@@ -223,12 +237,14 @@ def test_unknown_opcodes_are_carried_not_verified():
 
 
 def test_start_indices_and_reducers_xla_accepts_verify():
-    """The forms XLA takes: a start index vector, and a reducer of another
-    floating precision (XLA compares reducers ignoring it)."""
+    """The forms XLA takes: a start index vector, and an initial value of
+    another floating precision than the values reduced (XLA's CPU compiler
+    accepts this one; it refuses a computation of another type than the
+    values, see INVALID)."""
     _exla.verify(_module("  a = f32[4,5] parameter(0)\n  v = s32[2] parameter(1)\n"
                          "  ROOT d = f32[2,5] dynamic-slice(a, v), dynamic_slice_sizes={2,5}"))
-    _exla.verify(_module("  a = bf16[4,5] parameter(0)\n  z = bf16[] constant(0)\n"
-                         "  ROOT r = bf16[4] reduce(a, z), dimensions={1}, to_apply=add_f32",
+    _exla.verify(_module("  a = f32[4,5] parameter(0)\n  z = bf16[] constant(0)\n"
+                         "  ROOT r = f32[4] reduce(a, z), dimensions={1}, to_apply=add_f32",
                          ADD))
     _exla.verify(_module("  ROOT a = (f32[4], f32[2]) parameter(0), "
                          "parameter_replication={false,true}"))
@@ -254,6 +270,16 @@ def test_scatter_and_gather_xla_accepts_verify():
                          "  ROOT s = f32[4,5] scatter(a, i, u), update_window_dims={1}, "
                          "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
                          "index_vector_dim=1, to_apply=add_f32", ADD))
+
+
+def test_reduce_takes_its_type_from_its_computation():
+    """Seed 28 of the mutation fuzzer (mutant 1281): f32 values with a bf16
+    initial value, reduced by an f32 computation, give f32, as in XLA's
+    shape inference (exla took the initial value's type and refused it)."""
+    _exla.verify(_module("  a = f32[4,5] parameter(0)\n  z = bf16[] constant(0)\n"
+                         "  ROOT r = f32[4] reduce(a, z), dimensions={1}, to_apply=add_f32", ADD))
+    _exla.verify(_module("  a = f32[5,7] parameter(0)\n"
+                         "  ROOT t = (f32[5,2], s32[5,2]) topk(a), k=2, largest=true"))
 
 
 def test_valid_small_modules_verify():
