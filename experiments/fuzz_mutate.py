@@ -18,10 +18,9 @@ garbage characters inserted, a parameter number changed. For every mutant:
 * exla's verdict must equal XLA's: jaxlib's parser
   (``hlo_module_from_text``), its HLO -> StableHLO converter and the MLIR
   verifier of the converted module (as ``exla.bridge.xla.verify`` does, but
-  without exla's own verifier in front of it). A mutant exla rejects and this
-  accepts is compiled for the CPU too (XLA's HLO verifier runs there) before
-  it counts as a disagreement; XLA's parser aborting the process counts as
-  XLA rejecting;
+  without exla's own verifier in front of it), and a module these accept is
+  compiled for the CPU too (XLA's HLO verifier runs only there); XLA's parser
+  aborting the process counts as XLA rejecting;
 * a mutant exla accepts must go through ``optimize_hlo`` at the program's
   forced-splitting threshold, and XLA must accept its output.
 
@@ -491,8 +490,10 @@ def check(mutant: Mutant, text: str, threshold: int, xla: _Xla,
     log("exla")
     mutant.exla = _exla_verdict(text)
     mutant.xla = xla.verdict(text, log)
-    if mutant.exla.startswith("ValueError") and mutant.xla == "accept":
-        mutant.xla = xla.verdict(text, log, compile_too=True)  # XLA's HLO verifier too
+    if mutant.xla == "accept":
+        # XLA's HLO verifier runs only in the compiler; the MLIR verifier
+        # misses, for one, a reduce computation of f32 for bf16 values.
+        mutant.xla = xla.verdict(text, log, compile_too=True)
     if mutant.exla == "accept":
         log("exla-optimize")
         try:
