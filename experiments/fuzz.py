@@ -1,6 +1,7 @@
 """Differential fuzzer: random TensorFlow and JAX programs, unrewritten against rewritten.
 
-``python -m experiments fuzz --n 2000 --seed S [--jobs 2] [--out DIR]``
+``python -m experiments fuzz --n 2000 --seed S [--jobs 2] [--out DIR] [--results [FILE]]``
+(``--mutate``: the text-mutation fuzzer of :mod:`experiments.fuzz_mutate`)
 
 Each program (:mod:`experiments.fuzz_programs`) is lowered to HLO, rewritten by
 ``exla.optimize_hlo`` at a threshold small enough to force splitting, and both
@@ -33,10 +34,13 @@ program (counted as a crash), not the run. Every failure leaves a reproducer:
 Every verdict is appended to ``<out>/verdicts.jsonl`` as it comes, so a run cut
 short still has its figures (``--summarize --out DIR``).
 
-A mismatch is attributed to the algebraic rewriter when the program passes
-with that pass left out (its distance expansion ``|x|^2 + |y|^2 - 2 x.y`` is a
-known source of float32 error); such mismatches are counted under their own
-category, never dropped.
+A mismatch is always a failure. Blame is assigned by ablation
+(:func:`ablate`): the pipeline is run again once without each of its passes
+(``optimize_hlo(passes=...)``, :func:`exla.default_pipeline` minus one), on the
+same inputs and judged the same way (the same draws of inputs when the
+mismatch was judged over several), and the verdict lists the passes whose
+removal makes the mismatch go away (``Verdict.blame``; empty when no single
+removal does, as for a wrong rewrite injected after the pipeline).
 """
 
 from __future__ import annotations
@@ -58,7 +62,6 @@ import numpy as np
 from experiments import fuzz_programs as fp
 
 EPS = {"float32": float(np.finfo(np.float32).eps), "float64": float(np.finfo(np.float64).eps)}
-KNOWN_PASS = "algebraic-rewriter"
 DEFAULT_OUT = Path(tempfile.gettempdir()) / "exla-fuzz"
 
 Rewrite = Callable[[str, fp.Program, "list[str] | None"], "tuple[str, bool]"]
@@ -69,7 +72,7 @@ class Verdict:
     """What happened to one program."""
 
     seed: int
-    category: str  # "ok", "mismatch", "mismatch:algebraic-rewriter", "exception:...", "crash", "skipped:..."
+    category: str  # "ok", "mismatch", "exception:...", "crash", "timeout", "skipped:..."
     split: bool = False
     ops: list[str] = dataclasses.field(default_factory=list)
     error_original: float | None = None
@@ -78,6 +81,11 @@ class Verdict:
     draws: int = 1  # input draws judged (more than one when the program's own failed)
     detail: str = ""
     seconds: float = 0.0
+    # For a mismatch: the passes whose removal alone makes it go away (see
+    # `ablate`), and what each ablation gave ("ok", "mismatch", "unchanged":
+    # the pipeline without that pass wrote the same module, or an exception).
+    blame: list[str] = dataclasses.field(default_factory=list)
+    ablation: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def _normwise(actual: list[np.ndarray], reference: list[np.ndarray]) -> float:
@@ -157,9 +165,19 @@ def _wrong_rewrite(text: str, program: fp.Program, passes: list[str] | None) -> 
     return _scale_parameter(new_text), split
 
 
+def _wrong_with_splitter(text: str, program: fp.Program,
+                        passes: list[str] | None) -> tuple[str, bool]:
+    """Wrong only when the pipeline includes tensor-splitter: ablation must blame it."""
+    new_text, split = default_rewrite(text, program, passes)
+    if passes is None or "tensor-splitter" in passes:
+        new_text = _scale_parameter(new_text)
+    return new_text, split
+
+
 # The fuzzer's self-check (`--inject`): rewrites known to be wrong, which every
-# program must report as a mismatch.
-INJECTED: dict[str, Rewrite] = {"scale-parameter": _wrong_rewrite}
+# program must report as a mismatch (and the second, blame on tensor-splitter).
+INJECTED: dict[str, Rewrite] = {"scale-parameter": _wrong_rewrite,
+                                "scale-parameter-with-splitter": _wrong_with_splitter}
 
 
 def _execute(text: str, args: list[np.ndarray]) -> list[np.ndarray]:
@@ -257,8 +275,7 @@ def run_program(seed: int, rewrite: Rewrite = default_rewrite,
         verdict.category = "skipped:frontend"
         verdict.detail = f"{type(e).__name__}: {e}"[:2000]
         return _finish(verdict, start)
-    original, reference, perturbed = own.original, own.reference, own.perturbed
-    twin32_error, alternative = own.twin32_error, own.alternative
+    original, reference = own.original, own.reference
 
     def attempt(passes: list[str] | None) -> tuple[str, str, list[np.ndarray] | None]:
         """(category, after text, outputs) of one rewrite; category '' when it ran."""
@@ -282,17 +299,19 @@ def run_program(seed: int, rewrite: Rewrite = default_rewrite,
         judged = own.judge(program, rewritten)
         ok, verdict.error_original, verdict.error_rewritten, verdict.yardstick = judged
         same_shapes = [np.shape(a) for a in original] == [np.shape(b) for b in rewritten]
+        more: list[_Measured] = []
         if not ok and after != before and same_shapes:
-            ok = _judge_more_draws(program, before, after, judged, verdict)
+            ok = _judge_more_draws(program, before, after, judged, verdict, more)
         if not ok:
             category = "mismatch"
             verdict.detail = (f"rewritten error {verdict.error_rewritten:.3g} > yardstick "
                               f"{verdict.yardstick:.3g} (original {verdict.error_original:.3g})"
                               + (f", root mean squares over {verdict.draws} input draws"
                                  if verdict.draws > 1 else ""))
-            if _passes_without_known(program, attempt, original, reference, perturbed,
-                                     twin32_error, alternative):
-                category = f"mismatch:{KNOWN_PASS}"
+            verdict.ablation = ablate(program, before, after, rewrite, [own] + more)
+            verdict.blame = [p for p, result in verdict.ablation.items() if result == "ok"]
+            verdict.detail += ("; goes away without " + ", ".join(verdict.blame)
+                               if verdict.blame else "; no single pass's removal removes it")
     verdict.category = category or "ok"
     if verdict.category != "ok" and out_dir is not None:
         save_reproducer(out_dir, program, args, before, after,
@@ -302,13 +321,17 @@ def run_program(seed: int, rewrite: Rewrite = default_rewrite,
 
 
 def _judge_more_draws(program: fp.Program, before: str, after: str,
-                      own: tuple[bool, float, float, float], verdict: Verdict) -> bool:
+                      own: tuple[bool, float, float, float], verdict: Verdict,
+                      measured_draws: list[_Measured] | None = None) -> bool:
     """Judges the rewrite over DRAWS input draws (see :func:`judge_draws`);
-    records their figures in `verdict`."""
+    records their figures in `verdict`, and appends the measured draws (after
+    the program's own) to `measured_draws`."""
     draws = [own]
     try:
         for draw in range(1, DRAWS):
             measured = _measure(program, before, draw)
+            if measured_draws is not None:
+                measured_draws.append(measured)
             draws.append(measured.judge(program, _execute(after, measured.args)))
     except Exception as e:  # noqa: BLE001  (judged at the program's own inputs only)
         verdict.detail = f"input draw {len(draws)}: {type(e).__name__}: {e}"[:2000]
@@ -324,15 +347,39 @@ def _judge_more_draws(program: fp.Program, before: str, after: str,
     return judge_draws(draws)
 
 
-def _passes_without_known(program, attempt, original, reference, perturbed, twin32_error,
-                          alternative) -> bool:
+def ablate(program: fp.Program, before: str, after: str, rewrite: Rewrite,
+           measured: list[_Measured]) -> dict[str, str]:
+    """Blame by ablation: for each pass of the default pipeline, the pipeline
+    without it, judged on the same inputs as the mismatch it is to explain.
+
+    `measured` holds the unrewritten program at the inputs the mismatch was
+    judged on (the program's own first, then the other draws if it was judged
+    over several); each ablated module is judged there exactly as the full
+    pipeline's was (:meth:`_Measured.judge`, over several draws by
+    :func:`judge_draws`). Returns pass -> "ok" (its removal makes the mismatch
+    go away), "mismatch" (it does not), "unchanged" (the pipeline without it
+    writes the very module that mismatched, so it cannot be the cause) or
+    "exception: ..." (the shortened pipeline, or its module, fails).
+    """
     from exla.optimize import default_pipeline
 
-    passes = [p for p in default_pipeline() if p != KNOWN_PASS]
-    category, _, outputs = attempt(passes)
-    if category or outputs is None:
-        return False
-    return judge(program, original, outputs, reference, perturbed, twin32_error, alternative)[0]
+    results: dict[str, str] = {}
+    pipeline = default_pipeline()
+    for name in pipeline:
+        passes = [p for p in pipeline if p != name]
+        try:
+            ablated, _ = rewrite(before, program, passes)
+            if ablated == after:
+                results[name] = "unchanged"
+                continue
+            draws = [m.judge(program, m.original if ablated == before
+                             else _execute(ablated, m.args)) for m in measured]
+        except Exception as e:  # noqa: BLE001
+            results[name] = f"exception: {type(e).__name__}: {e}"[:300]
+            continue
+        ok = draws[0][0] if len(draws) == 1 else judge_draws(draws)
+        results[name] = "ok" if ok else "mismatch"
+    return results
 
 
 def _finish(verdict: Verdict, start: float) -> Verdict:
@@ -509,6 +556,78 @@ class Summary:
         return "\n".join(lines)
 
 
+RESULTS_FILE = Path(__file__).resolve().parent / "results" / "fuzz_summary.json"
+
+
+def _utc(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def _runs(out_dir: Path) -> list[dict[str, Any]]:
+    """The invocations recorded in ``<out_dir>/runs.jsonl`` (one per start or --resume)."""
+    path = Path(out_dir) / "runs.jsonl"
+    if not path.exists():
+        return []
+    runs: dict[float, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            event = json.loads(line)
+            runs.setdefault(event["started"], {}).update(event)
+    return list(runs.values())
+
+
+def _git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=fp_root(), capture_output=True,
+                              text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def write_results(summary: "Summary", out_dir: Path, path: Path, n: int | None = None) -> dict:
+    """Writes the figures of the run recorded in `out_dir` to `path` (JSON).
+
+    Wall time is that of the invocations (``runs.jsonl``): from each start to
+    its end, or, for one still running or cut short, to the last verdict."""
+    runs = _runs(out_dir)
+    log = Path(out_dir) / "verdicts.jsonl"
+    last = log.stat().st_mtime if log.exists() else time.time()
+    wall = sum((r.get("finished") or last) - r["started"] for r in runs)
+    by = collections.defaultdict(lambda: collections.Counter())
+    for v in summary.verdicts:
+        program = fp.generate(v.seed)
+        by[f"{program.frontend} {program.dtype}"]["tried"] += 1
+        by[f"{program.frontend} {program.dtype}"][v.category] += 1
+    figures = {
+        "commands": [r["command"] for r in runs],
+        "started": _utc(min(r["started"] for r in runs)) if runs else None,
+        "finished": _utc(max(r.get("finished") or last for r in runs)) if runs else None,
+        "complete": bool(runs) and all("finished" in r for r in runs)
+        and (n is None or len(summary.verdicts) == n),
+        "wall_s": round(wall, 1),
+        "program_s": round(sum(v.seconds for v in summary.verdicts), 1),
+        "requested": n,
+        "tried": len(summary.verdicts),
+        "split": sum(v.split for v in summary.verdicts),
+        "mismatches": summary.count("mismatch"),
+        "crashes": summary.count("crash"),
+        "exceptions": summary.count("exception"),
+        "timeouts": summary.count("timeout"),
+        "skipped": summary.count("skipped"),
+        "categories": summary.categories(),
+        "per_frontend_dtype": {k: dict(c) for k, c in sorted(by.items())},
+        "per_op": {op: dict(zip(("programs", "split", "failed"), row))
+                   for op, row in summary.per_op().items()},
+        "failures": [dataclasses.asdict(v) for v in summary.verdicts if v.category != "ok"],
+        "commits": sorted({r.get("commit", "") for r in runs}),
+        "machine": {"cores": os.cpu_count(), "python": sys.version.split()[0]},
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(figures, indent=1) + "\n")
+    return figures
+
+
 def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: int = 40,
          timeout_s: float = 300.0, verbose: bool = True, inject: str | None = None,
          resume: bool = False) -> Summary:
@@ -536,6 +655,12 @@ def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: i
     lock = threading.Lock()
 
     log = open(log_path, "a", buffering=1)
+    run = {"started": time.time(), "command": " ".join(
+        ["python -m experiments fuzz", f"--n {n} --seed {seed} --jobs {jobs}"]
+        + ([f"--inject {inject}"] if inject else []) + (["--resume"] if resume else [])),
+        "commit": _git_commit()}
+    with open(out_dir / "runs.jsonl", "a") as runs:
+        runs.write(json.dumps(run) + "\n")
 
     def record(verdict: Verdict) -> None:
         with lock:
@@ -548,11 +673,17 @@ def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: i
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(lambda b: _run_batch(b, out_dir, timeout_s, record, inject), batches))
     log.close()
+    with open(out_dir / "runs.jsonl", "a") as runs:
+        runs.write(json.dumps({"started": run["started"], "finished": time.time()}) + "\n")
     summary.verdicts.sort(key=lambda v: v.seed)
     return summary
 
 
 def main(argv: list[str] | None = None) -> int:
+    if "--mutate" in (sys.argv[1:] if argv is None else argv):
+        from experiments import fuzz_mutate
+
+        return fuzz_mutate.main(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m experiments fuzz", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200, help="programs to try")
@@ -568,6 +699,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="print the summary of the verdicts recorded in --out (a run so far)")
     parser.add_argument("--inject", choices=sorted(INJECTED),
                         help="self-check: use a known-wrong rewrite (every program must mismatch)")
+    parser.add_argument("--results", type=Path, nargs="?", const=RESULTS_FILE,
+                        help="also write the run's figures as JSON (default path: "
+                             "experiments/results/fuzz_summary.json); with --summarize, "
+                             "those of the run so far")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--seeds", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -575,9 +710,15 @@ def main(argv: list[str] | None = None) -> int:
         _worker([int(s) for s in args.seeds.split(",")], args.worker, args.out, args.inject)
         return 0
     if args.summarize:
-        summary = Summary([Verdict(**json.loads(line)) for line in
-                           (args.out / "verdicts.jsonl").read_text().splitlines() if line])
+        summary = Summary()
+        for line in (args.out / "verdicts.jsonl").read_text().splitlines():
+            verdict = Verdict(**json.loads(line)) if line else None
+            if verdict and verdict.seed not in {v.seed for v in summary.verdicts}:
+                summary.add(verdict)
+        summary.verdicts.sort(key=lambda v: v.seed)
         print(summary.report())
+        if args.results:
+            write_results(summary, args.out, args.results, args.n)
         return 0
     if args.replay is not None:
         import jax
@@ -593,6 +734,9 @@ def main(argv: list[str] | None = None) -> int:
                    inject=args.inject, resume=args.resume)
     print(summary.report())
     print(f"({time.time() - start:.0f} s; reproducers in {args.out})")
+    if args.results:
+        write_results(summary, args.out, args.results, args.n)
+        print(f"figures in {args.results}")
     return 0 if summary.line().endswith(
         "mismatches 0 / crashes 0 / exceptions 0 / timeouts 0") else 1
 

@@ -59,6 +59,40 @@ std::optional<AttributeSyntaxError> CheckTypedAttribute(const std::string& key,
       return AttributeSyntaxError{bad, "attribute 'slice' must look like {[0:4], [1:3:2]}"};
     }
   }
+  if (key == "frontend_attributes") {
+    // {name="value", ...}: XLA's parser wants a quoted string for each value.
+    size_t i = 0;
+    auto fail = [&](size_t at) {
+      return AttributeSyntaxError{at, "attribute 'frontend_attributes' must look like "
+                                      "{name=\"value\", ...}"};
+    };
+    if (value.empty() || value.front() != '{' || value.back() != '}') return fail(0);
+    i = 1;
+    auto skip_blanks = [&] { while (i + 1 < value.size() && value[i] == ' ') ++i; };
+    skip_blanks();
+    bool first = true;
+    while (i + 1 < value.size()) {
+      if (!first) {
+        if (value[i] != ',') return fail(i);
+        ++i;
+        skip_blanks();
+      }
+      first = false;
+      size_t name = i;
+      while (i + 1 < value.size() && (std::isalnum(static_cast<unsigned char>(value[i])) ||
+                                      value[i] == '_' || value[i] == '.' || value[i] == '-')) {
+        ++i;
+      }
+      if (i == name || value[i] != '=') return fail(i);
+      ++i;
+      if (value[i] != '"') return fail(i);
+      ++i;
+      while (i + 1 < value.size() && value[i] != '"') i += value[i] == '\\' ? 2 : 1;
+      if (i + 1 >= value.size()) return fail(i);
+      ++i;  // closing quote
+      skip_blanks();
+    }
+  }
   return std::nullopt;
 }
 

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
+#include <optional>
+#include <vector>
 #include <unordered_map>
 
 namespace exla {
@@ -244,6 +246,8 @@ class HloParser {
   void ParseAttributes(HloInstruction* instruction);
   bool LooksLikeShape() const;
   void ResolveComputationRefs(HloModule* module);
+  static std::optional<std::string> LayoutError(const Shape& shape);
+  void CheckEntryComputationLayout(HloModule* module, size_t header_start);
 
   std::string_view text_;
   size_t pos_ = 0;
@@ -337,11 +341,52 @@ Shape HloParser::ParseShape() {
   if (Peek() != ']') Fail("expected ']' to close the dimensions");
   ++pos_;
   if (Peek() == '{') {
+    size_t layout_start = pos_;
     ++pos_;
     shape.has_layout_ = true;
     shape.layout_ = std::string(ScanBalanced('}'));
+    if (std::optional<std::string> error = LayoutError(shape)) FailAt(layout_start, *error);
   }
   return shape;
+}
+
+// XLA's parser: the minor-to-major list (before any ':' with tiling or
+// memory space) has one entry per dimension; its verifier: a permutation.
+std::optional<std::string> HloParser::LayoutError(const Shape& shape) {
+  std::string_view layout = shape.layout_;
+  layout = layout.substr(0, layout.find(':'));
+  std::vector<int64_t> order;
+  size_t i = 0;
+  while (i < layout.size()) {
+    char c = layout[i];
+    if (c == ' ' || c == ',') {
+      ++i;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(c))) {
+      return "malformed layout '{" + shape.layout_ + "}'";
+    }
+    int64_t value = 0;
+    while (i < layout.size() && std::isdigit(static_cast<unsigned char>(layout[i]))) {
+      if (value > (int64_t{1} << 40)) return "layout dimension out of range";
+      value = value * 10 + (layout[i++] - '0');
+    }
+    order.push_back(value);
+  }
+  int rank = static_cast<int>(shape.dims_.size());
+  if (static_cast<int>(order.size()) != rank) {
+    return "the layout {" + std::string(layout) + "} lists " + std::to_string(order.size()) +
+           " dimension(s) for a shape of rank " + std::to_string(rank);
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : order) {
+    if (d >= rank || seen[d]) {
+      return "the layout {" + std::string(layout) + "} is not a permutation of the " +
+             std::to_string(rank) + " dimension(s)";
+    }
+    seen[d] = true;
+  }
+  return std::nullopt;
 }
 
 void HloParser::ParseAttributes(HloInstruction* instruction) {
@@ -355,6 +400,10 @@ void HloParser::ParseAttributes(HloInstruction* instruction) {
     if (pos_ == key_start) Fail("expected an attribute name");
     std::string key(text_.substr(key_start, pos_ - key_start));
     if (Peek() != '=') Fail("expected '=' after attribute '" + key + "'");
+    for (const HloAttribute& earlier : instruction->attributes_) {
+      // XLA's parser: "attribute <key> already exists".
+      if (earlier.key == key) FailAt(key_start, "attribute '" + key + "' is given twice");
+    }
     ++pos_;
     size_t value_start = pos_;
     HloAttribute attribute;
@@ -426,9 +475,9 @@ void HloParser::ParseInstruction(HloComputation* computation,
     SkipSpace();
     if (Peek() != ')') {
       do {
-        // substr(pos_ + 1) throws when the text ends right after '(' or ','.
-        std::string_view rest = text_.substr(pos_);
-        if (rest.substr(0, 2) == "/*" || (rest.size() > 1 && rest.substr(1, 2) == "/*")) {
+        // pos_ + 1 may be past the end of a truncated text (substr would throw).
+        if (text_.substr(pos_, 2) == "/*" ||
+            (pos_ < text_.size() && text_.substr(pos_ + 1, 2) == "/*")) {
           saw_operand_annotation_ = true;
         }
         SkipSpace();
@@ -495,12 +544,20 @@ void HloParser::ParseComputation(HloModule* module) {
     ParseInstruction(raw, &scope, &pending);
   }
   if (raw->instruction_count() == 0) FailAt(name_position, "computation '" + name + "' is empty");
-  // Operands may refer to instructions printed later in the computation.
+  // Operands must be defined before their first use, as XLA's parser wants
+  // (it looks every operand name up when it reads it); references are
+  // resolved here, after the computation, only to report the better error.
+  std::unordered_map<const HloInstruction*, size_t> order;
+  for (const auto& instruction : raw->instructions()) order.emplace(instruction.get(), order.size());
   std::unordered_map<HloInstruction*, int> filled;
   for (const PendingOperand& ref : pending) {
     auto it = scope.find(ref.name);
     if (it == scope.end()) {
       FailAt(ref.position, "operand '" + ref.name + "' is not defined in computation '" + name + "'");
+    }
+    if (order[it->second] >= order[ref.user]) {
+      FailAt(ref.position, "operand '" + ref.name + "' is used before its definition in "
+             "computation '" + name + "' (XLA wants every operand defined on an earlier line)");
     }
     int slot = filled[ref.user]++;
     ref.user->operands_[slot] = it->second;
@@ -526,6 +583,77 @@ void HloParser::ParseComputation(HloModule* module) {
   }
 }
 
+// `entry_computation_layout={(p0, p1, ...)->result}` in the header must be
+// well formed and agree with the ENTRY computation (XLA's parser reads it, and
+// aborts the process when the count differs): the same number of parameters,
+// each with the dimensions and element type of the parameter of that number,
+// and the root's. Layouts may differ (the header's are the caller's).
+void HloParser::CheckEntryComputationLayout(HloModule* module, size_t header_start) {
+  static constexpr std::string_view kKey = "entry_computation_layout=";
+  std::string_view header = text_.substr(header_start, module->header_attributes().size() + 1);
+  size_t key = header.find(kKey);
+  while (key != std::string_view::npos && key > 0 && IsNameChar(header[key - 1])) {
+    key = header.find(kKey, key + 1);
+  }
+  if (key == std::string_view::npos) return;
+  size_t saved = pos_;
+  pos_ = header_start + key + kKey.size();
+  Expect('{', "to open entry_computation_layout");
+  Expect('(', "to open the entry computation's parameter shapes");
+  std::vector<std::pair<size_t, Shape>> parameters;
+  SkipSpace();
+  if (!Consume(')')) {
+    do {
+      SkipSpace();
+      parameters.emplace_back(pos_, ParseShape());
+    } while (Consume(','));
+    Expect(')', "to close the entry computation's parameter shapes");
+  }
+  SkipSpace();
+  if (!(Peek() == '-' && Peek(1) == '>')) Fail("expected '->' in entry_computation_layout");
+  pos_ += 2;
+  SkipSpace();
+  size_t result_position = pos_;
+  Shape result = ParseShape();
+  Expect('}', "to close entry_computation_layout");
+  const HloComputation* entry = module->entry();
+  std::vector<const HloInstruction*> by_number;
+  for (const auto& instruction : entry->instructions()) {
+    if (!instruction->Is(HloOpcode::kParameter)) continue;
+    int64_t number = -1;
+    std::string_view digits = instruction->payload();
+    while (!digits.empty() && digits.front() == ' ') digits.remove_prefix(1);
+    std::from_chars(digits.data(), digits.data() + digits.size(), number);
+    if (number < 0 || number > static_cast<int64_t>(entry->instruction_count())) continue;
+    if (by_number.size() <= static_cast<size_t>(number)) by_number.resize(number + 1, nullptr);
+    by_number[number] = instruction.get();
+  }
+  if (parameters.size() != by_number.size()) {
+    FailAt(header_start + key, "entry_computation_layout lists " +
+                                   std::to_string(parameters.size()) + " parameter(s) but ENTRY '" +
+                                   entry->name() + "' has " + std::to_string(by_number.size()));
+  }
+  auto same = [](const Shape& a, const Shape& b) {
+    Shape x = a, y = b;
+    x.ClearLayout();
+    y.ClearLayout();
+    return x.ToString(false) == y.ToString(false);
+  };
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (by_number[i] != nullptr && !same(parameters[i].second, by_number[i]->shape())) {
+      FailAt(parameters[i].first, "entry_computation_layout gives parameter " + std::to_string(i) +
+                                      " the shape " + parameters[i].second.ToString(false) +
+                                      " but it is " + by_number[i]->shape().ToString(false));
+    }
+  }
+  if (entry->root() != nullptr && !same(result, entry->root()->shape())) {
+    FailAt(result_position, "entry_computation_layout gives the result the shape " +
+                                result.ToString(false) + " but ENTRY '" + entry->name() +
+                                "' returns " + entry->root()->shape().ToString(false));
+  }
+  pos_ = saved;
+}
+
 void HloParser::ResolveComputationRefs(HloModule* module) {
   for (const PendingComputationRef& ref : computation_refs_) {
     HloAttribute& attribute = ref.instruction->attributes_[ref.attribute_index];
@@ -543,6 +671,27 @@ std::unique_ptr<HloModule> HloParser::ParseModule() {
   if (!ConsumeWord("HloModule")) Fail("expected 'HloModule' at the start of the module");
   std::string name = ParseName("a module name");
   auto module = std::make_unique<HloModule>(name);
+  size_t header_start = pos_;
+  // Header attributes: `, key=value` pairs (values as an instruction's, on
+  // one line), as XLA's parser wants them; kept verbatim.
+  {
+    size_t check = pos_;
+    while (true) {
+      SkipInlineSpace();
+      if (AtEnd() || Peek() == '\n') break;
+      if (Peek() != ',') Fail("expected ', key=value' or the end of the line in the module header");
+      ++pos_;
+      SkipInlineSpace();
+      size_t key_start = pos_;
+      while (!AtEnd() && IsNameChar(text_[pos_])) ++pos_;
+      if (pos_ == key_start) Fail("expected a module attribute name");
+      if (Peek() != '=') Fail("expected '=' after module attribute '" +
+                              std::string(text_.substr(key_start, pos_ - key_start)) + "'");
+      ++pos_;
+      ScanAttributeValue();
+    }
+    pos_ = check;
+  }
   // Header attributes: the rest of the line, balanced.
   {
     size_t start = pos_;
@@ -586,6 +735,7 @@ std::unique_ptr<HloModule> HloParser::ParseModule() {
     module->set_entry(last);
   }
   ResolveComputationRefs(module.get());
+  CheckEntryComputationLayout(module.get(), header_start);
   PrintStyle* style = module->mutable_style();
   style->percent_names = saw_percent_;
   style->computation_signatures = saw_signature_;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cctype>
 #include <optional>
+#include <string_view>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,6 +26,80 @@ using verifier_internal::LiteralTokenError;
 using verifier_internal::Rule;
 using verifier_internal::RuleFor;
 using verifier_internal::SameShape;
+
+// Whether `token` is one value of an array constant's literal as XLA's parser
+// reads it: a decimal number (sign, fraction and exponent optional), true,
+// false, inf or nan (signed, NaN with a payload), or `...` of an elided one.
+bool IsLiteralValue(std::string_view token) {
+  if (token == "..." || token == "true" || token == "false") return true;
+  if (!token.empty() && (token[0] == '+' || token[0] == '-')) token.remove_prefix(1);
+  if (token == "inf" || token == "nan") return true;
+  if (token.substr(0, 4) == "nan(" && token.back() == ')') return true;
+  auto digit = [&](size_t i) { return std::isdigit(static_cast<unsigned char>(token[i])) != 0; };
+  size_t i = 0;
+  bool digits = false;
+  while (i < token.size() && digit(i)) ++i, digits = true;
+  if (i < token.size() && token[i] == '.') {
+    ++i;
+    while (i < token.size() && digit(i)) ++i, digits = true;
+  }
+  if (!digits) return false;
+  if (i < token.size() && (token[i] == 'e' || token[i] == 'E')) {
+    ++i;
+    if (i < token.size() && (token[i] == '+' || token[i] == '-')) ++i;
+    size_t start = i;
+    while (i < token.size() && digit(i)) ++i;
+    if (i == start) return false;
+  }
+  return i == token.size();
+}
+
+// The first piece of an array constant's literal that is no value (a name,
+// say, where an opcode was swapped for `constant`), or nothing. Comments
+// (`/*i0=0*/`) are skipped.
+std::optional<std::string> LiteralValueError(std::string_view literal, PrimitiveType type) {
+  // Integers and booleans take no fraction, exponent, inf or nan.
+  const bool integral = !IsFloatingPointType(type);
+  auto fits = [&](std::string_view token) {
+    if (!integral || token == "...") return true;
+    if (token == "true" || token == "false") return true;
+    if (!token.empty() && (token[0] == '+' || token[0] == '-')) token.remove_prefix(1);
+    if (token.empty()) return false;
+    for (char c : token) {
+      if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    }
+    return true;
+  };
+  size_t i = 0;
+  auto comment = [&](size_t at) {
+    return at + 1 < literal.size() && literal[at] == '/' && literal[at + 1] == '*';
+  };
+  while (i < literal.size()) {
+    char c = literal[i];
+    if (comment(i)) {
+      size_t end = literal.find("*/", i + 2);
+      if (end == std::string_view::npos) return "an unterminated comment";
+      i = end + 2;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '{' || c == '}' || c == ',') {
+      ++i;
+      continue;
+    }
+    size_t start = i;
+    while (i < literal.size() && !std::isspace(static_cast<unsigned char>(literal[i])) &&
+           literal[i] != '{' && literal[i] != '}' && literal[i] != ',' && !comment(i)) {
+      ++i;
+    }
+    std::string_view token = literal.substr(start, i - start);
+    if (!IsLiteralValue(token)) return "'" + std::string(token) + "', which is not a value";
+    if (!fits(token)) {
+      return "'" + std::string(token) + "', which is not a value of " +
+             std::string(PrimitiveTypeName(type));
+    }
+  }
+  return std::nullopt;
+}
 
 class Verifier {
  public:
@@ -130,6 +205,13 @@ class Verifier {
     return valid;
   }
 
+  static int64_t LeafCount(const Shape& shape) {
+    if (!shape.IsTuple()) return 1;
+    int64_t count = 0;
+    for (const Shape& element : shape.tuple_shapes()) count += LeafCount(element);
+    return count;
+  }
+
   bool ExpectOperands(const HloInstruction& instruction, int count) {
     if (instruction.operand_count() == count) return true;
     Error(std::string(instruction.opcode_name()) + " takes " + std::to_string(count) + " operand(s), has " +
@@ -174,6 +256,75 @@ class Verifier {
       }
     }
     return true;
+  }
+
+  // The start indices of dynamic-slice and dynamic-update-slice, from operand
+  // `first` on: one integer scalar per dimension of `operand`, or (XLA's older
+  // form) a single integer vector of that length.
+  bool ExpectStartIndices(const HloInstruction& instruction, int first, const Shape& operand) {
+    const std::string op(instruction.opcode_name());
+    int count = instruction.operand_count() - first;
+    auto integral = [](const Shape& s) { return IsIntegralType(s.element_type()); };
+    if (count == 1 && instruction.operand(first)->shape().rank() == 1) {
+      const Shape& index = instruction.operand(first)->shape();
+      if (!integral(index) || index.dim(0) != operand.rank()) {
+        Error(op + " start index vector " + index.ToString(false) + " must hold " +
+              std::to_string(operand.rank()) + " integer(s)");
+        return false;
+      }
+      return true;
+    }
+    if (count != operand.rank()) {
+      Error(op + " takes " + std::to_string(operand.rank()) + " start index operand(s) for " +
+            operand.ToString(false) + ", has " + std::to_string(count));
+      return false;
+    }
+    for (int i = first; i < instruction.operand_count(); ++i) {
+      const Shape& index = instruction.operand(i)->shape();
+      if (index.rank() != 0 || !integral(index)) {
+        Error(op + " start index '" + instruction.operand(i)->name() + "' must be an integer " +
+              "scalar, is " + index.ToString(false));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A reduction computation (reduce's to_apply) for operands of element
+  // types `types`: 2n scalar parameters, the i-th and (n+i)-th of operand
+  // i's type, returning n scalars of those types. Exactly, as XLA's HLO
+  // verifier wants ("Shape mismatch between to_apply computation parameter
+  // and operand"); only the initial values may differ in floating precision.
+  void ExpectReducer(const HloComputation& reducer, const std::vector<PrimitiveType>& types) {
+    const size_t n = types.size();
+    std::vector<HloInstruction*> parameters = reducer.parameters();
+    if (parameters.size() != 2 * n) {
+      return Error("reduction computation '" + reducer.name() + "' takes " +
+                   std::to_string(parameters.size()) + " parameter(s), needs " +
+                   std::to_string(2 * n));
+    }
+    for (size_t i = 0; i < 2 * n; ++i) {
+      const Shape& p = parameters[i]->shape();
+      if (!p.IsArray() || p.rank() != 0 || p.element_type() != types[i % n]) {
+        return Error("reduction computation '" + reducer.name() + "' parameter " +
+                     std::to_string(i) + " is " + p.ToString(false) + ", but the values " +
+                     "reduced are " + std::string(PrimitiveTypeName(types[i % n])));
+      }
+    }
+    if (reducer.root() == nullptr) return;
+    const Shape& root = reducer.root()->shape();
+    std::vector<Shape> results = n == 1 ? std::vector<Shape>{root}
+                                        : (root.IsTuple() ? root.tuple_shapes()
+                                                          : std::vector<Shape>{});
+    bool fits = results.size() == n;
+    for (size_t i = 0; fits && i < n; ++i) {
+      fits = results[i].IsArray() && results[i].rank() == 0 &&
+             results[i].element_type() == types[i];
+    }
+    if (!fits) {
+      Error("reduction computation '" + reducer.name() + "' returns " + root.ToString(false) +
+            ", not " + std::to_string(n) + " scalar(s) of the reduced values' types");
+    }
   }
 
   const HloComputation* Callee(const HloInstruction& instruction, const char* key) {
@@ -226,9 +377,177 @@ class Verifier {
     }
   }
 
+  // Operand counts XLA's parser insists on for opcodes whose shape rule
+  // exla does not check (or checks only after other early returns): passes
+  // index operands by position, so a missing one must not get that far (a
+  // one-operand dynamic-update-slice crashed the splitter).
+  static std::optional<int> FixedArity(HloOpcode opcode) {
+    switch (opcode) {
+      case HloOpcode::kIota:
+      case HloOpcode::kReplicaId:
+      case HloOpcode::kPartitionId:
+        return 0;
+      case HloOpcode::kBitcast:
+      case HloOpcode::kBitcastConvert:
+      case HloOpcode::kReal:
+      case HloOpcode::kImag:
+      case HloOpcode::kReducePrecision:
+      case HloOpcode::kCholesky:
+      case HloOpcode::kFft:
+      case HloOpcode::kGetDimensionSize:
+        return 1;
+      case HloOpcode::kPad:
+      case HloOpcode::kGather:
+      case HloOpcode::kComplex:
+      case HloOpcode::kTriangularSolve:
+      case HloOpcode::kAddDependency:
+      case HloOpcode::kSetDimensionSize:
+        return 2;
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // `{1,2}` or `7` of an attribute the parser keeps as text; nothing if it
+  // is absent or not a plain list of integers.
+  static std::optional<std::vector<int64_t>> RawIntList(const HloInstruction& instruction,
+                                                        const char* key) {
+    std::optional<std::string> raw = instruction.RawAttribute(key);
+    if (!raw) return std::nullopt;
+    std::vector<int64_t> values;
+    int64_t value = 0;
+    bool in_number = false;
+    for (char c : *raw) {
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        if (value > (int64_t{1} << 40)) return std::nullopt;
+        value = value * 10 + (c - '0');
+        in_number = true;
+      } else if (c == ',' || c == '{' || c == '}' || c == ' ') {
+        if (in_number) values.push_back(value);
+        value = 0;
+        in_number = false;
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (in_number) values.push_back(value);
+    return values;
+  }
+
+  // The dimension numbers of scatter and gather (whose shapes exla does not
+  // infer) name dimensions their operands have, each once, as XLA requires.
+  bool VerifyDimensionNumbers(const HloInstruction& instruction) {
+    const bool scatter = instruction.Is(HloOpcode::kScatter);
+    int count = instruction.operand_count();
+    if (scatter ? (count < 3 || count % 2 == 0) : count != 2) {
+      Error(std::string(instruction.opcode_name()) + (scatter ? " takes operands, indices and "
+            "as many updates as operands" : " takes 2 operand(s)") + ", has " +
+            std::to_string(count));
+      return false;
+    }
+    for (const HloInstruction* operand : instruction.operands()) {
+      if (!operand->shape().IsArray()) return true;  // reported elsewhere, or not checked
+    }
+    const int operand_rank = instruction.operand(0)->shape().rank();
+    const int indices_rank = instruction.operand(scatter ? count / 2 : 1)->shape().rank();
+    struct Field {
+      const char* key;
+      int rank;
+    };
+    std::vector<Field> fields;
+    if (scatter) {
+      const int updates_rank = instruction.operand(count / 2 + 1)->shape().rank();
+      fields = {{"update_window_dims", updates_rank},
+                {"inserted_window_dims", operand_rank},
+                {"scatter_dims_to_operand_dims", operand_rank},
+                {"input_batching_dims", operand_rank},
+                {"scatter_indices_batching_dims", indices_rank}};
+    } else {
+      if (!instruction.shape().IsArray()) return true;
+      fields = {{"offset_dims", instruction.shape().rank()},
+                {"collapsed_slice_dims", operand_rank},
+                {"start_index_map", operand_rank},
+                {"operand_batching_dims", operand_rank},
+                {"start_indices_batching_dims", indices_rank}};
+      std::optional<std::vector<int64_t>> sizes = RawIntList(instruction, "slice_sizes");
+      if (sizes && static_cast<int>(sizes->size()) != operand_rank) {
+        Error("gather slice_sizes=" + Join(*sizes) + " must give one size per operand "
+              "dimension (" + std::to_string(operand_rank) + ")");
+        return false;
+      }
+    }
+    for (const Field& field : fields) {
+      std::optional<std::vector<int64_t>> dims = RawIntList(instruction, field.key);
+      if (dims && !ExpectDimensions(std::string(instruction.opcode_name()) + " " + field.key,
+                                    *dims, field.rank)) {
+        return false;
+      }
+    }
+    std::optional<std::vector<int64_t>> index_vector_dim =
+        RawIntList(instruction, "index_vector_dim");
+    if (index_vector_dim && index_vector_dim->size() == 1 &&
+        (*index_vector_dim)[0] > indices_rank) {
+      Error(std::string(instruction.opcode_name()) + " index_vector_dim=" +
+            std::to_string((*index_vector_dim)[0]) + " out of range for indices of rank " +
+            std::to_string(indices_rank));
+      return false;
+    }
+    return true;
+  }
+
   void VerifyInstruction(const HloInstruction& instruction) {
     VerifyAttributeNames(instruction);
     if (!VerifyOperandCount(instruction)) return;
+    if (std::optional<int> arity = FixedArity(instruction.opcode())) {
+      if (!ExpectOperands(instruction, *arity)) return;
+    }
+    if (instruction.Is(HloOpcode::kBitcast) && !ExpectArrays(instruction)) return;
+    if (instruction.Is(HloOpcode::kTopK)) {
+      // topk(x), k=K: (x's type [..., K], s32[..., K]).
+      if (!ExpectOperands(instruction, 1)) return;
+      const Shape& in = instruction.operand(0)->shape();
+      const Shape& out = instruction.shape();
+      std::optional<std::vector<int64_t>> k = RawIntList(instruction, "k");
+      if (!in.IsArray() || in.rank() == 0 || !k || k->size() != 1) {
+        return Error("topk needs an array operand of rank 1 or more and k=<integer>");
+      }
+      std::vector<int64_t> dims = in.dims();
+      dims.back() = (*k)[0];
+      Shape inferred = Shape::Tuple({Shape::Array(in.element_type(), dims),
+                                     Shape::Array(PrimitiveType::kS32, dims)});
+      if (!SameShape(out, inferred)) {
+        return Error("topk has shape " + out.ToString(false) + " but its operand gives " +
+                     inferred.ToString(false));
+      }
+    }
+    if (instruction.Is(HloOpcode::kScatter) || instruction.Is(HloOpcode::kGather)) {
+      if (!VerifyDimensionNumbers(instruction)) return;
+    }
+    if (instruction.Is(HloOpcode::kSetDimensionSize) ||
+        instruction.Is(HloOpcode::kGetDimensionSize)) {
+      // dimensions={d}: one dimension of the operand (the arity is checked above).
+      if (!instruction.operand(0)->shape().IsArray()) {
+        return Error(std::string(instruction.opcode_name()) + " operand must be an array");
+      }
+      std::vector<int64_t> dims = instruction.dimensions();
+      if (dims.size() != 1) {
+        return Error(std::string(instruction.opcode_name()) + " needs one dimension, has " +
+                     Join(dims));
+      }
+      if (!ExpectDimensions(std::string(instruction.opcode_name()) + " dimensions", dims,
+                            instruction.operand(0)->shape().rank())) {
+        return;
+      }
+    }
+    int minimum = instruction.Is(HloOpcode::kDynamicUpdateSlice) ? 2
+                  : instruction.Is(HloOpcode::kDynamicSlice) || instruction.Is(HloOpcode::kConcatenate)
+                      ? 1
+                      : 0;
+    if (instruction.operand_count() < minimum) {
+      return Error(std::string(instruction.opcode_name()) + " takes at least " +
+                   std::to_string(minimum) + " operand(s), has " +
+                   std::to_string(instruction.operand_count()));
+    }
     if (!VerifyShapeDimensions(instruction.shape())) return;
     for (const HloInstruction* operand : instruction.operands()) {
       if (HasDynamicDimension(operand->shape())) return;  // shape rules for static shapes only
@@ -246,14 +565,33 @@ class Verifier {
     auto operand_shape = [&](int i) -> const Shape& { return instruction.operand(i)->shape(); };
     switch (rule) {
       case Rule::kUnknown:
-      case Rule::kParameter:
         return;
+      case Rule::kParameter: {
+        // XLA's parser: one entry per array leaf of the parameter's shape.
+        std::optional<std::string> replication = instruction.RawAttribute("parameter_replication");
+        if (!replication) return;
+        int64_t entries = 0;
+        bool any = false;
+        for (char c : *replication) {
+          if (c == ',') ++entries;
+          if (std::isalpha(static_cast<unsigned char>(c))) any = true;
+        }
+        entries += any ? 1 : 0;
+        if (entries != LeafCount(shape)) {
+          return Error("parameter has " + std::to_string(LeafCount(shape)) + " leaf buffer(s) "
+                       "but parameter_replication has " + std::to_string(entries) + " element(s)");
+        }
+        return;
+      }
       case Rule::kConstant: {
         if (std::optional<std::string> token =
                 LiteralTokenError(instruction.payload(), shape.element_type())) {
           return Error("constant literal has " + *token);
         }
         if (!shape.IsArray() || IsComplexType(shape.element_type())) return;
+        if (std::optional<std::string> value = LiteralValueError(instruction.payload(), shape.element_type())) {
+          return Error("constant literal has " + *value);  // XLA's parser refuses it
+        }
         int64_t count = LiteralElementCount(instruction.payload());
         if (count >= 0 && count != shape.ElementCount()) {
           return Error("constant literal has " + std::to_string(count) +
@@ -390,6 +728,7 @@ class Verifier {
       case Rule::kDynamicSlice: {
         if (!ExpectArrays(instruction) || instruction.operand_count() < 1) return;
         const Shape& in = operand_shape(0);
+        if (!ExpectStartIndices(instruction, 1, in)) return;
         std::vector<int64_t> sizes = instruction.IntListAttribute("dynamic_slice_sizes");
         if (static_cast<int>(sizes.size()) != in.rank()) {
           return Error("dynamic_slice_sizes=" + Join(sizes) + " does not match rank " +
@@ -409,6 +748,7 @@ class Verifier {
         if (!ExpectArrays(instruction) || instruction.operand_count() < 2) return;
         const Shape& in = operand_shape(0);
         const Shape& update = operand_shape(1);
+        if (!ExpectStartIndices(instruction, 2, in)) return;
         if (update.rank() != in.rank()) {
           return Error("dynamic-update-slice update " + update.ToString(false) +
                        " has another rank than the operand " + in.ToString(false));
@@ -485,7 +825,20 @@ class Verifier {
           return Error("reduce needs pairs of operands and initial values, has " +
                        std::to_string(instruction.operand_count()) + " operand(s)");
         }
-        if (Callee(instruction, "to_apply") == nullptr) return;
+        const HloComputation* reducer = Callee(instruction, "to_apply");
+        if (reducer == nullptr) return;
+        std::vector<PrimitiveType> types;
+        for (int i = 0; i < n; ++i) {
+          PrimitiveType in = operand_shape(i).element_type();
+          PrimitiveType init = operand_shape(n + i).element_type();
+          if (in != init && !(IsFloatingPointType(in) && IsFloatingPointType(init))) {
+            return Error("reduce operand " + std::to_string(i) + " is " +
+                         operand_shape(i).ToString(false) + " but its initial value is " +
+                         operand_shape(n + i).ToString(false));
+          }
+          types.push_back(in);
+        }
+        ExpectReducer(*reducer, types);
         std::vector<Shape> results;
         std::vector<int64_t> dims = instruction.dimensions();
         for (int i = 0; i < n; ++i) {
@@ -496,7 +849,18 @@ class Verifier {
           for (int k = 0; k < in.rank(); ++k) {
             if (std::find(dims.begin(), dims.end(), k) == dims.end()) kept.push_back(in.dim(k));
           }
-          results.push_back(Shape::Array(operand_shape(n + i).element_type(), kept));
+          // XLA takes the result type from the computation's result (it may be
+          // wider than the initial value: bf16 values summed in f32).
+          PrimitiveType type = operand_shape(n + i).element_type();
+          if (const HloInstruction* root = reducer->root()) {
+            const Shape& r = root->shape();
+            if (n == 1 && r.IsArray()) type = r.element_type();
+            if (n > 1 && r.IsTuple() && static_cast<int>(r.tuple_shapes().size()) == n &&
+                r.tuple_shape(i).IsArray()) {
+              type = r.tuple_shape(i).element_type();
+            }
+          }
+          results.push_back(Shape::Array(type, kept));
         }
         return ExpectShape(instruction, n == 1 ? results[0] : Shape::Tuple(results));
       }
@@ -513,6 +877,28 @@ class Verifier {
                          in.ToString(false));
           }
           results.push_back(in);
+        }
+        // The comparator takes two scalars of each operand's type, in order,
+        // and returns pred[] (XLA: "comparator block argument #i").
+        const HloComputation* comparator = instruction.CalledComputation("to_apply");
+        std::vector<HloInstruction*> parameters = comparator->parameters();
+        if (parameters.size() != 2 * results.size()) {
+          return Error("sort comparator '" + comparator->name() + "' takes " +
+                       std::to_string(parameters.size()) + " parameter(s), needs " +
+                       std::to_string(2 * results.size()));
+        }
+        for (size_t i = 0; i < parameters.size(); ++i) {
+          const Shape& p = parameters[i]->shape();
+          PrimitiveType want = results[i / 2].element_type();
+          if (!p.IsArray() || p.rank() != 0 || p.element_type() != want) {
+            return Error("sort comparator '" + comparator->name() + "' parameter " +
+                         std::to_string(i) + " is " + p.ToString(false) + ", not a scalar of " +
+                         "operand " + std::to_string(i / 2) + "'s type");
+          }
+        }
+        if (comparator->root() &&
+            !SameShape(comparator->root()->shape(), Shape::Array(PrimitiveType::kPred, {}))) {
+          return Error("sort comparator '" + comparator->name() + "' must return pred[]");
         }
         std::vector<int64_t> dims = instruction.dimensions();
         if (dims.size() != 1) return Error("sort needs one dimension, has " + Join(dims));

@@ -84,6 +84,12 @@ TOKEN_CASES = {
     "bad_slice_attribute": (
         _replace("add(x, y)", "slice(x), slice={[0:two]}"),
         "slice={", "two"),
+    # Found by the mutation fuzzer (experiments/fuzz_mutate.py): XLA's parser
+    # refuses each of these, and exla accepted them.
+    "operand_used_before_its_definition": (
+        _replace("y = f32[4]{0} parameter(1)",
+                 "w = f32[4]{0} negate(y)\n  y = f32[4]{0} parameter(1)"),
+        "negate(y)", "y"),
     "unknown_opcode_operand_not_defined": (
         _replace("add(x, y)", "foo-bar(x, nope), some_attr={1,2}"),
         "foo-bar", "nope"),
@@ -219,3 +225,63 @@ def test_dimension_overflowing_int64_is_a_value_error(dimension):
     message = _error(text)
     _assert_at(message, 5, len("  y = f32[") + 1)
     assert "64 bits" in message and dimension in message, message
+
+
+def test_truncated_right_after_an_operand_list_opens():
+    """A file cut just after `add(`: it used to escape as an internal error
+    (std::out_of_range from a look-ahead past the end)."""
+    text = VALID[:VALID.index("add(") + 4]
+    message = _error(text)
+    _assert_at(message, 6)
+
+
+def test_attribute_given_twice():
+    text = _replace("add(x, y)", "broadcast(x), dimensions={0}, dimensions={0}")
+    message = _error(text)
+    assert "attribute 'dimensions' is given twice" in message, message
+    _assert_at(message, 6, text.splitlines()[5].rindex("dimensions") + 1)
+
+
+@pytest.mark.parametrize("layout", ["{0}", "{}", "{0,0}", "{2,0}", "{2,1,0}"])
+def test_layout_that_does_not_fit_the_rank(layout):
+    text = _replace("x = f32[4]{0} parameter(0)", f"x = f32[4,2]{layout} parameter(0)")
+    text = text.replace("(f32[4]{0}, f32[4]{0})", f"(f32[4,2]{layout}, f32[4]{{0}})")
+    message = _error(text)
+    assert "layout" in message, message
+    _assert_at(message, 4, len("  x = f32[4,2]") + 1)
+
+
+def test_layout_with_tiling_is_accepted():
+    text = VALID.replace("f32[4]{0}", "f32[4]{0:T(128)}")
+    assert "f32[4]{0:T(128)}" in _exla.round_trip(text)
+
+
+@pytest.mark.parametrize("header,words", [
+    ("(f32[4]{0})->f32[4]{0}", ["lists 1 parameter(s) but ENTRY 'main' has 2"]),
+    ("(f32[4]{0}, f32[5]{0})->f32[4]{0}", ["gives parameter 1 the shape f32[5]"]),
+    ("(f32[4]{0}, f32[4]{0})->s32[4]{0}", ["gives the result the shape s32[4]"]),
+    ("(f32[4]{0}, f32[4]{0}}->f32[4]{0}", ["expected ')'"]),
+    ("(f32[4]{0}, f32[4#]{0})->f32[4]{0}", ["expected ']'"]),
+], ids=["count", "parameter", "result", "brace", "garbage"])
+def test_entry_computation_layout_must_fit_the_entry(header, words):
+    """XLA's parser reads the header's layout (and aborts the process when
+    the parameter count differs); exla refuses such a header with its position."""
+    text = VALID.replace("(f32[4]{0}, f32[4]{0})->f32[4]{0}", header)
+    message = _error(text)
+    for word in words:
+        assert word in message, message
+    _assert_at(message, 1)
+
+
+@pytest.mark.parametrize("value", ['{a=="b"}', '{a=b}', '{a="b",}', '{="b"}', '{a="b"'],
+                         ids=["double_equals", "unquoted", "trailing_comma", "no_name", "open"])
+def test_frontend_attributes_must_be_quoted_pairs(value):
+    """XLA's parser refuses these (the mutation fuzzer found '=='); exla did not."""
+    message = _error(_replace("add(x, y)", f"add(x, y), frontend_attributes={value}"))
+    assert "frontend_attributes" in message or "bracket" in message, message
+    _assert_at(message, 6)
+
+
+def test_frontend_attributes_xla_prints_round_trip():
+    text = _replace("add(x, y)", 'add(x, y), frontend_attributes={a="1",_xla_b="x \\"y\\" z"}')
+    assert 'frontend_attributes={a="1",_xla_b="x \\"y\\" z"}' in _exla.round_trip(text)
