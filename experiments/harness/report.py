@@ -168,6 +168,9 @@ def write_report(results_dir: Path = RESULTS_DIR) -> Path:
              "harness read them (a separate `optimize_hlo` call; nothing recorded whether "
              "exla's program ran). *load*: the machine's 1-minute load average when the row "
              "started/ended (2 cores; above 2, times are slowed by other jobs).", ""]
+    from experiments.harness.headline import headline_table, update_readme
+
+    lines += ["## Headlines", "", *headline_table(results_dir), ""]
     lines += memory_limit_section(results_dir)
     for name, module_name in EXPERIMENTS.items():
         rows = read_rows(results_dir / f"{name}.csv")
@@ -195,6 +198,9 @@ def write_report(results_dir: Path = RESULTS_DIR) -> Path:
         params = [module.SIZE] + [p for p in module.PARAMS if p != module.SIZE]
         lines += _table(rows, module.SIZE, params, module.METRICS) + [""]
     target.write_text("\n".join(lines) + "\n")
+    if results_dir.resolve() == RESULTS_DIR:
+        # The README's headline table comes from the same files.
+        update_readme(RESULTS_DIR.parents[1] / "README.md", results_dir)
     return target
 
 
