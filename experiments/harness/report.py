@@ -109,16 +109,18 @@ def _group_headlines(rows: list[dict[str, str]], size_key: str) -> list[str]:
         lines.append(f"**{label}**: largest {size_key} that ran: "
                      f"{int(reach[label]) if label in reach else 'none'}"
                      + (f" ({fails[label]})" if label in fails else ""))
-    by_size: dict[str, dict[str, float]] = {}
-    why: dict[tuple[str, str], str] = {}
+    by_size: dict[str, dict[str, dict[str, str]]] = {}
     for row in rows:
         if row["status"] == "ok" and row.get("time_s"):
-            by_size.setdefault(row[size_key], {})[series_label(row)] = float(row["time_s"])
-            why[(row[size_key], series_label(row))] = credit(row)
+            by_size.setdefault(row[size_key], {})[series_label(row)] = row
     for exla in sorted(l for l in reach if l.startswith("exla")):
         for other in ("tf", "jax", "keops", "tf-chunked"):
-            ratios = [(float(s), t[exla] / t[other], why.get((s, exla), ""))
-                      for s, t in by_size.items() if exla in t and other in t and t[other] > 0]
+            # Times compare only within one run (one load on the shared machine).
+            ratios = [(float(s), float(t[exla]["time_s"]) / float(t[other]["time_s"]),
+                       credit(t[exla]))
+                      for s, t in by_size.items() if exla in t and other in t
+                      and float(t[other]["time_s"]) > 0
+                      and t[exla].get("run_id") == t[other].get("run_id")]
             if ratios:
                 ratios.sort()
                 # A row where exla's program did not run is plain XLA's time: say so.
