@@ -122,6 +122,7 @@ def _workload_row(title: str, rows: list[dict[str, str]], size_key: str, size_na
     unrecorded = [r for r in exla_rows if r["status"] == "ok" and not r.get("ran_rewritten")]
     unchanged = [r for r in exla_rows if r["status"] == "ok" and r.get("ran_rewritten") == "no"]
     notes = []
+    exla_text = "—"
     if ran:
         top = ran[-1]
         exla_text = (f"{size_name} = {_size(float(top[size_key]))}, {_gb(top['peak_rss_mb'])} peak "

@@ -39,3 +39,13 @@ def test_unchanged_and_unrecorded_rows_are_not_credited(tmp_path: Path) -> None:
     assert update_readme(readme, tmp_path)
     text = readme.read_text()
     assert "old table" not in text and "GPflow SGPR" in text and text.endswith("rest\n")
+
+
+def test_a_workload_without_the_headline_series(tmp_path: Path) -> None:
+    # A smoke run's exla rows use another limit: the row still renders.
+    rows = [_row("tf", 40, 1.0, "20261125-100000"),
+            _row("exla", 40, 1.0, "20261125-100000", ran_rewritten="yes", limit="100KB",
+                 limit_kind="threshold")]
+    append_rows(tmp_path / "sgpr.csv", rows, COMMON_COLUMNS + ["m", "n_train", "iterations"])
+    (line,) = [l for l in headline_table(tmp_path) if l.startswith("| GPflow SGPR")]
+    assert "M = 40" in line and "| — |" in line
