@@ -60,13 +60,15 @@ def _f(value: Any) -> float | None:
 def _gb(mib: Any) -> str:
     """A size given in MiB, in GiB from 1 GiB up.
 
-    >>> _gb("2048"), _gb("3.25"), _gb("")
-    ('2.00 GiB', '3.25 MiB', '?')
+    >>> _gb("2048"), _gb("1010.4"), _gb("3.25"), _gb("")
+    ('2.00 GiB', '1010 MiB', '3.25 MiB', '?')
     """
     v = _f(mib)
     if v is None:
         return "?"
-    return f"{v / 1024:.2f} GiB" if v >= 1024 else f"{v:.3g} MiB"
+    if v >= 1024:
+        return f"{v / 1024:.2f} GiB"
+    return f"{v:.3g} MiB" if v < 100 else f"{v:.0f} MiB"
 
 
 def _size(value: float) -> str:

@@ -36,7 +36,12 @@ def _memory_bytes() -> int:
 
 
 def _commit() -> str:
-    """The checkout's commit (``+dirty`` with uncommitted changes), or '' outside git."""
+    """The checkout's commit, or '' outside git.
+
+    ``+dirty`` when the code that runs has uncommitted changes (exla's
+    sources, the build files, the experiments' code); results and documents
+    (which every run rewrites) do not count.
+    """
     import subprocess
     from pathlib import Path
 
@@ -44,8 +49,10 @@ def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, text=True,
                               capture_output=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               text=True, capture_output=True, timeout=10).stdout.strip()
+        code = ["python", "cc", "setup.py", "pyproject.toml", "experiments/harness",
+                ":(glob)experiments/*.py"]
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", *code],
+                               cwd=root, text=True, capture_output=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
     return head + ("+dirty" if head and dirty else "")
