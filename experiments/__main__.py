@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
                     module.PARAMS + module.METRICS, cap_bytes=int(args.cap_gb * 2**30),
                     timeout_s=args.timeout, results_dir=args.results_dir,
                     size_key=module.SIZE, env_for=env_for,
-                    fill_error=getattr(module, "fill_error", None))
+                    fill_error=getattr(module, "fill_error", None),
+                    framework=getattr(module, "FRAMEWORK", "tf"))
     out = report.write_report(args.results_dir)
     print(f"wrote {out}")
     return 0

@@ -130,11 +130,14 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
             call = _chunked(n, x, v)
         else:
             plain, limit = backends.jit(kmv), backends.limit_of(config)
+            # The program that runs: its loops and planned memory are read from
+            # TensorFlow's XLA dump of it (experiments.harness.executed).
+            rec.update(program=kmv.__name__)
             if config.get("planned", True):
-                rec.update(**backends.planned(backends.tf_hlo(plain, (x, v)), limit))
+                rec.update(**backends.planned(backends.tf_hlo(plain, (x, v))))
             fn = backends.exla_compile(kmv, limit) if limit is not None else plain
             if limit is not None:
-                rec.update(exla_path=backends.exla_path())
+                rec.update(exla_path=backends.exla_path(), loops_plain=backends.tf_loops(plain, (x, v)))
             call = lambda: fn(x, v)  # noqa: E731
         out = measure(lambda: np.asarray(call()), rec, repeats=repeats)
         if backend == "exla":

@@ -184,10 +184,10 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
             return knn(queries, points, metric)
 
         plain, limit = backends.jit(user_knn), backends.limit_of(config)
-        rec.update(**backends.planned(backends.tf_hlo(plain, (q, p)), limit, FAST_MATH))
+        rec.update(program=user_knn.__name__, **backends.planned(backends.tf_hlo(plain, (q, p))))
         fn = plain
         if limit is not None:
-            rec.update(exla_path=backends.exla_path())
+            rec.update(exla_path=backends.exla_path(), loops_plain=backends.tf_loops(plain, (q, p)))
             fn = backends.exla_compile(user_knn, limit, FAST_MATH)
         out = measure(lambda: np.asarray(fn(q, p)), rec, repeats=repeats)
         if limit is not None:

@@ -9,11 +9,17 @@
 * large-vocabulary cross entropy, loss and gradients, batch 1,024 x width 256
   x vocabulary 500,000, f32, ``memory_limit="1500MB"``.
 
-For each: XLA's planned peak (CPU buffer assignment) of the plain and the
-rewritten program against the limit, the plan exla chose and how many XLA
-compilations the search took, exla's own time, the time per evaluation of
-exla's program and of plain XLA (median of ``--repeats`` calls after a
-warm-up) and the largest difference of the results. Heavy: minutes per
+For each, one row of ``experiments/results/memory_limit.csv`` (machine and
+versions in ``memory_limit.machine.json``): whether the program that ran was
+exla's (``ran_rewritten``) and its ``while`` loops, XLA's planned peak of the
+two executables that ran (TensorFlow's XLA's buffer assignment, read from
+its dump: ``planned_peak_mb``, ``planned_peak_plain_mb``) against the limit,
+the plan exla's search chose for that program (its own measured peak in
+``search_peak_mb``, candidates, XLA compilations, seconds), the time per
+evaluation of both programs (median, min and max of ``--repeats`` calls
+each, timed alternately after a warm-up) and the largest relative
+difference of the results. ``status``: ``ok`` (exla's program ran),
+``unchanged`` (exla changed nothing) or ``fallback``. Heavy: minutes per
 workload on a small machine, hence not a test.
 """
 
@@ -96,6 +102,8 @@ def cross_entropy(batch: int = 1024, width: int = 256, vocab: int = 500_000):
 
 WORKLOADS = {"attention": (attention, "256MB"), "sgpr": (sgpr, "300MB"),
              "cross_entropy": (cross_entropy, "1500MB")}
+# --smoke (tests/experiments/test_smoke.py): attention small enough for a test.
+SMOKE = {"attention": (lambda: attention(batch=1, heads=2, seq=512, head_size=16), "1MB")}
 
 
 def _flat(result) -> list[np.ndarray]:
@@ -105,10 +113,11 @@ def _flat(result) -> list[np.ndarray]:
 
 
 def _time_both(plain, rewritten, args, repeats: int):
-    """Median seconds per call of both functions, timed alternately.
+    """Seconds per call of both functions, timed alternately.
 
     Alternating puts both under the same load on a shared machine; the first
-    call of each (tracing, exla, compilation) is not timed.
+    call of each (tracing, exla, compilation) is not timed. Returns the two
+    lists of times and the first calls' results.
     """
     expected, actual = _flat(plain(*args)), _flat(rewritten(*args))
     times: dict[str, list[float]] = {"plain": [], "exla": []}
@@ -117,48 +126,121 @@ def _time_both(plain, rewritten, args, repeats: int):
             start = time.perf_counter()
             _flat(fn(*args))
             times[key].append(time.perf_counter() - start)
-    return (statistics.median(times["plain"]), statistics.median(times["exla"]), expected, actual)
+    return times["plain"], times["exla"], expected, actual
 
 
-def measure(name: str, repeats: int) -> None:
+COLUMNS = ["run_id", "workload", "shape", "limit", "status", "ran_rewritten", "loops", "loops_plain",
+           "planned_peak_mb", "planned_peak_plain_mb", "planned_from", "limit_met",
+           "search_peak_mb", "search_fits", "plan", "recomputed_gflop", "candidates",
+           "xla_compiles", "search_s", "exla_s", "repeats", "plain_time_s", "plain_time_min_s",
+           "plain_time_max_s", "exla_time_s", "exla_time_min_s", "exla_time_max_s", "ratio",
+           "error", "load_avg", "note", "commit"]
+SHAPES = {"attention": "2 x 4 heads x 4096 x 64, f32", "sgpr": "N = 20000, M = 1500, f64",
+          "cross_entropy": "1024 x 256, vocabulary 500000, f32"}
+SMOKE_SHAPES = {"attention": "1 x 2 heads x 512 x 16, f32"}
+
+
+def measure(name: str, repeats: int, dump_dir: Path, smoke: bool = False) -> dict:
+    """One workload: both programs run, timed, and read back from XLA's dump of them."""
     import tensorflow as tf
 
     import exla
-    from exla.bridge import xla as bridge
     from exla.options import format_size
 
-    build, limit = WORKLOADS[name]
+    from experiments.harness.executed import tf_executed
+
+    build, limit = (SMOKE if smoke else WORKLOADS)[name]
     fn, args = build()
-    start = time.perf_counter()
-    explanation = exla.explain(fn, *args, memory_limit=limit)
-    explain_seconds = time.perf_counter() - start
-    plan = explanation.limit_plan
-    print(f"== {name}, memory_limit={limit}")
-    print(explanation)
-    before = bridge.planned_memory(explanation.hlo_before).total_bytes
-    after = bridge.planned_memory(explanation.hlo_after).total_bytes
-    print(f"planned peak (XLA CPU): plain {format_size(before)}, exla {format_size(after)}, "
-          f"limit {limit}: {'met' if after <= exla.parse_size(limit) else 'NOT met'}")
-    print(f"search: {len(plan.candidates)} candidates, {plan.xla_compiles} XLA compilations "
-          f"{plan.xla_seconds:.2f} s; exla passes {plan.exla_seconds:.2f} s; explain in all "
-          f"{explain_seconds:.1f} s")
-    plain_seconds, exla_seconds, expected, actual = _time_both(
-        tf.function(fn, jit_compile=True), exla.function(fn, memory_limit=limit), args, repeats)
-    worst = max(float(np.max(np.abs(a - e)) / (np.max(np.abs(e)) or 1.0))
-                for a, e in zip(actual, expected))
-    print(f"time per evaluation: plain XLA {plain_seconds:.3f} s, exla {exla_seconds:.3f} s "
-          f"({exla_seconds / plain_seconds:.2f}x); largest relative difference {worst:.2e}; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    load_start = os.getloadavg()[0]
+    plain_fn = tf.function(fn, jit_compile=True)
+    exla_fn = exla.function(fn, memory_limit=limit)
+    plain_times, exla_times, expected, actual = _time_both(plain_fn, exla_fn, args, repeats)
+    row: dict = {"workload": name, "shape": (SMOKE_SHAPES if smoke else SHAPES)[name],
+                 "limit": limit, "repeats": repeats,
+                 "load_avg": f"{load_start:.1f}/{os.getloadavg()[0]:.1f}"}
+    # What ran: TensorFlow's XLA dumped both programs as it compiled them.
+    plain_ran = tf_executed(dump_dir, fn.__name__, exla=False)
+    exla_ran = tf_executed(dump_dir, fn.__name__, exla=True)
+    row.update(loops_plain=plain_ran.get("loops"), planned_peak_plain_mb=plain_ran.get("planned_peak_mb"),
+               ran_rewritten=exla_ran.get("ran_rewritten"), loops=exla_ran.get("loops"),
+               planned_peak_mb=exla_ran.get("planned_peak_mb"),
+               planned_from=exla_ran.get("planned_from"))
+    if row["planned_peak_mb"] is not None:
+        row["limit_met"] = "yes" if row["planned_peak_mb"] * 2**20 <= exla.parse_size(limit) else "no"
+    # What exla's search chose for the program that ran (its own report).
+    info = exla_fn.programs[-1] if exla_fn.programs else None
+    plan = info.report.limit_plan if info is not None else None
+    if info is not None:
+        print(f"== {name}, memory_limit={limit}")
+        print(info.report)
+        row["exla_s"] = info.seconds
+    if plan is not None:
+        row.update(search_peak_mb=plan.peak_bytes / 2**20, search_fits="yes" if plan.fits else "no",
+                   plan=str(plan.chosen) if plan.chosen else "",
+                   recomputed_gflop=(plan.chosen.recomputed_flops / 1e9) if plan.chosen else 0,
+                   candidates=len(plan.candidates), xla_compiles=plan.xla_compiles,
+                   search_s=plan.xla_seconds + plan.exla_seconds)
+    for key, times in (("plain", plain_times), ("exla", exla_times)):
+        row.update({f"{key}_time_s": statistics.median(times), f"{key}_time_min_s": min(times),
+                    f"{key}_time_max_s": max(times)})
+    row["ratio"] = row["exla_time_s"] / row["plain_time_s"]
+    row["error"] = max(float(np.max(np.abs(a - e)) / (np.max(np.abs(e)) or 1.0))
+                       for a, e in zip(actual, expected))
+    if row["ran_rewritten"] == "yes":
+        row["status"] = "ok"
+    elif info is not None and info.rewritten:
+        row["status"] = "fallback"
+        row["note"] = "exla rewrote the program, but the executable that ran is the original"
+    else:
+        row["status"] = "unchanged" if info is not None else "fallback"
+    print(f"ran: exla's program {row['ran_rewritten']}, {row['loops']} loop(s) (plain "
+          f"{row['loops_plain']}); planned peak of the executables (TensorFlow's XLA): plain "
+          f"{format_size(int((row['planned_peak_plain_mb'] or 0) * 2**20))}, exla "
+          f"{format_size(int((row['planned_peak_mb'] or 0) * 2**20))}, limit {limit}: "
+          f"{row.get('limit_met')}")
+    print(f"time per evaluation ({repeats} each): plain XLA {row['plain_time_s']:.3f} s "
+          f"[{row['plain_time_min_s']:.3f}-{row['plain_time_max_s']:.3f}], exla "
+          f"{row['exla_time_s']:.3f} s [{row['exla_time_min_s']:.3f}-{row['exla_time_max_s']:.3f}] "
+          f"({row['ratio']:.2f}x); largest relative difference {row['error']:.2e}; load average "
+          f"{row['load_avg']} on {os.cpu_count()} cores")
     sys.stdout.flush()
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workloads", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS))
+    parser.add_argument("workloads", nargs="*", help=f"of {', '.join(WORKLOADS)} (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--results-dir", type=Path, default=REPO_ROOT / "experiments" / "results")
+    parser.add_argument("--smoke", action="store_true", help="attention only, tiny (for tests)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.workloads = list(SMOKE)
+    args.workloads = args.workloads or list(WORKLOADS)
+    unknown = [w for w in args.workloads if w not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workloads {unknown}; choose from {list(WORKLOADS)}")
+    import datetime
+    import json
+    import tempfile
+
+    from experiments.harness.executed import dump_flags
+    from experiments.harness.machine import machine_info
+    from experiments.harness.runner import append_rows
+
+    # Before TensorFlow reads XLA_FLAGS: its XLA dumps what it compiles to run.
+    dump_dir = Path(tempfile.mkdtemp(prefix="exla_memory_limit_"))
+    os.environ["XLA_FLAGS"] = " ".join([f for f in [os.environ.get("XLA_FLAGS", "")] if f]
+                                       + dump_flags(dump_dir))
+    args.results_dir.mkdir(parents=True, exist_ok=True)
+    info = machine_info()
+    info["command"] = "python -m experiments.memory_limit " + " ".join(argv or sys.argv[1:])
+    (args.results_dir / "memory_limit.machine.json").write_text(json.dumps(info, indent=2) + "\n")
+    run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     for name in args.workloads:
-        measure(name, args.repeats)
+        row = measure(name, args.repeats, dump_dir, smoke=args.smoke)
+        row.update(run_id=run_id, commit=info.get("commit", ""))
+        append_rows(args.results_dir / "memory_limit.csv", [row], COLUMNS)
     return 0
 
 

@@ -132,10 +132,10 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
     weights_np = make_weights(layers)
     args = [tf.constant(a) for a in [x_np] + weights_np]
     plain, limit = backends.jit(encoder), backends.limit_of(config)
-    rec.update(**backends.planned(backends.tf_hlo(plain, args), limit))
+    rec.update(program=encoder.__name__, **backends.planned(backends.tf_hlo(plain, args)))
     fn = plain
     if limit is not None:
-        rec.update(exla_path=backends.exla_path())
+        rec.update(exla_path=backends.exla_path(), loops_plain=backends.tf_loops(plain, args))
         fn = backends.exla_compile(encoder, limit)
     out = measure(lambda: fn(*args).numpy(), rec, repeats=int(config.get("repeats", 3)))
     if limit is not None:

@@ -129,11 +129,11 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
     step, args, params = make_mlp(int(config["hidden"]), int(config["examples"]))
     initial = [p.numpy() for p in params]
     plain, limit = backends.jit(step), backends.limit_of(config)
-    rec.update(**backends.planned(backends.tf_hlo(plain, args), limit))
+    rec.update(program=step.__name__, **backends.planned(backends.tf_hlo(plain, args)))
     # Planning traced the step without running it: the variables are untouched.
     fn = plain
     if limit is not None:
-        rec.update(exla_path=backends.exla_path())
+        rec.update(exla_path=backends.exla_path(), loops_plain=backends.tf_loops(plain, args))
         fn = backends.exla_compile(step, limit)
     losses: list[float] = []
     measure(lambda: losses.append(float(fn(*args))), rec, repeats=int(config.get("repeats", 3)))

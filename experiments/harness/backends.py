@@ -26,7 +26,7 @@ import re
 from typing import Any, Callable, Mapping
 
 __all__ = ["Limit", "limit_of", "exla_path", "flags_env", "jit", "exla_compile", "tf_hlo",
-           "jax_hlo", "planned", "plan_fields"]
+           "jax_hlo", "planned", "plan_fields", "tf_loops", "jax_compiled"]
 
 _MIB = 2**20
 LIMIT_KINDS = ("threshold", "memory")
@@ -161,49 +161,75 @@ def jax_hlo(jitted: Any, args: Any) -> str:
     return jax_bridge.lowered_hlo_text(jitted.lower(*args))
 
 
-def planned(hlo: str | bytes, limit: Limit | None, fast_math: bool = False) -> dict[str, Any]:
-    """XLA's planned memory of a program as it is and as exla rewrites it, as row fields.
+def planned(hlo: str | bytes) -> dict[str, Any]:
+    """XLA's planned memory of the *plain* program (before exla), as row fields.
 
-    ``planned_temp_plain_mb``/``planned_temp_mb``: XLA's temporaries (MiB) of
-    the program before and after exla (the same without a limit);
-    ``planned_peak_mb``: temporaries, arguments and outputs of the program
-    that runs (what a memory limit bounds); ``exla_plan``: exla's loops.
-    Compiles both modules for the CPU (slow for large programs).
+    ``planned_temp_plain_mb``: temporaries and ``planned_peak_plain_mb``:
+    temporaries, arguments and outputs, from compiling the plain module with
+    jaxlib's CPU client (the figure to compare exla's against). The figures
+    of the program that ran (``planned_temp_mb``, ``planned_peak_mb``) come
+    from that program's own executable: :mod:`experiments.harness.executed`.
     """
-    import exla
     from exla.bridge import xla
 
     text = hlo if isinstance(hlo, str) else xla.proto_to_text(hlo)
     before = xla.planned_memory(text)
-    if limit is None:
-        return {"planned_temp_plain_mb": before.temp_bytes / _MIB,
-                "planned_temp_mb": before.temp_bytes / _MIB,
-                "planned_peak_mb": before.total_bytes / _MIB}
-    rewritten, report = exla.optimize_hlo(text, fast_math=fast_math, **limit.keywords())
-    after = xla.planned_memory(rewritten) if report.changed else before
     return {"planned_temp_plain_mb": before.temp_bytes / _MIB,
-            "planned_temp_mb": after.temp_bytes / _MIB,
-            "planned_peak_mb": after.total_bytes / _MIB, "exla_plan": _describe(report)}
+            "planned_peak_plain_mb": before.total_bytes / _MIB}
+
+
+def tf_loops(tf_fn: Any, args: Any) -> int:
+    """``while`` loops in TensorFlow's optimised program of ``tf_fn(*args)`` (compiled, not run).
+
+    For the exla backend, called on the plain ``tf.function`` before the timed
+    calls: ``loops_plain``, against which the executable that ran is compared.
+    """
+    from experiments.harness.executed import count_loops
+
+    return count_loops(tf_fn.experimental_get_compiler_ir(*args)(stage="optimized_hlo"))
+
+
+def jax_compiled(fn: Callable[..., Any], args: Any, backend: str) -> tuple[Any, dict[str, Any]]:
+    """``(executable, row fields)``: ``jax.jit(fn)`` compiled ahead of time for ``args``.
+
+    The row times this executable, so its loops and XLA's planned memory are
+    those of the program that ran (exla's flags in ``XLA_FLAGS`` rewrite it at
+    JAX's compile step). For the exla backend the same program is also
+    compiled with only exla's dead-code pass, which leaves JAX's own module:
+    ``loops_plain``, ``planned_temp_plain_mb`` and ``ran_rewritten`` compare
+    against it.
+    """
+    import jax
+
+    from experiments.harness.executed import jax_executed
+
+    compiled = jax.jit(fn).lower(*args).compile()
+    plain = None
+    if backend == "exla":
+        import exla
+
+        plain = exla.jit(fn, passes=["dce"]).lower(*args).compile()
+    return compiled, jax_executed(compiled, plain)
 
 
 def plan_fields(fn: Any) -> dict[str, Any]:
     """After a call of ``fn`` (from :func:`exla_compile`): what exla chose, as row fields.
 
-    With a memory limit, exla's search measured the plan it runs with XLA's
-    buffer assignment already: ``planned_peak_mb`` and ``planned_temp_mb``
-    come from it at no extra cost (temporaries = peak - arguments - outputs).
-    Empty when exla has not run on ``fn``.
+    ``exla_plan``: the plan and loops exla's report describes;
+    ``exla_rewrote``: ``yes``/``no``, whether exla's report says it rewrote
+    the program (the runner compares it with what ran); with a memory limit,
+    ``search_peak_mb``: the peak exla's search measured for its plan. Empty
+    when exla has not run on ``fn``.
     """
     reports = _reports(fn)
     if not reports:
         return {}
     report = reports[-1]
-    fields: dict[str, Any] = {"exla_plan": _describe(report)}
+    fields: dict[str, Any] = {"exla_plan": _describe(report),
+                              "exla_rewrote": "yes" if report.rewrote_program else "no"}
     plan = report.limit_plan
     if plan is not None:
-        fields.update(planned_peak_mb=plan.peak_bytes / _MIB,
-                      planned_temp_mb=(plan.peak_bytes - plan.floor_bytes) / _MIB,
-                      planned_temp_plain_mb=(plan.peak_bytes_before - plan.floor_bytes) / _MIB)
+        fields["search_peak_mb"] = plan.peak_bytes / _MIB
     return fields
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 
-__all__ = ["Recorder", "measure", "current_rss_mb", "peak_rss_so_far_mb"]
+__all__ = ["Recorder", "measure", "record_times", "current_rss_mb", "peak_rss_so_far_mb"]
 
 
 def _status_mb(field: str) -> float:
@@ -55,25 +55,35 @@ class Recorder:
 
 
 def measure(call: Callable[[], Any], recorder: Recorder, *, repeats: int = 3,
-            slow_s: float = 10.0) -> Any:
-    """Times ``call``: the first call (compilation included), then the median of repeats.
+            budget_s: float = 60.0) -> Any:
+    """Times ``call``: the first call (compilation included), then ``repeats`` timed calls.
 
-    When the first call takes longer than ``slow_s`` seconds, it serves as the
-    warm-up and one more call is timed. Returns the last call's result.
+    Records ``time_s`` (the median of the timed calls), ``time_min_s``,
+    ``time_max_s`` and ``repeats`` (how many were timed). Timed calls stop
+    early, after at least one, once they have taken ``budget_s`` seconds in
+    all (a run of minutes is timed once; the row says so). Returns the last
+    call's result.
     """
     recorder.update(base_rss_mb=current_rss_mb())
     start = time.perf_counter()
     result = call()
     first = time.perf_counter() - start
     recorder.update(first_call_s=first)
-    n = 1 if first > slow_s else max(1, repeats)
-    times = []
-    for _ in range(n):
+    times: list[float] = []
+    while len(times) < max(1, repeats):
         start = time.perf_counter()
         result = call()
         times.append(time.perf_counter() - start)
-    recorder.update(time_s=statistics.median(times), repeats=n)
+        record_times(recorder, times)
+        if sum(times) > budget_s:
+            break
     return result
+
+
+def record_times(recorder: Recorder, times: list[float]) -> None:
+    """The timing columns of a row from its timed calls (seconds)."""
+    recorder.update(time_s=statistics.median(times), time_min_s=min(times),
+                    time_max_s=max(times), repeats=len(times))
 
 
 def main(argv: list[str]) -> int:

@@ -35,8 +35,31 @@ def _memory_bytes() -> int:
     return 0
 
 
+def _commit() -> str:
+    """The checkout's commit, or '' outside git.
+
+    ``+dirty`` when the code that runs has uncommitted changes (exla's
+    sources, the build files, the experiments' code); results and documents
+    (which every run rewrites) do not count.
+    """
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, text=True,
+                              capture_output=True, timeout=10).stdout.strip()
+        code = ["python", "cc", "setup.py", "pyproject.toml", "experiments/harness",
+                ":(glob)experiments/*.py"]
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", *code],
+                               cwd=root, text=True, capture_output=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return head + ("+dirty" if head and dirty else "")
+
+
 def machine_info() -> dict[str, Any]:
-    """Cores, memory, CPU, Python and package versions, and the date."""
+    """Cores, memory, CPU, Python and package versions, the commit and the date."""
     versions: dict[str, str] = {}
     for name in _PACKAGES:
         try:
@@ -45,6 +68,7 @@ def machine_info() -> dict[str, Any]:
             versions[name] = "not installed"
     return {
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
+        "commit": _commit(),
         "cores": os.cpu_count(),
         "memory_gb": round(_memory_bytes() / 2**30, 1),
         "cpu": _cpu_model(),

@@ -78,6 +78,13 @@ def _draw(ax: Any, rows: list[dict[str, str]], size_key: str, metric: str,
         color = colors.setdefault(label, f"C{len(colors)}")
         if good:
             ax.plot(*zip(*good), marker="o", color=color, label=label)
+        # exla rows where exla changed nothing: plain XLA's program ran (open markers).
+        same = [(float(r[size_key]), _float(r.get(metric))) for r in items
+                if r["status"] == "ok" and r.get("ran_rewritten") == "no"]
+        same = [(s, v) for s, v in same if v is not None]
+        if same:
+            ax.plot(*zip(*same), marker="o", markersize=9, markerfacecolor="white", color=color,
+                    linestyle="none", label=f"{label}: exla changed nothing")
         failures = [r for r in items if r["status"] != "ok"]
         any_failed = any_failed or bool(failures)
         for j, r in enumerate(failures):

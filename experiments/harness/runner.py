@@ -38,6 +38,10 @@ COMMON_COLUMNS = [
     "run_id", "experiment", "backend", "exla_path", "limit", "limit_kind", "split_size", "cap_gb",
     "status", "time_s", "first_call_s", "repeats", "peak_rss_mb", "base_rss_mb", "cgroup_peak_mb",
     "planned_temp_mb", "planned_temp_plain_mb", "planned_peak_mb", "error", "exla_plan", "load_avg", "note",
+    # What ran (experiments.harness.executed): the figures above come from the
+    # executable that ran when planned_from is "executable".
+    "ran_rewritten", "exla_rewrote", "loops", "loops_plain", "planned_from", "planned_peak_plain_mb",
+    "search_peak_mb", "time_min_s", "time_max_s", "program", "executed_module", "commit",
 ]
 
 
@@ -113,14 +117,19 @@ _OOM_WORDS = ("ResourceExhausted", "bad_alloc", "Out of memory", "out of memory"
 
 
 def run_one(module: str, config: dict[str, Any], cap_bytes: int, timeout_s: float,
-            extra_env: dict[str, str]) -> dict[str, Any]:
-    """Runs one configuration in a capped child; returns the measured row."""
+            extra_env: dict[str, str], framework: str = "tf") -> dict[str, Any]:
+    """Runs one configuration in a capped child; returns the measured row.
+
+    ``framework``: ``tf`` (the child's TensorFlow XLA dumps what it compiles,
+    and the row's loops and planned memory are read from the dump of the
+    program it timed) or ``jax`` (the child records them itself).
+    """
     cgroup = _memory_cap().make_cgroup(cap_bytes)
     if cgroup is None:
         _log.warning("no memory cgroup available; the child runs WITHOUT a memory cap")
     load_start = os.getloadavg()[0]
     try:
-        row = _run_child(module, config, cgroup, timeout_s, extra_env)
+        row = _run_child(module, config, cgroup, timeout_s, extra_env, framework)
         # The machine is shared: how busy it was says how far a time can be trusted.
         row["load_avg"] = f"{load_start:.1f}/{os.getloadavg()[0]:.1f}"
         return row
@@ -138,12 +147,18 @@ def _memory_cap():
 
 
 def _run_child(module: str, config: dict[str, Any], cgroup: Any, timeout_s: float,
-               extra_env: dict[str, str]) -> dict[str, Any]:
+               extra_env: dict[str, str], framework: str = "tf") -> dict[str, Any]:
+    from experiments.harness import executed
+
     with tempfile.TemporaryDirectory(prefix="exla_exp_") as tmp:
         result_path = Path(tmp) / "result.json"
         log_path = Path(tmp) / "stderr.txt"
+        dump_dir = Path(tmp) / executed.DUMP_DIR_NAME
         env = dict(os.environ)
         env.update(extra_env)
+        if framework == "tf":
+            env["XLA_FLAGS"] = " ".join([f for f in [env.get("XLA_FLAGS", "")] if f]
+                                        + executed.dump_flags(dump_dir))
         env["PYTHONPATH"] = os.pathsep.join(
             [str(REPO_ROOT)] + exla_source_paths() + [p for p in [env.get("PYTHONPATH")] if p])
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -162,6 +177,9 @@ def _run_child(module: str, config: dict[str, Any], cgroup: Any, timeout_s: floa
             except json.JSONDecodeError:
                 pass
         log_text = log_path.read_text(errors="replace")
+        if framework == "tf" and row.get("program"):
+            row.update(executed.tf_executed(dump_dir, str(row["program"]),
+                                            exla=config.get("backend") == "exla"))
     row["peak_rss_mb"] = usage.ru_maxrss / 1024.0
     peak = cgroup.peak_bytes() if cgroup is not None else None
     row["cgroup_peak_mb"] = peak / 2**20 if peak is not None else ""
@@ -176,7 +194,24 @@ def _run_child(module: str, config: dict[str, Any], cgroup: Any, timeout_s: floa
     elif row.get("status") is None:
         row["status"] = "error"
         row["note"] = "child wrote no result"
+    _judge_rewrite(row)
     return row
+
+
+def _judge_rewrite(row: dict[str, Any]) -> None:
+    """An exla row whose executable is not exla's program is not an exla result.
+
+    ``fallback``: exla's report says it rewrote the program (or exla warned
+    that it fell back), but the executable that ran is the original. A row
+    where exla chose to change nothing keeps ``ok`` with ``ran_rewritten=no``:
+    it measures plain XLA, and the report says so.
+    """
+    if row.get("backend") != "exla" or row.get("status") != "ok":
+        return
+    if row.get("ran_rewritten") == "no" and row.get("exla_rewrote") == "yes":
+        row["status"] = "fallback"
+        row["note"] = ("exla's report says it rewrote the program, "
+                       "but the executable that ran is the original")
 
 
 def _cap_mechanism(cap_bytes: int) -> str:
@@ -191,7 +226,8 @@ def _cap_mechanism(cap_bytes: int) -> str:
 def run_configs(experiment: str, module: str, configs: Sequence[dict[str, Any]],
                 columns: Sequence[str], *, cap_bytes: int, timeout_s: float,
                 results_dir: Path = RESULTS_DIR, size_key: str = "n",
-                env_for: Any = None, fill_error: Any = None) -> list[dict[str, Any]]:
+                env_for: Any = None, fill_error: Any = None,
+                framework: str = "tf") -> list[dict[str, Any]]:
     """Runs every configuration (sorted by size) and appends the rows.
 
     Once a series (backend, limit and other parameters) runs out of memory or
@@ -220,8 +256,10 @@ def run_configs(experiment: str, module: str, configs: Sequence[dict[str, Any]],
                             f"limit={config.get('limit') or '-'}")
         if key in failed and float(config.get(size_key, 0)) > failed[key]:
             continue
-        row = run_one(module, config, cap_bytes, timeout_s, env_for(config) if env_for else {})
-        row.update(run_id=run_id, experiment=experiment, cap_gb=cap_bytes / 2**30)
+        row = run_one(module, config, cap_bytes, timeout_s, env_for(config) if env_for else {},
+                      framework)
+        row.update(run_id=run_id, experiment=experiment, cap_gb=cap_bytes / 2**30,
+                   commit=info.get("commit", ""))
         if fill_error is not None:
             fill_error(row, rows)
         if row["status"] in ("OOM", "TIMEOUT"):

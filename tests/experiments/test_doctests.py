@@ -9,6 +9,8 @@ import pytest
 
 
 @pytest.mark.parametrize("name", ["experiments.harness.backends", "experiments.harness.plots",
+                                  "experiments.harness.executed", "experiments.harness.report",
+                                  "experiments.harness.headline",
                                   "experiments.harness.sweep", "experiments.sgpr_floor"])
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name))

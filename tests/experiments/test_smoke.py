@@ -2,7 +2,10 @@
 
 Each runs ``python -m experiments <name> --smoke`` into a temporary results
 folder and checks the CSV rows: every configuration ran (status ``ok``), with
-positive times, a plausible peak RSS and a small error against the reference.
+positive times, a plausible peak RSS and a small error against the reference,
+and every exla row ran exla's rewritten program (read from the executable
+that ran: more loops than the plain program's, planned memory of that
+executable), so a silent fallback to the original program fails them.
 """
 
 from __future__ import annotations
@@ -38,11 +41,31 @@ def _check(rows: list[dict[str, str]], backends: set[str], max_error: float) -> 
     for r in rows:
         assert r["status"] == "ok", r
         assert 0 < float(r["time_s"]) < 60 and float(r["first_call_s"]) > 0, r
+        assert int(r["repeats"]) >= 1 and float(r["time_min_s"]) <= float(r["time_s"]) \
+            <= float(r["time_max_s"]), r
         assert 10 < float(r["peak_rss_mb"]) < 4096, r
         if r["error"]:
             assert float(r["error"]) <= max_error, r
     exla = [r for r in rows if r["backend"] == "exla"]
     assert exla and all(r["error"] for r in exla)
+    _check_executed(rows)
+
+
+def _check_executed(rows: list[dict[str, str]]) -> None:
+    """Every exla row ran exla's program: its loops and planned memory are of that executable.
+
+    Fails when exla fell back to the original program or changed nothing
+    (``ran_rewritten`` is read from the executable that ran, not from exla's
+    report), and when the planned-memory columns came from anywhere else.
+    """
+    for r in rows:
+        if r["backend"] not in ("exla", "tf", "jax"):
+            continue
+        assert r["planned_from"] == "executable" and r["planned_peak_mb"], r
+        assert r["loops"] != "", r
+        if r["backend"] == "exla":
+            assert r["ran_rewritten"] == "yes", r
+            assert int(r["loops"]) > int(r["loops_plain"]), r
 
 
 def test_kernel_matvec_smoke(tmp_path: Path) -> None:
@@ -93,8 +116,10 @@ def test_memory_limit_smoke(tmp_path: Path) -> None:
     plain = next(r for r in rows if r["backend"] == "tf")
     exla = next(r for r in rows if r["backend"] == "exla")
     assert (exla["limit"], exla["limit_kind"], plain["limit_kind"]) == ("4MB", "memory", "")
-    # Plain XLA plans more than the limit; exla's plan, measured by its own search, fits.
+    # Plain XLA plans more than the limit; the executable exla's program ran
+    # as (TensorFlow's XLA's buffer assignment of it) fits, as its search said.
     assert float(exla["planned_peak_mb"]) * 2**20 <= 4e6 < float(plain["planned_peak_mb"]) * 2**20
+    assert float(exla["search_peak_mb"]) * 2**20 <= 4e6
     assert "fits" in exla["exla_plan"] and "loop" in exla["exla_plan"]
 
 
@@ -104,3 +129,26 @@ def test_knn_split_smoke(tmp_path: Path) -> None:
     # The split size sets the loop's chunks: 25 then 50 queries at a time.
     plans = {r["split_mb"]: r["exla_plan"] for r in rows}
     assert "20 chunks of 25" in plans["1"] and "10 chunks of 50" in plans["2"], plans
+
+
+def test_memory_limit_script_smoke(tmp_path: Path) -> None:
+    # experiments/memory_limit.py writes its own rows, read from what ran.
+    import exla
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(Path(exla.__file__).resolve().parents[1]),
+                                         env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-m", "experiments.memory_limit", "--smoke",
+                           "--repeats", "3", "--results-dir", str(tmp_path)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(tmp_path / "memory_limit.csv", newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    assert (row["workload"], row["status"], row["ran_rewritten"]) == ("attention", "ok", "yes"), row
+    assert int(row["loops"]) > int(row["loops_plain"]) and row["planned_from"] == "executable", row
+    # The executable that ran plans within the limit; plain XLA's does not.
+    assert float(row["planned_peak_mb"]) * 2**20 <= 1e6 < float(row["planned_peak_plain_mb"]) * 2**20
+    assert row["limit_met"] == "yes" and row["repeats"] == "3", row
+    assert float(row["exla_time_min_s"]) <= float(row["exla_time_s"]) <= float(row["exla_time_max_s"])
+    assert float(row["error"]) < 1e-4, row
+    assert (tmp_path / "memory_limit.machine.json").exists()

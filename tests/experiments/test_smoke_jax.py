@@ -12,6 +12,7 @@ def test_jax_kernel_matvec_smoke(tmp_path: Path) -> None:
     _check(rows, {"jax", "exla"}, 1e-10)
     exla = next(r for r in rows if r["backend"] == "exla")
     assert exla["exla_path"] == "flags"  # XLA fuses the smoke size whole: no memory claim here
+    assert exla["loops"] == "1" and exla["loops_plain"] == "0"  # exla's loop, in what ran
 
 
 def test_jax_wide_mlp_smoke(tmp_path: Path) -> None:

@@ -1,0 +1,194 @@
+"""The README's headline table, generated from the result CSVs (``python -m experiments report``).
+
+One row per workload: how far plain XLA and exla get under the same memory
+cap, exla's time against plain XLA's and KeOps' where both ran in the same
+run (median times; each row's range, number of timed calls and load are in
+RESULTS.md), and where the rows come from. Only rows whose executable was read and was exla's
+program (``ran_rewritten=yes``) count as exla's; a size where exla changed
+nothing is named as such, and rows from before the harness read the
+executable say so with their run date.
+
+The table replaces the lines between ``<!-- headline:start -->`` and
+``<!-- headline:end -->`` in the README.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+from experiments.harness.plots import latest_rows, series_label
+from experiments.harness.runner import read_rows
+
+__all__ = ["WORKLOADS", "headline_table", "update_readme"]
+
+START, END = "<!-- headline:start -->", "<!-- headline:end -->"
+
+# (title, experiment, size column, size name, plain backend, exla series, row filter, params)
+WORKLOADS: list[tuple[str, str, str, str, str, str, dict[str, str], Sequence[str]]] = [
+    ("kernel matvec, f64, d = 3", "kernel_matvec", "n", "n", "tf", "exla (100MB)", {}, ("n", "d")),
+    ("kNN, 10,000 queries, L2, d = 3", "knn", "n", "n", "tf", "exla (1GB)",
+     {"dataset": "uniform", "metric": "l2", "d": "3"}, ("n", "dataset", "metric", "d", "k", "queries")),
+    ("kNN, L2, d = 100", "knn", "n", "n", "tf", "exla (1GB)",
+     {"dataset": "uniform", "metric": "l2", "d": "100"}, ("n", "dataset", "metric", "d", "k", "queries")),
+    ("kNN, L1, d = 10", "knn", "n", "n", "tf", "exla (1GB)",
+     {"dataset": "uniform", "metric": "l1", "d": "10"}, ("n", "dataset", "metric", "d", "k", "queries")),
+    ("kNN, cosine, d = 10", "knn", "n", "n", "tf", "exla (1GB)",
+     {"dataset": "uniform", "metric": "cosine", "d": "10"}, ("n", "dataset", "metric", "d", "k", "queries")),
+    ("GPflow SGPR, N = 20,000", "sgpr", "m", "M", "tf", "exla (memory_limit=2GB)", {},
+     ("m", "n_train", "iterations")),
+    ("Transformer forward, batch 4, 2 layers", "transformer", "seq", "seq", "tf", "exla (100MB)", {},
+     ("seq", "batch", "layers")),
+    ("Wide MLP, full-batch Adam", "wide_mlp", "hidden", "width", "tf", "exla (100MB)", {},
+     ("hidden", "examples")),
+    ("JAX kernel matvec, f64, d = 3", "jax_kernel_matvec", "n", "n", "jax", "exla (100MB)", {},
+     ("n", "d")),
+    ("JAX wide MLP, full-batch Adam", "jax_wide_mlp", "hidden", "width", "jax", "exla (100MB)", {},
+     ("hidden", "examples")),
+]
+
+
+def _f(value: Any) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if out == out else None
+
+
+def _gb(mib: Any) -> str:
+    """A size given in MiB, in GiB from 1 GiB up.
+
+    >>> _gb("2048"), _gb("1010.4"), _gb("3.25"), _gb("")
+    ('2.00 GiB', '1010 MiB', '3.25 MiB', '?')
+    """
+    v = _f(mib)
+    if v is None:
+        return "?"
+    if v >= 1024:
+        return f"{v / 1024:.2f} GiB"
+    return f"{v:.3g} MiB" if v < 100 else f"{v:.0f} MiB"
+
+
+def _size(value: float) -> str:
+    return f"{int(value):,}"
+
+
+def _run_date(row: dict[str, str]) -> str:
+    run = row.get("run_id", "")
+    return f"{run[:4]}-{run[4:6]}-{run[6:8]}" if re.match(r"\d{8}-", run) else "undated"
+
+
+def _provenance(rows: list[dict[str, str]]) -> str:
+    """Where a table row's figures come from: run dates, commits, whether what ran was read."""
+    read = [r for r in rows if r.get("planned_from") == "executable"]
+    old = [r for r in rows if r.get("planned_from") != "executable"]
+    parts = []
+    if read:
+        commits = sorted({r.get("commit", "") for r in read if r.get("commit")})
+        parts.append("re-run " + ", ".join(sorted({_run_date(r) for r in read}))
+                     + (f" (commit {', '.join(commits)})" if commits else "")
+                     + ": what ran was read")
+    if old:
+        parts.append("rows of " + ", ".join(sorted({_run_date(r) for r in old}))
+                     + " not re-run: whether exla's program ran was not recorded")
+    return "; ".join(parts)
+
+
+def _timing(row: dict[str, str]) -> str:
+    n = row.get("repeats", "")
+    lo, hi = _f(row.get("time_min_s")), _f(row.get("time_max_s"))
+    spread = f" [{lo:.3g}-{hi:.3g}]" if lo is not None and hi is not None else ""
+    load = f", load {row['load_avg']}" if row.get("load_avg") else ""
+    return f"{_f(row['time_s']):.3g} s{spread}, {n or '?'} timed{load}"
+
+
+def _workload_row(title: str, rows: list[dict[str, str]], size_key: str, size_name: str,
+                  plain: str, exla: str) -> list[str]:
+    def series(label: str) -> list[dict[str, str]]:
+        return sorted((r for r in rows if series_label(r) == label), key=lambda r: float(r[size_key]))
+
+    plain_rows, exla_rows = series(plain), series(exla)
+    keops = {r[size_key]: r for r in series("keops") if r["status"] == "ok"}
+    cap = next((r.get("cap_gb") for r in rows if r.get("cap_gb")), "")
+    # Plain XLA: the largest size that ran, and the first failure.
+    ok_plain = [r for r in plain_rows if r["status"] == "ok"]
+    failed = next((r for r in plain_rows if r["status"] != "ok"), None)
+    plain_text = (f"{size_name} = {_size(float(ok_plain[-1][size_key]))}, "
+                  f"{_gb(ok_plain[-1]['peak_rss_mb'])} peak RSS" if ok_plain else "nothing ran")
+    if failed is not None:
+        plain_text += f" ({failed['status']} at {_size(float(failed[size_key]))})"
+    # exla: only rows whose executable was exla's program count.
+    ran = [r for r in exla_rows if r["status"] == "ok" and r.get("ran_rewritten") == "yes"]
+    unrecorded = [r for r in exla_rows if r["status"] == "ok" and not r.get("ran_rewritten")]
+    unchanged = [r for r in exla_rows if r["status"] == "ok" and r.get("ran_rewritten") == "no"]
+    notes = []
+    exla_text = "—"
+    if ran:
+        top = ran[-1]
+        exla_text = (f"{size_name} = {_size(float(top[size_key]))}, {_gb(top['peak_rss_mb'])} peak "
+                     f"RSS, {_gb(top.get('planned_peak_mb'))} planned (executable), {_timing(top)}")
+    if unrecorded and (not ran or float(unrecorded[-1][size_key]) > float(ran[-1][size_key])):
+        top = unrecorded[-1]
+        old = (f"{size_name} = {_size(float(top[size_key]))}, {_gb(top['peak_rss_mb'])} peak RSS "
+               f"(run {_run_date(top)}, not re-run; whether exla's program ran was not recorded)")
+        if ran:
+            notes.append("older rows: " + old)
+        else:
+            exla_text = old
+    if unchanged:
+        notes.append("exla changed nothing (plain XLA's program ran) at " + size_name + " = "
+                     + ", ".join(_size(float(r[size_key])) for r in unchanged))
+    other_failures = [r for r in exla_rows if r["status"] not in ("ok",)]
+    if other_failures:
+        notes.append(", ".join(f"{r['status']} at {_size(float(r[size_key]))}" for r in other_failures))
+    if notes:
+        exla_text += "; " + "; ".join(notes)
+    # Time ratios where both ran and exla's program ran.
+    ratios, keops_ratios = [], []
+    if ran:
+        credited, suffix = ran, ""
+    else:  # rows from before the harness read what ran: shown, and said to be such
+        credited = unrecorded
+        suffix = (" (rows of " + ", ".join(sorted({_run_date(r) for r in unrecorded}))
+                  + ", not re-run)") if unrecorded else ""
+    for r in credited:
+        # Times compare only within one run (one load on the shared machine).
+        p = next((q for q in ok_plain if q[size_key] == r[size_key]
+                  and q.get("run_id") == r.get("run_id")), None)
+        if p is not None and _f(p.get("time_s")):
+            ratios.append(f"{_f(r['time_s']) / _f(p['time_s']):.2f}× at {_size(float(r[size_key]))}")
+        k = keops.get(r[size_key])
+        if k is not None and k.get("run_id") == r.get("run_id") and _f(k.get("time_s")):
+            keops_ratios.append(f"{_f(r['time_s']) / _f(k['time_s']):.2f}× at "
+                                f"{_size(float(r[size_key]))}")
+    cells = [f"{title} ({cap} GiB)" if cap else title, plain_text, exla_text,
+             (", ".join(ratios) + suffix) if ratios else "—",
+             (", ".join(keops_ratios) + suffix) if keops_ratios else "—",
+             _provenance(plain_rows + exla_rows)]
+    return ["| " + " | ".join(cells) + " |"]
+
+
+def headline_table(results_dir: Path) -> list[str]:
+    """The table's lines (markdown)."""
+    lines = ["| workload (memory cap) | plain XLA reaches | exla reaches (its own program ran) "
+             "| exla time / plain XLA | exla time / KeOps | rows |", "|---|---|---|---|---|---|"]
+    for title, name, size_key, size_name, plain, exla, where, params in WORKLOADS:
+        rows = latest_rows(read_rows(results_dir / f"{name}.csv"), size_key, params)
+        rows = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+        if rows:
+            lines += _workload_row(title, rows, size_key, size_name, plain, exla)
+    return lines
+
+
+def update_readme(readme: Path, results_dir: Path) -> bool:
+    """Replaces the README's headline block; False when it has no markers."""
+    text = readme.read_text()
+    if START not in text or END not in text:
+        return False
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    block = "\n".join([START, *headline_table(results_dir), END])
+    readme.write_text(head + block + tail)
+    return True

@@ -1,0 +1,51 @@
+"""The README's headline table credits exla only with rows where exla's program ran."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from experiments.harness.headline import END, START, headline_table, update_readme
+from experiments.harness.runner import COMMON_COLUMNS, append_rows
+
+_BASE = {"experiment": "sgpr", "cap_gb": "4", "n_train": "20000", "iterations": "1",
+         "limit_kind": "", "limit": "", "peak_rss_mb": "2048", "repeats": "3"}
+
+
+def _row(backend: str, m: int, time_s: float, run: str, **extra: str) -> dict:
+    row = {**_BASE, "backend": backend, "m": str(m), "time_s": str(time_s), "run_id": run,
+           "status": "ok", "planned_from": "executable", "planned_peak_mb": "1024"}
+    if backend == "exla":
+        row.update(limit="2GB", limit_kind="memory")
+    row.update(extra)
+    return row
+
+
+def test_unchanged_and_unrecorded_rows_are_not_credited(tmp_path: Path) -> None:
+    rows = [
+        _row("tf", 1000, 4.0, "20261125-100000"),
+        _row("exla", 1000, 3.0, "20261125-100000", ran_rewritten="no"),  # exla changed nothing
+        _row("tf", 2000, 10.0, "20261125-100000"),
+        _row("exla", 2000, 11.0, "20261125-100000", ran_rewritten="yes"),
+        _row("tf", 3000, 0.0, "20261125-100000", status="OOM"),
+        _row("exla", 3000, 30.0, "20261124-100000", planned_from="", ran_rewritten=""),  # old row
+    ]
+    append_rows(tmp_path / "sgpr.csv", rows, COMMON_COLUMNS + ["m", "n_train", "iterations"])
+    (line,) = [l for l in headline_table(tmp_path) if l.startswith("| GPflow SGPR")]
+    assert "1.10× at 2,000" in line and "at 1,000" not in line.split("|")[4]
+    assert "exla changed nothing (plain XLA's program ran) at M = 1,000" in line
+    assert "M = 3,000" in line and "not re-run" in line and "(OOM at 3,000)" in line
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{START}\nold table\n{END}\nrest\n")
+    assert update_readme(readme, tmp_path)
+    text = readme.read_text()
+    assert "old table" not in text and "GPflow SGPR" in text and text.endswith("rest\n")
+
+
+def test_a_workload_without_the_headline_series(tmp_path: Path) -> None:
+    # A smoke run's exla rows use another limit: the row still renders.
+    rows = [_row("tf", 40, 1.0, "20261125-100000"),
+            _row("exla", 40, 1.0, "20261125-100000", ran_rewritten="yes", limit="100KB",
+                 limit_kind="threshold")]
+    append_rows(tmp_path / "sgpr.csv", rows, COMMON_COLUMNS + ["m", "n_train", "iterations"])
+    (line,) = [l for l in headline_table(tmp_path) if l.startswith("| GPflow SGPR")]
+    assert "M = 40" in line and "| — |" in line
