@@ -570,13 +570,27 @@ class Verifier {
         // XLA's parser: one entry per array leaf of the parameter's shape.
         std::optional<std::string> replication = instruction.RawAttribute("parameter_replication");
         if (!replication) return;
-        int64_t entries = 0;
-        bool any = false;
-        for (char c : *replication) {
-          if (c == ',') ++entries;
-          if (std::isalpha(static_cast<unsigned char>(c))) any = true;
+        // `{true,false}`: each entry exactly true or false, as XLA's parser reads them.
+        std::string list = *replication;
+        if (list.size() < 2 || list.front() != '{' || list.back() != '}') {
+          return Error("parameter_replication=" + list + " is not a {true,false,...} list");
         }
-        entries += any ? 1 : 0;
+        list = list.substr(1, list.size() - 2);
+        int64_t entries = 0;
+        const bool empty = list.find_first_not_of(' ') == std::string::npos;
+        for (size_t start = 0; !empty;) {
+          const size_t comma = list.find(',', start);
+          std::string entry = list.substr(start, comma == std::string::npos ? std::string::npos
+                                                                            : comma - start);
+          entry.erase(0, entry.find_first_not_of(' '));
+          entry.erase(entry.find_last_not_of(' ') + 1);
+          if (entry != "true" && entry != "false") {
+            return Error("parameter_replication entry '" + entry + "' is neither true nor false");
+          }
+          ++entries;
+          if (comma == std::string::npos) break;
+          start = comma + 1;
+        }
         if (entries != LeafCount(shape)) {
           return Error("parameter has " + std::to_string(LeafCount(shape)) + " leaf buffer(s) "
                        "but parameter_replication has " + std::to_string(entries) + " element(s)");

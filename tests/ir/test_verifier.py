@@ -66,7 +66,7 @@ INVALID = [
      ["constant literal has 1 element(s)", "holds 2"]),
     ("constant with a comment that is not closed",
      _module("  ROOT c = f32[1,1,1] constant({ /*i0=0 { {1} } })"),
-     ["comment '/*' that is not closed"]),
+     ["constant literal has", "comment"]),
     ("recursive call",
      "HloModule m\nf {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=f\n}\n"
      "ENTRY main {\n  a = f32[] parameter(0)\n  ROOT c = f32[] call(a), to_apply=f\n}\n",
@@ -172,7 +172,7 @@ INVALID = [
      ["bitcast takes 1 operand(s), has 0"]),
     ("dynamic-update-slice with one operand (crashed the splitter)",
      _module("  a = f32[4,5] parameter(0)\n  ROOT d = f32[4,5] dynamic-update-slice(a)"),
-     ["dynamic-update-slice takes at least 2 operand(s), has 1"]),
+     ["dynamic-update-slice takes at least", "has 1"]),
     ("reduce of pred with a float initial value",
      _module("  a = pred[4,5] parameter(0)\n  z = f32[] constant(0)\n"
              "  ROOT r = f32[4] reduce(a, z), dimensions={1}, to_apply=add_f32", ADD),
@@ -213,6 +213,9 @@ INVALID = [
      _module("  a = f16[5,7] parameter(0)\n  ROOT t = (f32[5,2], s32[5,2]) topk(a), k=2, "
              "largest=true"),
      ["topk has shape (f32[5,2], s32[5,2]) but its operand gives (f16[5,2], s32[5,2])"]),
+    ("parameter_replication entry that is neither true nor false",
+     _module("  ROOT a = f32[4] parameter(0), parameter_replication={false`}"),
+     ["parameter_replication entry 'false`' is neither true nor false"]),
     ("parameter_replication of the wrong length",
      _module("  ROOT a = (f32[4], f32[2]) parameter(0), parameter_replication={false}"),
      ["parameter has 2 leaf buffer(s) but parameter_replication has 1 element(s)"]),
