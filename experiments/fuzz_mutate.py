@@ -516,23 +516,30 @@ def _bases(n: int, seed: int) -> list[tuple[str, str, int]]:
     seeds ``seed * 1_000_000 + i``, before and after exla's rewrite."""
     import logging
 
-    import jax
+    from jax.experimental import enable_x64
 
     import exla
 
-    jax.config.update("jax_enable_x64", True)
-    logging.getLogger("exla").setLevel(logging.ERROR)  # "cannot meet the threshold" lists
+    # Both settings are restored: the test slice runs in the caller's
+    # process, whose later JAX programs must not turn float64.
+    logger = logging.getLogger("exla")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # "cannot meet the threshold" lists
     bases = []
     i = 0
-    while len(bases) * MUTANTS_PER_BASE < n:  # each program gives one or two bases
-        program = fp.generate(seed * 1_000_000 + i)
-        i += 1
-        before = fp.lower(program, fp.make_inputs(program))
-        after, _ = exla.optimize_hlo(before, threshold=program.threshold,
-                                     split_size=program.split_size)
-        bases.append((f"{program.seed}:before", before, program.threshold))
-        if after != before:
-            bases.append((f"{program.seed}:after", after, program.threshold))
+    try:
+        with enable_x64():
+            while len(bases) * MUTANTS_PER_BASE < n:  # each program gives one or two bases
+                program = fp.generate(seed * 1_000_000 + i)
+                i += 1
+                before = fp.lower(program, fp.make_inputs(program))
+                after, _ = exla.optimize_hlo(before, threshold=program.threshold,
+                                             split_size=program.split_size)
+                bases.append((f"{program.seed}:before", before, program.threshold))
+                if after != before:
+                    bases.append((f"{program.seed}:after", after, program.threshold))
+    finally:
+        logger.setLevel(level)
     return bases
 
 
