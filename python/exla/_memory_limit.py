@@ -310,10 +310,11 @@ class _LimitSearch:
     def _fitting(self) -> list[Candidate]:
         return [r[2] for r in self.results.values() if r[2].fits]
 
-    def measure(self, t: int | None, split: int | None | bool = False,
+    def measure(self, t: int | None, split: int | None = None,
                 large: bool = False) -> Candidate:
-        """The candidate with threshold ``t`` (split size: the user's unless given)."""
-        split = self.split_size if split is False else split
+        """The candidate with threshold ``t`` (split size: the user's unless given;
+        other sizes are only tried when the user gave none)."""
+        split = self.split_size if split is None else split
         key = (t, split, large)
         if key not in self.results:
             plan = self.plan
