@@ -73,12 +73,6 @@ std::optional<Arity> ArityFor(HloOpcode opcode);
 // verbatim, attributes included: always true.
 bool AttributeAllowed(HloOpcode opcode, std::string_view key);
 
-// Why `literal`, the text of an array constant of element type `type`, holds
-// something that is not a value of that type (an operand name, a stray
-// word), or nothing. Reads tokens only; counting and nesting are
-// LiteralElementCount's and LiteralNestingError's.
-std::optional<std::string> LiteralTokenError(std::string_view literal, PrimitiveType type);
-
 // Same kind, element types and dimensions at every level; layouts ignored.
 bool SameShape(const Shape& a, const Shape& b);
 
