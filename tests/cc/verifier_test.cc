@@ -198,4 +198,13 @@ TEST(Verifier, IntegerConstantsHoldIntegers) {
                       "'0.5', which is not a value of pred"));
 }
 
+TEST(Verifier, EntryLayoutMismatchPointsAtTheParameterShape) {
+  const std::string text =
+      "HloModule m, entry_computation_layout={(f32[4]{0}, f32[5]{0})->f32[4]{0}}\n\n"
+      "ENTRY main {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n"
+      "  ROOT c = f32[4] add(a, b)\n}\n";
+  EXPECT_TRUE(Rejects(text, "line 1, column 52: entry_computation_layout gives parameter 1 the "
+                            "shape f32[5] but it is f32[4] (near 'f32[5]{0}')"));
+}
+
 }  // namespace
