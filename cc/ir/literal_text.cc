@@ -172,6 +172,21 @@ std::optional<std::string> LiteralValueError(std::string_view literal, const Sha
   return std::nullopt;
 }
 
+std::optional<std::vector<std::string_view>> LiteralValues(std::string_view literal,
+                                                           const Shape& shape) {
+  if (!shape.IsArray() || IsComplexType(shape.element_type())) return std::nullopt;
+  std::vector<std::string_view> values;
+  values.reserve(static_cast<size_t>(shape.ElementCount()));
+  LiteralTokens tokens(literal, /*grouped=*/false);
+  bool unclosed = false;
+  while (std::optional<std::string_view> token = tokens.Next(&unclosed)) {
+    if (*token == "...") return std::nullopt;
+    values.push_back(*token);
+  }
+  if (unclosed || static_cast<int64_t>(values.size()) != shape.ElementCount()) return std::nullopt;
+  return values;
+}
+
 int64_t LiteralElementCount(const std::string& commented) {
   const std::string literal = WithoutComments(commented);
   if (!Counted(literal)) return -1;

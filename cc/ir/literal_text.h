@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/shape.h"
 
@@ -26,6 +27,13 @@ std::optional<std::string> LiteralValueError(std::string_view literal, const Sha
 
 // The functions below read a literal that LiteralValueError accepted (its
 // comments are closed).
+
+// The values of an array constant's literal in row-major order (the order
+// XLA prints them, whatever the layout), each as its text; nothing when the
+// literal is elided (`...`), holds complex values, or does not hold as many
+// values as `shape` has elements. Two equal texts are the same value.
+std::optional<std::vector<std::string_view>> LiteralValues(std::string_view literal,
+                                                           const Shape& shape);
 
 // Leaf values of a constant literal (`1`, `{1, 2}`, `{ {1, 2}, {3, 4} }`), or
 // -1 when the literal is elided (`{...}`) or has a form not counted here

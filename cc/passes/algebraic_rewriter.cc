@@ -11,6 +11,7 @@
 #include "ir/builder.h"
 #include "passes/dce.h"
 #include "passes/pattern_matcher.h"
+#include "passes/structured_literals.h"
 
 namespace exla {
 namespace {
@@ -503,11 +504,31 @@ class Rewriter {
 
 }  // namespace
 
+// Large structured constants first: they are rebuilt whatever the
+// threshold (see structured_literals.h), and above it in any case, since a
+// literal above the threshold is a tensor above it outside any loop.
+bool AlgebraicRewriter::RebuildStructuredLiterals(HloComputation* computation,
+                                                  std::vector<std::string>* log) {
+  const int64_t min_bytes = tensor_size_threshold_ > 0
+                                ? std::min(tensor_size_threshold_, kStructuredLiteralMinBytes)
+                                : kStructuredLiteralMinBytes;
+  std::vector<HloInstruction*> constants;
+  for (const auto& h : computation->instructions()) {
+    if (Match(h.get(), m::Constant().IsArray())) constants.push_back(h.get());
+  }
+  bool changed = false;
+  for (HloInstruction* constant : constants) {
+    changed |= RebuildStructuredLiteral(constant, min_bytes, log) != nullptr;
+  }
+  return changed;
+}
+
 bool AlgebraicRewriter::Run(HloModule* module) {
   bool changed = false;
   std::vector<std::string> log;
   Rewriter rewriter(tensor_size_threshold_, fast_math_, &log);
   for (const auto& computation : module->computations()) {
+    changed |= RebuildStructuredLiterals(computation.get(), &log);
     std::vector<HloInstruction*> reduces;
     std::unordered_set<HloInstruction*> alive;
     for (const auto& h : computation->instructions()) {
