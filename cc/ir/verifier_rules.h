@@ -1,6 +1,8 @@
-// The verifier's knowledge of opcodes and shapes: which shape rule applies to
-// each opcode (the only place in the verifier that names opcodes) and the
-// shape comparisons the rules share. Internal to cc/ir/verifier.cc.
+// The verifier's knowledge of opcodes and shapes: which rule applies to each
+// opcode, its operand count and attribute names (tables: the rules
+// themselves, in verifier_checks.h, name opcodes only where one rule covers
+// several), and the shape comparisons the rules share. Internal to the
+// verifier.
 #ifndef EXLA_IR_VERIFIER_RULES_H_
 #define EXLA_IR_VERIFIER_RULES_H_
 
