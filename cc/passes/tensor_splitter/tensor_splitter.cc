@@ -309,6 +309,7 @@ bool TensorSplitter::Run(HloModule* module) {
   // The yardstick for the work loops repeat: the program as it came in.
   const int64_t program_flops = module->entry() ? ComputationFlops(*module->entry()) : 0;
   int64_t recomputed_flops = 0;
+  int64_t region_members = 0;  // the search's work (PassRecord)
   // What one device holds; a module without shardings holds whole values.
   ShardingAnalysis sharding(*module);
   // (computation, limit) pairs; loop bodies we create are held to split_size.
@@ -344,7 +345,7 @@ bool TensorSplitter::Run(HloModule* module) {
         }
         result = SplitAtSeed(instruction, limit, split_size, doomed, sharding, large_sums_,
                              &reasons[instruction->name()], &reasons_seen[instruction->name()],
-                             &record().region_members);
+                             &region_members);
         if (result.split) break;
         seeds_given_up.insert(instruction);
       }
@@ -354,7 +355,7 @@ bool TensorSplitter::Run(HloModule* module) {
             continue;
           }
           result = SplitAtSink(instruction, limit, split_size, sharding, large_sums_,
-                               &record().region_members);
+                               &region_members);
           if (result.split) break;
           sinks_given_up.insert(instruction);
         }
@@ -393,6 +394,7 @@ bool TensorSplitter::Run(HloModule* module) {
     }
   }
   record().recomputed_flops = recomputed_flops;
+  record().region_members = region_members;
   record().program_flops = program_flops;
   if (recomputed_flops > 0) Log(RecomputationNoteText(recomputed_flops, program_flops));
   return changed;

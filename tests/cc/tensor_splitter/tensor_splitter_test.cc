@@ -915,6 +915,17 @@ TEST(TensorSplitter, WorkGrowsLinearlyAlongAChainEndingInAReduction) {
   EXPECT_LE(large, 2 * small + 100) << small << " members for 1000, " << large << " for 2000";
 }
 
+TEST(TensorSplitter, GrowthWorkBelongsToOneRun) {
+  // The count is the run's own: a second run of the same pass object on the
+  // same module reports the same figure, not the sum of both.
+  exla::TensorSplitter splitter(1000, 0);
+  const std::string text = Chain(100, true);
+  const int64_t first = RunPassObject(splitter, text).record.region_members;
+  const int64_t second = RunPassObject(splitter, text).record.region_members;
+  EXPECT_GT(first, 0);
+  EXPECT_EQ(first, second);
+}
+
 TEST(TensorSplitter, UnsplitNoteGivesEveryDimensionsReason) {
   // Each dimension of e fails for a reason of its own, and the note names
   // both: rows cannot be split because by_rows sorts along them; columns
