@@ -78,6 +78,10 @@ struct PassRecord {
   std::vector<UnsplitTensor> unsplit;
   int64_t recomputed_flops = 0;  // the loops' repeated work, all together
   int64_t program_flops = 0;     // the program's own work, for scale
+  // Members added to every region the splitter grew, built or abandoned: its
+  // search work, which tests hold to linear growth in the program's size
+  // (wall time would be a flaky measure of the same).
+  int64_t region_members = 0;
 };
 
 // The pass names the default pipeline runs, in order.

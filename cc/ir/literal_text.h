@@ -1,16 +1,39 @@
-// The text of a constant's literal, read for its structure only: how many
-// values it holds and how they nest. The verifier checks both against the
-// constant's shape; the values themselves stay text (see instruction.h).
+// The text of a constant's literal, read for what the verifier checks
+// against the constant's shape: that every piece of it is a value, how many
+// values it holds and how they nest. The values themselves stay text (see
+// instruction.h).
 #ifndef EXLA_IR_LITERAL_TEXT_H_
 #define EXLA_IR_LITERAL_TEXT_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "ir/shape.h"
 
 namespace exla {
+
+// Why `literal`, the text of a constant of shape `shape`, is not a list of
+// values of its element type as XLA's parser reads them: the first piece that
+// is no value (an operand name where an opcode was swapped for `constant`, a
+// fraction in an integer constant) or a comment that is not closed; nothing
+// when it is. Values are decimal numbers (sign, fraction and exponent
+// optional), true, false, inf and nan (signed; NaN with a payload, `nan(0x7)`)
+// and `...` of an elided literal. Parentheses group the values of tuple and
+// complex constants. Comments (`/*i0=0*/`) are not values.
+std::optional<std::string> LiteralValueError(std::string_view literal, const Shape& shape);
+
+// The functions below read a literal that LiteralValueError accepted (its
+// comments are closed).
+
+// The values of an array constant's literal in row-major order (the order
+// XLA prints them, whatever the layout), each as its text; nothing when the
+// literal is elided (`...`), holds complex values, or does not hold as many
+// values as `shape` has elements. Two equal texts are the same value.
+std::optional<std::vector<std::string_view>> LiteralValues(std::string_view literal,
+                                                           const Shape& shape);
 
 // Leaf values of a constant literal (`1`, `{1, 2}`, `{ {1, 2}, {3, 4} }`), or
 // -1 when the literal is elided (`{...}`) or has a form not counted here

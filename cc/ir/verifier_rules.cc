@@ -1,187 +1,140 @@
 #include "ir/verifier_rules.h"
 
-#include <cctype>
+#include <algorithm>
+#include <array>
+#include <initializer_list>
 
 namespace exla {
 namespace verifier_internal {
 
-Rule RuleFor(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAbs:
-    case HloOpcode::kNegate:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kTanh:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kFloor:
-    case HloOpcode::kCeil:
-    case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kSign:
-    case HloOpcode::kNot:
-    case HloOpcode::kCopy:
-    case HloOpcode::kErf:
-    case HloOpcode::kPopulationCount:
-    case HloOpcode::kClz:
-      return Rule::kUnary;
-    case HloOpcode::kIsFinite:
-      return Rule::kUnaryToPred;
-    case HloOpcode::kAdd:
-    case HloOpcode::kSubtract:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kDivide:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kPower:
-    case HloOpcode::kRemainder:
-    case HloOpcode::kAtan2:
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-    case HloOpcode::kXor:
-    case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical:
-      return Rule::kBinary;
-    case HloOpcode::kCompare:
-      return Rule::kCompare;
-    case HloOpcode::kSelect:
-      return Rule::kSelect;
-    case HloOpcode::kClamp:
-      return Rule::kClamp;
-    case HloOpcode::kConvert:
-      return Rule::kConvert;
-    case HloOpcode::kBroadcast:
-      return Rule::kBroadcast;
-    case HloOpcode::kReshape:
-      return Rule::kReshape;
-    case HloOpcode::kTranspose:
-      return Rule::kTranspose;
-    case HloOpcode::kReverse:
-      return Rule::kReverse;
-    case HloOpcode::kSlice:
-      return Rule::kSlice;
-    case HloOpcode::kDynamicSlice:
-      return Rule::kDynamicSlice;
-    case HloOpcode::kDynamicUpdateSlice:
-      return Rule::kDynamicUpdateSlice;
-    case HloOpcode::kConcatenate:
-      return Rule::kConcatenate;
-    case HloOpcode::kIota:
-      return Rule::kIota;
-    case HloOpcode::kDot:
-      return Rule::kDot;
-    case HloOpcode::kReduce:
-      return Rule::kReduce;
-    case HloOpcode::kSort:
-      return Rule::kSort;
-    case HloOpcode::kBatchNormTraining:
-    case HloOpcode::kBatchNormInference:
-    case HloOpcode::kBatchNormGrad:
-      return Rule::kBatchNorm;
-    case HloOpcode::kTuple:
-      return Rule::kTuple;
-    case HloOpcode::kGetTupleElement:
-      return Rule::kGetTupleElement;
-    case HloOpcode::kWhile:
-      return Rule::kWhile;
-    case HloOpcode::kCall:
-      return Rule::kCall;
-    case HloOpcode::kParameter:
-      return Rule::kParameter;
-    case HloOpcode::kConstant:
-      return Rule::kConstant;
-    default:
-      return Rule::kUnknown;
+namespace {
+
+// The opcodes of each rule; every other opcode is Rule::kUnknown.
+struct RuleOpcodes {
+  Rule rule;
+  std::initializer_list<HloOpcode> opcodes;
+};
+
+const RuleOpcodes kRuleTable[] = {
+    {Rule::kUnary,
+     {HloOpcode::kAbs, HloOpcode::kNegate, HloOpcode::kExp, HloOpcode::kExpm1, HloOpcode::kLog,
+      HloOpcode::kLog1p, HloOpcode::kSqrt, HloOpcode::kRsqrt, HloOpcode::kCbrt, HloOpcode::kTanh,
+      HloOpcode::kLogistic, HloOpcode::kSin, HloOpcode::kCos, HloOpcode::kTan, HloOpcode::kFloor,
+      HloOpcode::kCeil, HloOpcode::kRoundNearestAfz, HloOpcode::kRoundNearestEven,
+      HloOpcode::kSign, HloOpcode::kNot, HloOpcode::kCopy, HloOpcode::kErf,
+      HloOpcode::kPopulationCount, HloOpcode::kClz}},
+    {Rule::kUnaryToPred, {HloOpcode::kIsFinite}},
+    {Rule::kBinary,
+     {HloOpcode::kAdd, HloOpcode::kSubtract, HloOpcode::kMultiply, HloOpcode::kDivide,
+      HloOpcode::kMaximum, HloOpcode::kMinimum, HloOpcode::kPower, HloOpcode::kRemainder,
+      HloOpcode::kAtan2, HloOpcode::kAnd, HloOpcode::kOr, HloOpcode::kXor, HloOpcode::kShiftLeft,
+      HloOpcode::kShiftRightArithmetic, HloOpcode::kShiftRightLogical}},
+    {Rule::kCompare, {HloOpcode::kCompare}},
+    {Rule::kSelect, {HloOpcode::kSelect}},
+    {Rule::kClamp, {HloOpcode::kClamp}},
+    {Rule::kConvert, {HloOpcode::kConvert}},
+    {Rule::kBroadcast, {HloOpcode::kBroadcast}},
+    {Rule::kReshape, {HloOpcode::kReshape}},
+    {Rule::kTranspose, {HloOpcode::kTranspose}},
+    {Rule::kReverse, {HloOpcode::kReverse}},
+    {Rule::kSlice, {HloOpcode::kSlice}},
+    {Rule::kDynamicSlice, {HloOpcode::kDynamicSlice}},
+    {Rule::kDynamicUpdateSlice, {HloOpcode::kDynamicUpdateSlice}},
+    {Rule::kConcatenate, {HloOpcode::kConcatenate}},
+    {Rule::kIota, {HloOpcode::kIota}},
+    {Rule::kDot, {HloOpcode::kDot}},
+    {Rule::kReduce, {HloOpcode::kReduce}},
+    {Rule::kSort, {HloOpcode::kSort}},
+    {Rule::kBatchNorm,
+     {HloOpcode::kBatchNormTraining, HloOpcode::kBatchNormInference, HloOpcode::kBatchNormGrad}},
+    {Rule::kTuple, {HloOpcode::kTuple}},
+    {Rule::kGetTupleElement, {HloOpcode::kGetTupleElement}},
+    {Rule::kWhile, {HloOpcode::kWhile}},
+    {Rule::kCall, {HloOpcode::kCall}},
+    {Rule::kParameter, {HloOpcode::kParameter}},
+    {Rule::kConstant, {HloOpcode::kConstant}},
+};
+
+constexpr size_t kOpcodeCount = static_cast<size_t>(HloOpcode::kOther) + 1;
+
+// RuleFor's answer for every opcode, built once from kRuleTable.
+std::array<Rule, kOpcodeCount> RulesByOpcode() {
+  std::array<Rule, kOpcodeCount> rules;
+  rules.fill(Rule::kUnknown);
+  for (const RuleOpcodes& entry : kRuleTable) {
+    for (HloOpcode opcode : entry.opcodes) rules[static_cast<size_t>(opcode)] = entry.rule;
   }
+  return rules;
 }
 
+}  // namespace
+
+Rule RuleFor(HloOpcode opcode) {
+  static const std::array<Rule, kOpcodeCount> kRules = RulesByOpcode();
+  return kRules[static_cast<size_t>(opcode)];
+}
+
+namespace {
+
+// Operand counts by rule (every opcode of the rule has it) and, for opcodes
+// whose rule is unknown or batch normalization, by opcode. Tuple, call,
+// parameter and constant are in neither: their count is not fixed.
+struct RuleArity {
+  Arity arity;
+  std::initializer_list<Rule> rules;
+};
+
+const RuleArity kRuleArities[] = {
+    {Arity{1, 1},
+     {Rule::kUnary, Rule::kUnaryToPred, Rule::kConvert, Rule::kBroadcast, Rule::kReshape,
+      Rule::kTranspose, Rule::kReverse, Rule::kSlice, Rule::kGetTupleElement, Rule::kWhile}},
+    {Arity{2, 2}, {Rule::kBinary, Rule::kCompare, Rule::kDot}},
+    {Arity{3, 3}, {Rule::kSelect, Rule::kClamp}},
+    {Arity{0, 0}, {Rule::kIota}},
+    {Arity{2, -1}, {Rule::kDynamicSlice}},
+    {Arity{3, -1}, {Rule::kDynamicUpdateSlice}},
+    {Arity{1, -1}, {Rule::kConcatenate, Rule::kSort}},
+    {Arity{2, -1, /*pairs=*/true}, {Rule::kReduce}},
+};
+
+struct OpcodeArity {
+  Arity arity;
+  std::initializer_list<HloOpcode> opcodes;
+};
+
+const OpcodeArity kOpcodeArities[] = {
+    {Arity{1, 1},
+     {HloOpcode::kReal, HloOpcode::kImag, HloOpcode::kBitcast, HloOpcode::kBitcastConvert,
+      HloOpcode::kReducePrecision, HloOpcode::kFft, HloOpcode::kCholesky,
+      HloOpcode::kRngBitGenerator, HloOpcode::kGetDimensionSize, HloOpcode::kOptimizationBarrier,
+      HloOpcode::kTopK}},
+    {Arity{2, 2},
+     {HloOpcode::kComplex, HloOpcode::kPad, HloOpcode::kTriangularSolve, HloOpcode::kConvolution,
+      HloOpcode::kGather, HloOpcode::kRng, HloOpcode::kSetDimensionSize,
+      HloOpcode::kStochasticConvert, HloOpcode::kAddDependency}},
+    {Arity{3, 3}, {HloOpcode::kSelectAndScatter, HloOpcode::kBatchNormTraining}},
+    {Arity{5, 5}, {HloOpcode::kBatchNormInference, HloOpcode::kBatchNormGrad}},
+    {Arity{0, 0}, {HloOpcode::kPartitionId, HloOpcode::kReplicaId}},
+    {Arity{2, -1, /*pairs=*/true}, {HloOpcode::kReduceWindow}},
+    {Arity{3, -1, /*pairs=*/false, /*odd=*/true}, {HloOpcode::kScatter}},
+};
+
+template <typename T>
+bool Contains(std::initializer_list<T> list, T value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+}  // namespace
+
 std::optional<Arity> ArityFor(HloOpcode opcode) {
-  switch (RuleFor(opcode)) {
-    case Rule::kUnary:
-    case Rule::kUnaryToPred:
-    case Rule::kConvert:
-    case Rule::kBroadcast:
-    case Rule::kReshape:
-    case Rule::kTranspose:
-    case Rule::kReverse:
-    case Rule::kSlice:
-    case Rule::kGetTupleElement:
-    case Rule::kWhile:
-      return Arity{1, 1};
-    case Rule::kBinary:
-    case Rule::kCompare:
-    case Rule::kDot:
-      return Arity{2, 2};
-    case Rule::kSelect:
-    case Rule::kClamp:
-      return Arity{3, 3};
-    case Rule::kIota:
-      return Arity{0, 0};
-    case Rule::kDynamicSlice:
-      return Arity{2, -1};
-    case Rule::kDynamicUpdateSlice:
-      return Arity{3, -1};
-    case Rule::kConcatenate:
-    case Rule::kSort:
-      return Arity{1, -1};
-    case Rule::kReduce:
-      return Arity{2, -1, /*pairs=*/true};
-    case Rule::kTuple:
-    case Rule::kCall:
-    case Rule::kParameter:
-    case Rule::kConstant:
-      return std::nullopt;
-    case Rule::kBatchNorm:
-    case Rule::kUnknown:
-      break;
+  const Rule rule = RuleFor(opcode);
+  for (const RuleArity& entry : kRuleArities) {
+    if (Contains(entry.rules, rule)) return entry.arity;
   }
-  switch (opcode) {
-    case HloOpcode::kReal:
-    case HloOpcode::kImag:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kBitcastConvert:
-    case HloOpcode::kReducePrecision:
-    case HloOpcode::kFft:
-    case HloOpcode::kCholesky:
-    case HloOpcode::kRngBitGenerator:
-    case HloOpcode::kGetDimensionSize:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kTopK:
-      return Arity{1, 1};
-    case HloOpcode::kComplex:
-    case HloOpcode::kPad:
-    case HloOpcode::kTriangularSolve:
-    case HloOpcode::kConvolution:
-    case HloOpcode::kGather:
-    case HloOpcode::kRng:
-    case HloOpcode::kSetDimensionSize:
-    case HloOpcode::kStochasticConvert:
-    case HloOpcode::kAddDependency:
-      return Arity{2, 2};
-    case HloOpcode::kSelectAndScatter:
-    case HloOpcode::kBatchNormTraining:
-      return Arity{3, 3};
-    case HloOpcode::kBatchNormInference:
-    case HloOpcode::kBatchNormGrad:
-      return Arity{5, 5};
-    case HloOpcode::kPartitionId:
-    case HloOpcode::kReplicaId:
-      return Arity{0, 0};
-    case HloOpcode::kReduceWindow:
-      return Arity{2, -1, /*pairs=*/true};
-    case HloOpcode::kScatter:
-      return Arity{3, -1, /*pairs=*/false, /*odd=*/true};
-    default:
-      return std::nullopt;
+  for (const OpcodeArity& entry : kOpcodeArities) {
+    if (Contains(entry.opcodes, opcode)) return entry.arity;
   }
+  return std::nullopt;
 }
 
 namespace {
@@ -270,67 +223,6 @@ bool AttributeAllowed(HloOpcode opcode, std::string_view key) {
       return In(key, {"epsilon", "feature_index"});
   }
   return true;
-}
-
-namespace {
-
-bool IsNumberWord(std::string_view w) {
-  if (w == "..." || w == "true" || w == "false") return true;
-  size_t i = 0;
-  if (i < w.size() && (w[i] == '+' || w[i] == '-')) ++i;
-  std::string_view body = w.substr(i);
-  if (body == "inf" || body == "nan") return true;
-  if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')) {
-    for (char c : body.substr(2)) {
-      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
-    }
-    return true;
-  }
-  size_t digits = 0, j = 0;
-  while (j < body.size() && std::isdigit(static_cast<unsigned char>(body[j]))) ++j, ++digits;
-  if (j < body.size() && body[j] == '.') {
-    ++j;
-    while (j < body.size() && std::isdigit(static_cast<unsigned char>(body[j]))) ++j, ++digits;
-  }
-  if (digits == 0) return false;
-  if (j < body.size() && (body[j] == 'e' || body[j] == 'E')) {
-    ++j;
-    if (j < body.size() && (body[j] == '+' || body[j] == '-')) ++j;
-    size_t exponent = 0;
-    while (j < body.size() && std::isdigit(static_cast<unsigned char>(body[j]))) ++j, ++exponent;
-    if (exponent == 0) return false;
-  }
-  return j == body.size();
-}
-
-}  // namespace
-
-std::optional<std::string> LiteralTokenError(std::string_view literal, PrimitiveType type) {
-  (void)type;  // every element type reads numbers; pred also true/false
-  size_t i = 0;
-  while (i < literal.size()) {
-    char c = literal[i];
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '{' || c == '}' || c == ',' ||
-        c == '(' || c == ')') {
-      ++i;
-      continue;
-    }
-    if (literal.substr(i, 2) == "/*") {  // XLA's index comments
-      size_t end = literal.find("*/", i + 2);
-      if (end == std::string_view::npos) return std::nullopt;  // LiteralNestingError's to report
-      i = end + 2;
-      continue;
-    }
-    size_t start = i;
-    while (i < literal.size() && !std::isspace(static_cast<unsigned char>(literal[i])) &&
-           std::string_view("{},()").find(literal[i]) == std::string_view::npos &&
-           literal.substr(i, 2) != "/*") {
-      ++i;
-    }
-    std::string_view word = literal.substr(start, i - start);
-    if (!IsNumberWord(word)) return "'" + std::string(word) + "', which is not a value";
-  }
-  return std::nullopt;
 }
 
 bool SameShape(const Shape& a, const Shape& b) {

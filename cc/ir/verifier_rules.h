@@ -1,6 +1,8 @@
-// The verifier's knowledge of opcodes and shapes: which shape rule applies to
-// each opcode (the only place in the verifier that names opcodes) and the
-// shape comparisons the rules share. Internal to cc/ir/verifier.cc.
+// The verifier's knowledge of opcodes and shapes: which rule applies to each
+// opcode, its operand count and attribute names (tables: the rules
+// themselves, in verifier_checks.h, name opcodes only where one rule covers
+// several), and the shape comparisons the rules share. Internal to the
+// verifier.
 #ifndef EXLA_IR_VERIFIER_RULES_H_
 #define EXLA_IR_VERIFIER_RULES_H_
 
@@ -72,12 +74,6 @@ std::optional<Arity> ArityFor(HloOpcode opcode);
 // backend_config, ...) and the opcode's own. Other opcodes are carried
 // verbatim, attributes included: always true.
 bool AttributeAllowed(HloOpcode opcode, std::string_view key);
-
-// Why `literal`, the text of an array constant of element type `type`, holds
-// something that is not a value of that type (an operand name, a stray
-// word), or nothing. Reads tokens only; counting and nesting are
-// LiteralElementCount's and LiteralNestingError's.
-std::optional<std::string> LiteralTokenError(std::string_view literal, PrimitiveType type);
 
 // Same kind, element types and dimensions at every level; layouts ignored.
 bool SameShape(const Shape& a, const Shape& b);

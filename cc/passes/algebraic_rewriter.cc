@@ -11,6 +11,7 @@
 #include "ir/builder.h"
 #include "passes/dce.h"
 #include "passes/pattern_matcher.h"
+#include "passes/structured_literals.h"
 
 namespace exla {
 namespace {
@@ -213,6 +214,43 @@ int64_t ResultPosition(const Dims& reduced, int64_t dim) {
 }
 
 // The building blocks of the replacements.
+// What TrySquaredDistance matched: sum_r w (s (x - y))^2 with x and y
+// broadcast into the big shape, and the instructions the rewrite removes.
+struct SquaredDistance {
+  std::vector<HloInstruction*> chain;
+  std::vector<Scale> weights;  // applied after the square
+  std::vector<Scale> scales;   // applied to the difference
+  BroadcastSide x, y;
+};
+
+std::optional<SquaredDistance> MatchSquaredDistance(HloInstruction* reduce) {
+  SquaredDistance m;
+  HloInstruction* square = PeelScales(reduce->operand(0), false, &m.chain, &m.weights);
+  HloInstruction* difference = MatchSquareOperand(square);
+  if (difference == nullptr) return std::nullopt;
+  m.chain.push_back(square);
+  difference = PeelScales(difference, true, &m.chain, &m.scales);
+  if (!difference->Is(HloOpcode::kSubtract)) return std::nullopt;
+  m.chain.push_back(difference);
+  m.x = MatchBroadcastSide(difference->operand(0), &m.chain);
+  m.y = MatchBroadcastSide(difference->operand(1), &m.chain);
+  // The expansion needs both sides to vary along every reduced dimension
+  // and every scale or weight to vary only along dimensions both sides have.
+  auto shared = [&](int64_t d) { return Contains(m.x.dims, d) && Contains(m.y.dims, d); };
+  const Dims reduced = reduce->dimensions();
+  if (!std::all_of(reduced.begin(), reduced.end(), shared)) return std::nullopt;
+  for (const std::vector<Scale>* list : {&m.scales, &m.weights}) {
+    for (const Scale& s : *list) {
+      if (!std::all_of(s.dims.begin(), s.dims.end(), shared)) return std::nullopt;
+    }
+  }
+  if (FloatRung(m.x.small->shape().element_type()) == 0 ||
+      FloatRung(m.y.small->shape().element_type()) == 0) {
+    return std::nullopt;
+  }
+  return m;
+}
+
 class Emitter {
  public:
   Emitter(HloComputation* computation, PrimitiveType type, HloComputation* adder)
@@ -317,6 +355,46 @@ class Emitter {
 };
 
 
+// |x|^2 + |y|^2 - 2 x.y for a matched squared distance, clamped at zero
+// unless a weight may be negative.
+HloInstruction* ExpandSquaredDistance(HloInstruction* reduce, const SquaredDistance& m) {
+  Emitter e(reduce->parent(), reduce->shape().element_type(), reduce->CalledComputation("to_apply"));
+  HloInstruction* xs = e.ToType(m.x.small);
+  HloInstruction* ys = e.ToType(m.y.small);
+  for (const Scale& s : m.scales) {
+    xs = e.ApplyScale(xs, m.x, s);
+    ys = e.ApplyScale(ys, m.y, s);
+  }
+  HloBuilder& b = e.builder();
+  HloInstruction* xx = b.Binary(HloOpcode::kMultiply, xs, xs);
+  HloInstruction* yy = b.Binary(HloOpcode::kMultiply, ys, ys);
+  HloInstruction* xw = xs;
+  bool non_negative = true;
+  for (const Scale& w : m.weights) {
+    xx = e.ApplyScale(xx, m.x, w);
+    yy = e.ApplyScale(yy, m.y, w);
+    xw = e.ApplyScale(xw, m.x, w);
+    non_negative &= IsProvablyNonNegative(w.factor);
+  }
+  const Dims reduced = reduce->dimensions();
+  const Dims& result_dims = reduce->shape().dims();
+  Dims x_dims = m.x.dims, y_dims = m.y.dims, cross_dims;
+  xx = e.SumOver(xx, reduced, &x_dims);
+  yy = e.SumOver(yy, reduced, &y_dims);
+  HloInstruction* xy = e.DotOfSides(xw, m.x.dims, ys, m.y.dims, reduced, &cross_dims);
+  HloInstruction* norms = b.Binary(HloOpcode::kAdd, e.PlaceInResult(xx, x_dims, reduced, result_dims),
+                                   e.PlaceInResult(yy, y_dims, reduced, result_dims));
+  HloInstruction* twice = b.Binary(HloOpcode::kMultiply, e.Splat(2.0, result_dims),
+                                   e.PlaceInResult(xy, cross_dims, reduced, result_dims));
+  HloInstruction* distance = b.Binary(HloOpcode::kSubtract, norms, twice);
+  // The original is a sum of non-negative terms; cancellation in the
+  // expanded form can round a zero distance to a tiny negative number
+  // (then sqrt would give NaN), so clamp. With weights of unknown sign the
+  // original can be negative itself.
+  if (!non_negative) return distance;
+  return b.Binary(HloOpcode::kMaximum, distance, e.Splat(0.0, result_dims));
+}
+
 class Rewriter {
  public:
   Rewriter(int64_t threshold, bool fast_math, std::vector<std::string>* log)
@@ -326,34 +404,13 @@ class Rewriter {
   // where w (weights applied after the square) and s (scales applied before
   // it) vary only along dimensions both x and y have.
   HloInstruction* TrySquaredDistance(HloInstruction* reduce) {
-    std::vector<HloInstruction*> chain;
-    std::vector<Scale> weights, scales;
-    HloInstruction* square = PeelScales(reduce->operand(0), false, &chain, &weights);
-    HloInstruction* difference = MatchSquareOperand(square);
-    if (difference == nullptr) return nullptr;
-    chain.push_back(square);
-    difference = PeelScales(difference, true, &chain, &scales);
-    if (!difference->Is(HloOpcode::kSubtract)) return nullptr;
-    chain.push_back(difference);
-    BroadcastSide x = MatchBroadcastSide(difference->operand(0), &chain);
-    BroadcastSide y = MatchBroadcastSide(difference->operand(1), &chain);
-
-    const Dims reduced = reduce->dimensions();
-    // The expansion needs both sides to vary along every reduced dimension
-    // and every scale or weight to vary only along dimensions both sides have.
-    auto shared = [&](int64_t d) { return Contains(x.dims, d) && Contains(y.dims, d); };
-    if (!std::all_of(reduced.begin(), reduced.end(), shared)) return nullptr;
-    for (const std::vector<Scale>* list : {&scales, &weights}) {
-      for (const Scale& s : *list) {
-        if (!std::all_of(s.dims.begin(), s.dims.end(), shared)) return nullptr;
-      }
-    }
+    std::optional<SquaredDistance> match = MatchSquaredDistance(reduce);
+    if (!match) return nullptr;
     PrimitiveType type = reduce->shape().element_type();
-    if (FloatRung(x.small->shape().element_type()) == 0 ||
-        FloatRung(y.small->shape().element_type()) == 0) {
+    if (!Worthwhile(reduce, match->chain, {match->x.small, match->y.small}, type,
+                    "squared distance")) {
       return nullptr;
     }
-    if (!Worthwhile(reduce, chain, {x.small, y.small}, type, "squared distance")) return nullptr;
     // |x|^2 + |y|^2 - 2 x.y subtracts numbers of size |x|^2 to get one of
     // size |x - y|^2: its relative error is about eps |x|^2 / |x - y|^2, so
     // close points lose most of their digits (a float32 kNN with d = 3 swaps
@@ -367,41 +424,7 @@ class Rewriter {
                       "fast_math=True (--exla_fast_math) allows it");
       return nullptr;
     }
-
-    Emitter e(reduce->parent(), type, reduce->CalledComputation("to_apply"));
-    HloInstruction* xs = e.ToType(x.small);
-    HloInstruction* ys = e.ToType(y.small);
-    for (const Scale& s : scales) {
-      xs = e.ApplyScale(xs, x, s);
-      ys = e.ApplyScale(ys, y, s);
-    }
-    HloBuilder& b = e.builder();
-    HloInstruction* xx = b.Binary(HloOpcode::kMultiply, xs, xs);
-    HloInstruction* yy = b.Binary(HloOpcode::kMultiply, ys, ys);
-    HloInstruction* xw = xs;
-    bool non_negative = true;
-    for (const Scale& w : weights) {
-      xx = e.ApplyScale(xx, x, w);
-      yy = e.ApplyScale(yy, y, w);
-      xw = e.ApplyScale(xw, x, w);
-      non_negative &= IsProvablyNonNegative(w.factor);
-    }
-    const Dims& result_dims = reduce->shape().dims();
-    Dims x_dims = x.dims, y_dims = y.dims, cross_dims;
-    xx = e.SumOver(xx, reduced, &x_dims);
-    yy = e.SumOver(yy, reduced, &y_dims);
-    HloInstruction* xy = e.DotOfSides(xw, x.dims, ys, y.dims, reduced, &cross_dims);
-    HloInstruction* norms = b.Binary(HloOpcode::kAdd, e.PlaceInResult(xx, x_dims, reduced, result_dims),
-                                     e.PlaceInResult(yy, y_dims, reduced, result_dims));
-    HloInstruction* twice = b.Binary(HloOpcode::kMultiply, e.Splat(2.0, result_dims),
-                                     e.PlaceInResult(xy, cross_dims, reduced, result_dims));
-    HloInstruction* distance = b.Binary(HloOpcode::kSubtract, norms, twice);
-    // The original is a sum of non-negative terms; cancellation in the
-    // expanded form can round a zero distance to a tiny negative number
-    // (then sqrt would give NaN), so clamp. With weights of unknown sign the
-    // original can be negative itself.
-    if (!non_negative) return distance;
-    return b.Binary(HloOpcode::kMaximum, distance, e.Splat(0.0, result_dims));
+    return ExpandSquaredDistance(reduce, *match);
   }
 
   // sum_r a * b over broadcasts a, b -> dot.
@@ -481,11 +504,31 @@ class Rewriter {
 
 }  // namespace
 
+// Large structured constants first: they are rebuilt whatever the
+// threshold (see structured_literals.h), and above it in any case, since a
+// literal above the threshold is a tensor above it outside any loop.
+bool AlgebraicRewriter::RebuildStructuredLiterals(HloComputation* computation,
+                                                  std::vector<std::string>* log) {
+  const int64_t min_bytes = tensor_size_threshold_ > 0
+                                ? std::min(tensor_size_threshold_, kStructuredLiteralMinBytes)
+                                : kStructuredLiteralMinBytes;
+  std::vector<HloInstruction*> constants;
+  for (const auto& h : computation->instructions()) {
+    if (Match(h.get(), m::Constant().IsArray())) constants.push_back(h.get());
+  }
+  bool changed = false;
+  for (HloInstruction* constant : constants) {
+    changed |= RebuildStructuredLiteral(constant, min_bytes, log) != nullptr;
+  }
+  return changed;
+}
+
 bool AlgebraicRewriter::Run(HloModule* module) {
   bool changed = false;
   std::vector<std::string> log;
   Rewriter rewriter(tensor_size_threshold_, fast_math_, &log);
   for (const auto& computation : module->computations()) {
+    changed |= RebuildStructuredLiterals(computation.get(), &log);
     std::vector<HloInstruction*> reduces;
     std::unordered_set<HloInstruction*> alive;
     for (const auto& h : computation->instructions()) {

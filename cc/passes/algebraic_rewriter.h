@@ -1,7 +1,10 @@
 // algebraic-rewriter: replaces expressions that materialise a needlessly
 // large tensor by equivalent ones that do not.
 //
-// Two rewrites, both rooted at a sum-reduction `reduce(..., add)`:
+// Large constants with a structure (splat, diagonal, identity, broadcast)
+// are rebuilt from broadcast/iota/compare/select, so that the executable
+// holds no literal for them: see structured_literals.h. Then two rewrites,
+// both rooted at a sum-reduction `reduce(..., add)`:
 //
 //  * Squared Euclidean distance. `sum_r (x[.., r] - y[.., r])^2`, where x and
 //    y are broadcast into a common shape (x[:, None, :] - y[None, :, :]),
@@ -51,6 +54,8 @@
 #define EXLA_PASSES_ALGEBRAIC_REWRITER_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "passes/pass.h"
 
@@ -69,6 +74,9 @@ class AlgebraicRewriter : public HloPass {
   bool Run(HloModule* module) override;
 
  private:
+  // Constants of at least 1 MiB (or the threshold, when it is smaller).
+  bool RebuildStructuredLiterals(HloComputation* computation, std::vector<std::string>* log);
+
   int64_t tensor_size_threshold_;
   bool fast_math_;
 };

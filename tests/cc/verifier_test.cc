@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "ir/parser.h"
 #include "ir/verifier.h"
@@ -155,6 +156,55 @@ TEST(Verifier, BatchNormShapes) {
                              "  ROOT y = f32[2,3] batch-norm-inference(x, s, s, s, s), "
                              "epsilon=0.001, feature_index=2"),
                       "feature_index out of range"));
+}
+
+// The messages VerifyModule gives for `text`, which must parse.
+std::vector<std::string> Messages(const std::string& text) {
+  std::vector<std::string> messages;
+  for (const exla::VerifierError& error : exla::VerifyModule(*exla::ParseHloModule(text))) {
+    messages.push_back(error.message);
+  }
+  return messages;
+}
+
+TEST(Verifier, ACommentThatIsNotClosedIsOneViolation) {
+  // One checker reads a literal's values and comments; the count and nesting
+  // checks after it never see an unclosed comment, so this is the only
+  // message, whatever the constant's shape (XLA's parser refuses all three).
+  const std::vector<std::string> expected = {"constant literal has an unterminated comment"};
+  EXPECT_EQ(Messages(Module("  ROOT c = f32[1,1,1] constant({ /*i0=0 { {1} } })")), expected);
+  EXPECT_EQ(Messages(Module("  ROOT c = c64[2] constant({(1, 2), (3, 4) /* x})")), expected);
+  EXPECT_EQ(Messages(Module("  ROOT c = f32[2] constant({1, 2 /* x})")), expected);
+}
+
+TEST(Verifier, ParenthesesGroupValuesOfComplexAndTupleConstantsOnly) {
+  EXPECT_TRUE(Verifies(Module("  ROOT c = c64[1] constant({(nan(0x3), 2)})")));
+  EXPECT_TRUE(Verifies(Module("  ROOT c = (f32[], s32[]) constant((1, 2))")));
+  EXPECT_TRUE(Rejects(Module("  ROOT c = f32[2] constant({(1), 2})"), "'(1)', which is not a value"));
+  EXPECT_TRUE(Rejects(Module("  ROOT c = (f32[], s32[]) constant((1, b))"),
+                      "'b', which is not a value"));
+  // Hexadecimal digits belong to a NaN's payload only, as in XLA's lexer.
+  EXPECT_TRUE(Rejects(Module("  ROOT c = c64[2] constant({(0x1, 2), (3, 4)})"),
+                      "'0x1', which is not a value"));
+  EXPECT_TRUE(Rejects(Module("  ROOT c = f32[2] constant({nan(xyz), 1})"),
+                      "'nan(xyz)', which is not a value"));
+}
+
+TEST(Verifier, IntegerConstantsHoldIntegers) {
+  EXPECT_TRUE(Verifies(Module("  ROOT c = s32[2] constant({-1, +2})")));
+  EXPECT_TRUE(Rejects(Module("  ROOT c = s32[2] constant({1.5, 1})"),
+                      "'1.5', which is not a value of s32"));
+  EXPECT_TRUE(Rejects(Module("  ROOT c = pred[2] constant({true, 0.5})"),
+                      "'0.5', which is not a value of pred"));
+}
+
+TEST(Verifier, EntryLayoutMismatchPointsAtTheParameterShape) {
+  const std::string text =
+      "HloModule m, entry_computation_layout={(f32[4]{0}, f32[5]{0})->f32[4]{0}}\n\n"
+      "ENTRY main {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n"
+      "  ROOT c = f32[4] add(a, b)\n}\n";
+  EXPECT_TRUE(Rejects(text, "line 1, column 52: entry_computation_layout gives parameter 1 the "
+                            "shape f32[5] but it is f32[4] (near 'f32[5]{0}')"));
 }
 
 }  // namespace

@@ -119,3 +119,29 @@ def tf_function(f):
     import tensorflow as tf
 
     return tf.function(f, jit_compile=True)
+
+
+def compiled_memory(text: str) -> dict[str, int]:
+    """XLA's buffer assignment for `text` compiled for the CPU (jaxlib), in
+    bytes: temporaries, arguments, outputs, and the constants the executable
+    holds (allocations marked is_constant, which none of the other figures
+    include)."""
+    from tensorflow.compiler.xla.service import hlo_pb2
+
+    from exla.bridge import xla
+
+    jaxlib = xla._xla()  # the bridge's own handle on jaxlib's CPU client
+    client = jaxlib.cpu_client(1)
+    devices = jaxlib.jax.DeviceList(tuple(client.devices()[:1]))
+    executable = client.compile_and_load(xla.text_to_stablehlo(text), devices,
+                                         jaxlib.jax.CompileOptions())
+    stats = executable.get_compiled_memory_stats()
+    assignment = hlo_pb2.BufferAssignmentProto.FromString(
+        stats.serialized_buffer_assignment_proto)
+    return {
+        "temp": int(stats.temp_size_in_bytes),
+        "arguments": int(stats.argument_size_in_bytes),
+        "outputs": int(stats.output_size_in_bytes),
+        "constants": sum(int(a.size) for a in assignment.buffer_allocations
+                         if a.is_constant),
+    }

@@ -1,7 +1,6 @@
 #include "passes/tensor_splitter/region.h"
 
 #include <algorithm>
-#include <atomic>
 #include <deque>
 #include <optional>
 #include <unordered_set>
@@ -77,9 +76,6 @@ bool FeedsFloatEquality(const HloInstruction* producer) {
   }
   return false;
 }
-
-// Members added by every region growth so far (see RegionMembersGrown).
-std::atomic<int64_t> members_grown{0};
 
 // The two ways following a member's users fails for the member itself:
 // VisitUsers below and DoomedSeeds share them, so both say the same.
@@ -308,7 +304,6 @@ class RegionGrower {
       return Because(instruction->name() + ": inconsistent split dimension");
     }
     region_->members.emplace(instruction, member);
-    members_grown.fetch_add(1, std::memory_order_relaxed);
     if (!dim.is_reduced_away()) {
       int64_t bytes = sharding_.DeviceByteSize(*instruction, dim.dimension());
       region_->max_bytes_per_unit =
@@ -510,8 +505,6 @@ WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshol
   RegionGrower grower(threshold, largest_sink, region, sharding, follow_limit, large_sums);
   return grower.Grow(starts);
 }
-
-int64_t RegionMembersGrown() { return members_grown.load(std::memory_order_relaxed); }
 
 DoomedSeeds::DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t follow_limit,
                          const ShardingAnalysis& sharding) {

@@ -90,7 +90,8 @@ struct RegionStart {
 // are what one device holds, and no member or sliced input may be cut between
 // devices along the split (`sharding`, which must outlive the region).
 // `large_sums` lets a sum over the split dimension exceed the threshold when it
-// is smaller than what the loop slices (Options::large_sums).
+// is smaller than what the loop slices (Options::large_sums). On failure
+// `region` keeps the members grown before the refusal: the growth's work.
 WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
                         int64_t follow_limit, SplitRegion* region,
                         const ShardingAnalysis& sharding, bool large_sums = false);
@@ -116,11 +117,6 @@ class DoomedSeeds {
   const Cause* Find(const HloInstruction* instruction, int64_t dim) const;
   std::unordered_map<const HloInstruction*, std::vector<Cause>> reasons_;
 };
-
-// Members added to regions by every BuildSplitRegion of the
-// process so far: the splitter's work, which tests hold to linear growth in
-// the program's size (wall time would be a flaky measure of the same).
-int64_t RegionMembersGrown();
 
 }  // namespace exla
 

@@ -132,8 +132,10 @@ bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit,
 // A small consumer joins as a sink, an oversized one with its own users, and
 // either only where the region can still be built (the grower refuses one
 // that needs another's result, directly or through values outside the loop).
+// `members_grown` counts the members of every region tried (PassRecord).
 void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64_t limit,
-                    int64_t follow_limit, const ShardingAnalysis& sharding, bool large_sums) {
+                    int64_t follow_limit, const ShardingAnalysis& sharding, bool large_sums,
+                    int64_t* members_grown) {
   // Each consumer is tried once: a try regrows the whole region, and a
   // consumer that cannot join rarely can after another joined.
   std::set<std::pair<const HloInstruction*, int>> tried;
@@ -165,8 +167,10 @@ void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64
           std::vector<RegionStart> more = *starts;
           more.push_back(start);
           SplitRegion larger;
-          if (!BuildSplitRegion(more, limit, follow_limit, &larger, sharding, large_sums).ok() ||
-              larger.size != region->size) {
+          const bool built =
+              BuildSplitRegion(more, limit, follow_limit, &larger, sharding, large_sums).ok();
+          *members_grown += static_cast<int64_t>(larger.members.size());
+          if (!built || larger.size != region->size) {
             continue;
           }
           *starts = std::move(more);
@@ -226,7 +230,7 @@ bool LoopCommunicates(const SplitRegion& region, const ShardingAnalysis& shardin
 SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
                         const DoomedSeeds* const doomed[2], const ShardingAnalysis& sharding,
                         bool large_sums, std::string* reason,
-                        std::unordered_set<int64_t>* reasons_seen) {
+                        std::unordered_set<int64_t>* reasons_seen, int64_t* members_grown) {
   SplitRegion talking;  // the first region whose loop communicates
   int64_t talking_dim = -1;
   for (int64_t dim : DimensionsBySize(seed->shape())) {
@@ -241,6 +245,7 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
       if (error.ok() && certain != nullptr) error = WhyNot::Because(*certain);
       if (error.ok()) {
         error = BuildSplitRegion(starts, limit, follow_limit, &region, sharding, large_sums);
+        *members_grown += static_cast<int64_t>(region.members.size());
       }
       if (error.ok() && region.size < 2) error = WhyNot::Because("extent 1");
       if (!error.ok()) {
@@ -253,7 +258,7 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
         }
         continue;
       }
-      JoinOtherUsers(&starts, &region, limit, follow_limit, sharding, large_sums);
+      JoinOtherUsers(&starts, &region, limit, follow_limit, sharding, large_sums, members_grown);
       if (talking_dim < 0 && LoopCommunicates(region, sharding)) {
         talking = std::move(region);
         talking_dim = dim;
@@ -272,18 +277,18 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
 // for all consumers is impossible, typically in gradient programs where
 // results of reductions over the big tensor flow back into other uses of it.
 SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
-                        const ShardingAnalysis& sharding, bool large_sums) {
+                        const ShardingAnalysis& sharding, bool large_sums,
+                        int64_t* members_grown) {
   for (int k = 0; k < sink->operand_count(); ++k) {
     HloInstruction* operand = sink->operand(k);
     if (!IsSplitCandidate(*operand, limit, sharding)) continue;
     for (int64_t dim : DimensionsBySize(operand->shape())) {
       SplitRegion region;
       std::vector<RegionStart> starts = {RegionStart::Sink(sink, k, dim)};
-      if (!BuildSplitRegion(starts, limit, limit, &region, sharding, large_sums).ok() ||
-          region.size < 2) {
-        continue;
-      }
-      JoinOtherUsers(&starts, &region, limit, limit, sharding, large_sums);
+      const bool built = BuildSplitRegion(starts, limit, limit, &region, sharding, large_sums).ok();
+      *members_grown += static_cast<int64_t>(region.members.size());
+      if (!built || region.size < 2) continue;
+      JoinOtherUsers(&starts, &region, limit, limit, sharding, large_sums, members_grown);
       return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size));
     }
   }
@@ -304,6 +309,7 @@ bool TensorSplitter::Run(HloModule* module) {
   // The yardstick for the work loops repeat: the program as it came in.
   const int64_t program_flops = module->entry() ? ComputationFlops(*module->entry()) : 0;
   int64_t recomputed_flops = 0;
+  int64_t region_members = 0;  // the search's work (PassRecord)
   // What one device holds; a module without shardings holds whole values.
   ShardingAnalysis sharding(*module);
   // (computation, limit) pairs; loop bodies we create are held to split_size.
@@ -338,7 +344,8 @@ bool TensorSplitter::Run(HloModule* module) {
           continue;
         }
         result = SplitAtSeed(instruction, limit, split_size, doomed, sharding, large_sums_,
-                             &reasons[instruction->name()], &reasons_seen[instruction->name()]);
+                             &reasons[instruction->name()], &reasons_seen[instruction->name()],
+                             &region_members);
         if (result.split) break;
         seeds_given_up.insert(instruction);
       }
@@ -347,7 +354,8 @@ bool TensorSplitter::Run(HloModule* module) {
           if (sinks_given_up.count(instruction) || !IsSinkCandidate(*instruction, limit, sharding)) {
             continue;
           }
-          result = SplitAtSink(instruction, limit, split_size, sharding, large_sums_);
+          result = SplitAtSink(instruction, limit, split_size, sharding, large_sums_,
+                               &region_members);
           if (result.split) break;
           sinks_given_up.insert(instruction);
         }
@@ -386,6 +394,7 @@ bool TensorSplitter::Run(HloModule* module) {
     }
   }
   record().recomputed_flops = recomputed_flops;
+  record().region_members = region_members;
   record().program_flops = program_flops;
   if (recomputed_flops > 0) Log(RecomputationNoteText(recomputed_flops, program_flops));
   return changed;

@@ -891,11 +891,10 @@ std::string Chain(int n, bool ends_in_reduction) {
   return text + "}\n";
 }
 
-// Members the splitter's region growths add while it runs on `text`.
+// Members the splitter's region growths add while it runs on `text`, as its
+// record counts them.
 int64_t GrowthWork(const std::string& text) {
-  const int64_t before = exla::RegionMembersGrown();
-  RunPass(kPass, text, SizeOptions(1000, 0));
-  return exla::RegionMembersGrown() - before;
+  return RunPass(kPass, text, SizeOptions(1000, 0)).record.region_members;
 }
 
 TEST(TensorSplitter, WorkGrowsLinearlyAlongAChainEndingInTheResult) {
@@ -914,6 +913,17 @@ TEST(TensorSplitter, WorkGrowsLinearlyAlongAChainEndingInAReduction) {
   const int64_t large = GrowthWork(Chain(2000, true));
   EXPECT_GT(small, 0);
   EXPECT_LE(large, 2 * small + 100) << small << " members for 1000, " << large << " for 2000";
+}
+
+TEST(TensorSplitter, GrowthWorkBelongsToOneRun) {
+  // The count is the run's own: a second run of the same pass object on the
+  // same module reports the same figure, not the sum of both.
+  exla::TensorSplitter splitter(1000, 0);
+  const std::string text = Chain(100, true);
+  const int64_t first = RunPassObject(splitter, text).record.region_members;
+  const int64_t second = RunPassObject(splitter, text).record.region_members;
+  EXPECT_GT(first, 0);
+  EXPECT_EQ(first, second);
 }
 
 TEST(TensorSplitter, UnsplitNoteGivesEveryDimensionsReason) {
