@@ -1,16 +1,22 @@
 #include "analysis/buffer_model.h"
 
 #include <algorithm>
+#include <string>
 
 #include "ir/computation.h"
 
 namespace exla {
 namespace {
 
+// XLA CPU sums more than this many elements per result as a tree (a
+// reduce-window over windows of this size, then a reduce), for accuracy.
+constexpr int64_t kTreeReductionWindow = 32;
+
 // Instructions that are a view of their operand's buffer: a reshape of a
 // row-major array is a bitcast once XLA has assigned layouts, a tuple is a
 // table of its operands' buffers, exla's bridge removes copies before XLA
-// sees the module.
+// sees the module, XLA's simplifier removes identity transposes, slices
+// and conversions.
 bool IsView(const HloInstruction& instruction) {
   switch (instruction.opcode()) {
     case HloOpcode::kBitcast:
@@ -21,7 +27,21 @@ bool IsView(const HloInstruction& instruction) {
     case HloOpcode::kAddDependency:
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kDomain:
+    case HloOpcode::kSetDimensionSize:  // bounds a static dimension: no data moves
       return true;
+    case HloOpcode::kTranspose: {  // the identity permutation: XLA removes it
+      const std::vector<int64_t> dims = instruction.dimensions();
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] != static_cast<int64_t>(i)) return false;
+      }
+      return true;
+    }
+    case HloOpcode::kSlice:  // of the whole operand: XLA removes it
+      return instruction.operand_count() == 1 &&
+             instruction.shape().dims() == instruction.operand(0)->shape().dims();
+    case HloOpcode::kConvert:  // to its own type: XLA removes it
+      return instruction.operand_count() == 1 &&
+             instruction.operand(0)->shape().element_type() == instruction.shape().element_type();
     default:
       return false;
   }
@@ -75,6 +95,8 @@ bool ReusesOperandElements(const HloInstruction& consumer, int operand_index) {
 bool FusesOperand(const HloInstruction& consumer, int operand_index) {
   if (FusesMatrixOfDot(consumer, operand_index)) return true;
   if (!FusesProducers(consumer)) return false;
+  // A tree reduction's reduce-window reads its input from memory.
+  if (IsTreeReduction(consumer)) return operand_index >= consumer.operand_count() / 2;
   switch (consumer.opcode()) {
     case HloOpcode::kDynamicUpdateSlice:
     case HloOpcode::kScatter:
@@ -188,8 +210,26 @@ bool IsExpensive(const HloInstruction& instruction) {
   }
 }
 
+// The extent a reduction folds into each of its results.
+int64_t ReducedExtent(const HloInstruction& reduce) {
+  int64_t extent = 1;
+  const Shape& input = reduce.operand(0)->shape();
+  for (int64_t d : reduce.dimensions()) {
+    if (d >= 0 && d < input.rank()) extent *= input.dim(static_cast<int>(d));
+  }
+  return extent;
+}
+
+bool IsTreeReduction(const HloInstruction& instruction) {
+  return instruction.Is(HloOpcode::kReduce) && instruction.shape().IsArray() &&
+         instruction.operand_count() == 2 && instruction.operand(0)->shape().IsArray() &&
+         ReducedExtent(instruction) > kTreeReductionWindow;
+}
+
 bool IsTopK(const HloInstruction& instruction) {
   if (!instruction.Is(HloOpcode::kSort) || instruction.users().empty()) return false;
+  // XLA CPU's top-k kernel takes f32 keys only.
+  if (instruction.operand(0)->shape().element_type() != PrimitiveType::kF32) return false;
   for (const HloInstruction* user : instruction.users()) {
     const bool through_element = user->Is(HloOpcode::kGetTupleElement);
     if (!through_element && !user->Is(HloOpcode::kSlice)) return false;
@@ -218,6 +258,23 @@ int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes
 }
 
 int64_t ScratchBytes(const HloInstruction& instruction) {
+  // XLA CPU expands Cholesky and triangular solves into loops over blocks
+  // that keep copies of the matrices beside the result.
+  if (instruction.Is(HloOpcode::kCholesky)) return 2 * instruction.shape().ByteSize();
+  if (instruction.Is(HloOpcode::kTriangularSolve) && instruction.operand_count() == 2) {
+    return instruction.operand(0)->shape().ByteSize() + instruction.shape().ByteSize();
+  }
+  // Only f32 grouped (depthwise) convolutions have a kernel of their own;
+  // others become one dense convolution over a filter expanded by groups.
+  if (instruction.Is(HloOpcode::kConvolution) && instruction.operand_count() == 2 &&
+      instruction.shape().element_type() != PrimitiveType::kF32) {
+    const int64_t groups = std::stoll(instruction.RawAttribute("feature_group_count").value_or("1"));
+    if (groups > 1) return groups * instruction.operand(1)->shape().ByteSize();
+  }
+  if (IsTreeReduction(instruction)) {  // the reduce-window's partial sums
+    const int64_t partials = (ReducedExtent(instruction) + kTreeReductionWindow - 1) / kTreeReductionWindow;
+    return partials * instruction.shape().ByteSize();
+  }
   if (!instruction.Is(HloOpcode::kSelectAndScatter) || instruction.operand_count() < 2) return 0;
   // One s32 iota per dimension of the operand; the reduce-window's value and
   // index per source element; the indices concatenated for the scatter.

@@ -39,8 +39,13 @@ bool FusesProducers(const HloInstruction& instruction);
 // XLA writes it once instead (transcendental functions, divisions).
 bool IsExpensive(const HloInstruction& instruction);
 
-// Whether XLA turns the sort `instruction` into a top-k: every result it
-// hands on is a leading slice along the sorted dimension.
+// Whether XLA CPU rewrites the reduction `instruction` into a tree: a
+// reduce-window over windows of 32 elements, which reads its input from
+// memory, then a reduce of the partial sums.
+bool IsTreeReduction(const HloInstruction& instruction);
+
+// Whether XLA turns the sort `instruction` into a top-k: f32 keys, and every
+// result it hands on is a slice.
 bool IsTopK(const HloInstruction& instruction);
 
 // Bytes of leaf `leaf` of what `instruction` defines as XLA CPU writes it
@@ -48,7 +53,9 @@ bool IsTopK(const HloInstruction& instruction);
 int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes);
 
 // Scratch memory XLA's expansion of `instruction` holds while it runs (a
-// select-and-scatter becomes iotas, a variadic reduce-window and a scatter).
+// tree reduction's partial sums; a select-and-scatter becomes iotas, a
+// variadic reduce-window and a scatter;
+// Cholesky and triangular solves become loops over copies of the matrices).
 int64_t ScratchBytes(const HloInstruction& instruction);
 
 // How XLA CPU holds the value `instruction` defines, judged from its

@@ -68,9 +68,8 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 2 * 65536);
 }
 
-TEST(MemoryModel, BroadcastIntoReductionIsNeverFormed) {
-  // The n x n matrix exists only inside the reduction's loop.
-  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+// Row sums of x[:, None] - x[None, :] for x of @ elements.
+constexpr char kRowSums[] = R"(HloModule m
 
 add {
   a = f32[] parameter(0)
@@ -79,16 +78,38 @@ add {
 }
 
 ENTRY e {
-  x = f32[1000]{0} parameter(0)
-  bx = f32[1000,1000]{1,0} broadcast(x), dimensions={0}
-  by = f32[1000,1000]{1,0} broadcast(x), dimensions={1}
-  d = f32[1000,1000]{1,0} subtract(bx, by)
+  x = f32[@]{0} parameter(0)
+  bx = f32[@,@]{1,0} broadcast(x), dimensions={0}
+  by = f32[@,@]{1,0} broadcast(x), dimensions={1}
+  d = f32[@,@]{1,0} subtract(bx, by)
   z = f32[] constant(0)
-  ROOT r = f32[1000]{0} reduce(d, z), dimensions={1}, to_apply=add
+  ROOT r = f32[@]{0} reduce(d, z), dimensions={1}, to_apply=add
 }
-)"));
+)";
+
+std::string RowSums(int n) {
+  std::string text = kRowSums;
+  for (size_t at = text.find('@'); at != std::string::npos; at = text.find('@', at)) {
+    text.replace(at, 1, std::to_string(n));
+  }
+  return text;
+}
+
+TEST(MemoryModel, ShortReductionFusesItsInput) {
+  // 20 terms per sum: the 20 x 20 matrix exists only inside the reduction's
+  // loop (XLA plans 80 + 80 bytes).
+  const MemoryPrediction p = PredictMemory(RowSums(20));
   EXPECT_EQ(p.temp_bytes, 0);
-  EXPECT_EQ(p.peak_bytes(), 8000);
+  EXPECT_EQ(p.peak_bytes(), 160);
+}
+
+TEST(MemoryModel, LongReductionReadsItsInputFromMemory) {
+  // 1000 terms per sum: XLA CPU sums as a tree (a reduce-window over
+  // windows of 32, then a reduce), which reads the whole 1000 x 1000 matrix
+  // from memory beside 32 partial sums per row: XLA plans 4,128,000 bytes
+  // of temporaries.
+  const MemoryPrediction p = PredictMemory(RowSums(1000));
+  EXPECT_EQ(p.temp_bytes, 4000000 + 32 * 1000 * 4);
 }
 
 TEST(MemoryModel, ConstantsAreCounted) {
