@@ -51,6 +51,15 @@ def _summary(comparisons) -> str:
     return "\n".join(lines)
 
 
+def test_docstring_examples():
+    import doctest
+
+    import exla.predict
+
+    result = doctest.testmod(exla.predict)
+    assert result.attempted > 0 and result.failed == 0
+
+
 def test_corpus_is_large_and_varied(comparisons):
     assert len(comparisons) >= MIN_MODULES, len(comparisons)
     variants = {c.module.variant for c in comparisons}
