@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
-#include <numeric>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
