@@ -1,5 +1,5 @@
-"""Command line: ``python -m experiments <name> [options]``, ``python -m experiments report``
-or ``python -m experiments corpus_report``."""
+"""Command line: ``python -m experiments <name> [options]``, ``python -m experiments report``,
+``python -m experiments corpus_report`` or ``python -m experiments memory_model``."""
 
 from __future__ import annotations
 
@@ -58,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         from experiments import corpus_report
 
         return corpus_report.main(argv[1:])
+    if argv[:1] == ["memory_model"]:  # the memory model against XLA, on the corpus
+        from experiments import memory_model
+
+        return memory_model.main(argv[1:])
     args = _parser().parse_args(argv)
     if args.name != "report" and not args.report_only:
         from experiments.harness.backends import flags_env, limit_of

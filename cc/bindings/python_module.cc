@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "analysis/memory_model.h"
 #include "api/exla.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -189,6 +190,27 @@ py::dict Signature(const std::string& text) {
   return result;
 }
 
+// The memory model's figures for a module (analysis/memory_model.h).
+py::dict PredictMemoryData(const std::string& text) {
+  MemoryPrediction prediction;
+  {
+    py::gil_scoped_release release;
+    std::unique_ptr<HloModule> module = ParseHloModule(text);
+    VerifyModuleOrThrow(*module, text);  // a prediction for a malformed module would mislead
+    prediction = PredictMemory(*module);
+  }
+  py::dict data;
+  data["argument_bytes"] = prediction.argument_bytes;
+  data["output_bytes"] = prediction.output_bytes;
+  data["alias_bytes"] = prediction.alias_bytes;
+  data["temp_bytes"] = prediction.temp_bytes;
+  data["live_bytes"] = prediction.live_bytes;
+  data["constant_bytes"] = prediction.constant_bytes;
+  data["buffers"] = prediction.buffers;
+  data["peak_bytes"] = prediction.peak_bytes();
+  return data;
+}
+
 }  // namespace
 }  // namespace exla
 
@@ -220,4 +242,7 @@ PYBIND11_MODULE(_exla, m) {
   m.def("tensor_sizes", &exla::TensorSizes, py::arg("text"),
         "[(computation, instruction, opcode, bytes, shape)] for every array-shaped instruction; "
         "bytes are what one device holds of a sharded module.");
+  m.def("predict_memory", &exla::PredictMemoryData, py::arg("text"),
+        "The memory model's prediction of XLA CPU's buffer assignment: {argument_bytes, "
+        "output_bytes, alias_bytes, temp_bytes, live_bytes, constant_bytes, buffers, peak_bytes}.");
 }

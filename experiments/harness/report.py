@@ -174,6 +174,9 @@ def write_report(results_dir: Path = RESULTS_DIR) -> Path:
 
     lines += ["## Headlines", "", *headline_table(results_dir), ""]
     lines += memory_limit_section(results_dir)
+    from experiments.memory_model import memory_model_section
+
+    lines += memory_model_section(results_dir)
     for name, module_name in EXPERIMENTS.items():
         rows = read_rows(results_dir / f"{name}.csv")
         if not rows:

@@ -28,7 +28,8 @@ from exla import _fault_injection
 from exla.errors import ExlaError
 
 __all__ = ["extension", "optimize", "round_trip", "verify", "module_summary", "tensor_sizes",
-           "read_signature", "available_passes", "default_pipeline", "cleanup_passes"]
+           "read_signature", "available_passes", "default_pipeline", "cleanup_passes",
+           "predict_memory"]
 
 # An error message longer than this is cut: a C++ message that quotes a whole
 # module would otherwise flood a log line.
@@ -113,6 +114,11 @@ def tensor_sizes(text: str) -> list:
 def read_signature(text: str) -> dict:
     """The entry signature as the C++ parser reads it (see :mod:`exla._hlo_signature`)."""
     return _call("read_signature", text)
+
+
+def predict_memory(text: str) -> dict:
+    """The memory model's figures for a module (see :mod:`exla.predict`)."""
+    return _call("predict_memory", text)
 
 
 @functools.lru_cache(maxsize=None)

@@ -138,4 +138,17 @@ def explain_text(name: str, text: str, options: Options, *, platform: str,
     explanation.conversion_seconds = conversion
     explanation.exla_seconds = lowering_seconds + report.seconds + conversion
     explanation.planned_memory_error = planned_error
+    explanation.predicted_peak_bytes = _predicted_peaks(name, text, explanation.hlo_after)
     return explanation
+
+
+def _predicted_peaks(name: str, before: str, after: str) -> tuple[int, int] | None:
+    """The memory model's peak of the module before and after, or None (logged) if it fails."""
+    from exla.errors import ExlaError
+    from exla.predict import predict_peak
+
+    try:
+        return predict_peak(before), predict_peak(after)
+    except (ValueError, ExlaError) as exc:
+        _log.warning("exla.explain(%s): the memory model has no prediction: %s", name, exc)
+        return None

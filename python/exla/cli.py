@@ -4,6 +4,7 @@
                                  [--memory-limit SIZE]
                                  [--passes a,b] [--dump-dir DIR]
                                  [--output FILE] [--no-memory]
+    python -m exla predict FILE
     python -m exla passes
 
 ``optimize`` reads HLO text or a serialized ``HloModuleProto`` (``-`` reads
@@ -11,6 +12,9 @@ standard input), writes the optimised HLO text to standard output (or
 ``--output``) and a short report to standard error. Bad input (a missing file,
 malformed HLO, a bad size or pass name) gives a one-line error and exit
 status 2; an internal failure gives exit status 1.
+
+``predict`` prints the memory model's prediction of XLA's planned peak for a
+module (arguments, outputs, temporaries, constants) without compiling it.
 """
 
 from __future__ import annotations
@@ -91,6 +95,12 @@ def _build_parser() -> argparse.ArgumentParser:
                           help="write the optimised HLO to FILE instead of stdout")
     optimize.add_argument("--no-memory", action="store_true",
                           help="skip XLA's planned memory before/after (needs no jax then)")
+
+    predict = commands.add_parser(
+        "predict", help="predict XLA's planned memory of an HLO module",
+        description="Prints the memory model's prediction of XLA CPU's planned peak "
+        "(arguments + outputs - aliased + temporaries + constants), without compiling.")
+    predict.add_argument("file", metavar="FILE", help="HLO text or serialized HloModuleProto; '-' for stdin")
 
     commands.add_parser("demo", help="run the out-of-memory demonstration "
                         "(python -m exla demo --help)", add_help=False)
@@ -178,6 +188,25 @@ def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return status
 
 
+def _predict(args: argparse.Namespace, stdout: TextIO) -> int:
+    from exla.errors import ExlaError
+    from exla.options import format_size
+    from exla.predict import predict_memory
+
+    text = _read_input(args.file)
+    try:
+        p = predict_memory(text)
+    except ValueError as e:
+        raise _Failure(f"{args.file}: {_one_line(e)}") from None
+    except ExlaError as e:
+        raise _Failure(f"{args.file}: {_one_line(e)}", _EXIT_FAILURE) from None
+    print(f"predicted peak: {p.peak_bytes} bytes ({format_size(p.peak_bytes)}): arguments "
+          f"{format_size(p.argument_bytes)}, outputs {format_size(p.output_bytes)}, aliased "
+          f"{format_size(p.alias_bytes)}, temporaries {format_size(p.temp_bytes)} "
+          f"({p.buffers} buffers), constants {format_size(p.constant_bytes)}", file=stdout)
+    return 0
+
+
 def _passes(stdout: TextIO) -> int:
     from exla.optimize import available_passes, default_pipeline
 
@@ -203,6 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "optimize":
             return _optimize(args, sys.stdout, sys.stderr)
+        if args.command == "predict":
+            return _predict(args, sys.stdout)
         return _passes(sys.stdout)
     except _Failure as e:
         print(f"{_PROG}: error: {e}", file=sys.stderr)

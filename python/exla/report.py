@@ -56,6 +56,10 @@ class Report:
       devices: the devices a sharded module is partitioned over (1 for a
         module without shardings). Sizes, thresholds and planned memory are
         then per device.
+      predicted_peak_bytes: exla's memory model's prediction of XLA's
+        planned peak (arguments, outputs, temporaries and constants) of the
+        input and of the output, ``(before, after)``, when reported (see
+        :func:`exla.predict_peak`).
 
     >>> import exla
     >>> hlo = "HloModule m\\n\\nENTRY e {\\n  x = f32[4] parameter(0)\\n  d = f32[4] negate(x)\\n  ROOT y = f32[4] add(x, x)\\n}"
@@ -80,6 +84,7 @@ class Report:
     planned_peak_bytes: int | None = None
     limit_plan: Any = None
     devices: int = 1
+    predicted_peak_bytes: tuple[int, int] | None = None
 
     @property
     def changed_passes(self) -> list[str]:
@@ -146,6 +151,10 @@ class Report:
             lines.append(
                 f"planned temp memory (XLA CPU): {format_size(self.planned_temp_bytes_before)} -> "
                 f"{format_size(self.planned_temp_bytes_after)}")
+        if self.predicted_peak_bytes is not None:
+            before, after = self.predicted_peak_bytes
+            lines.append(f"predicted peak (exla's memory model): {format_size(before)} -> "
+                         f"{format_size(after)}")
         lines.append(f"instructions: {self.instructions_before} -> {self.instructions_after}")
         if self.limit_plan is not None:
             lines.extend(self.limit_plan.summary())

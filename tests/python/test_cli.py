@@ -79,10 +79,30 @@ def test_passes_command(run):
     assert "* tensor-splitter" in out and "default pipeline:" in out
 
 
+def test_predict_command(run, kmv_file):
+    import re
+
+    import exla
+    from exla.bridge import xla as bridge
+
+    done = run("predict", str(kmv_file))
+    assert done.returncode == 0, done.stderr.decode()
+    out = done.stdout.decode()
+    peak = int(re.match(r"predicted peak: (\d+) bytes \(", out).group(1))
+    text = kmv_file.read_text()
+    assert peak == exla.predict_peak(text)
+    assert "temporaries" in out and "constants" in out
+    # The 4 MB exp(X Xᵀ) is the one temporary: XLA plans what the model says.
+    planned = bridge.planned_memory(text).total_bytes
+    assert planned <= peak <= 1.1 * planned, (peak, planned)
+
+
 @pytest.mark.parametrize("args, content, expected", [
     (["optimize", "{missing}"], None, "cannot read"),
     (["optimize", "{file}"], "HloModule m\n\nENTRY e {\n  p = f32[2 parameter(0)\n}\n", "line 4, column"),
     (["optimize", "{file}"], "", "is empty"),
+    (["predict", "{file}"], "HloModule m\n\nENTRY e {\n  p = f32[2 parameter(0)\n}\n", "line 4, column"),
+    (["predict", "{missing}"], None, "cannot read"),
     (["optimize", "{file}", "--threshold", "12 parsecs"], "HloModule m", "invalid size '12 parsecs'"),
     (["optimize", "{file}", "--passes", "nope"], "HloModule m\nENTRY e {\n ROOT p = f32[] parameter(0)\n}\n",
      "unknown pass 'nope'"),

@@ -46,6 +46,22 @@ def test_report_of_a_rewritten_program():
         assert expected in text
 
 
+def test_report_gives_the_memory_models_prediction():
+    # The model's figure for the program before and after, next to XLA's own
+    # plan of the same modules (constants included).
+    import exla
+    from exla.bridge import xla as bridge
+
+    report = exla.explain(kernel_matvec, *_inputs(), threshold="100KB")
+    before, after = report.predicted_peak_bytes
+    assert (before, after) == (exla.predict_peak(report.hlo_before),
+                               exla.predict_peak(report.hlo_after))
+    planned_before = bridge.planned_memory(report.hlo_before).total_bytes
+    assert planned_before <= before <= 1.1 * planned_before
+    assert after < before / 8
+    assert "predicted peak (exla's memory model): 8." in str(report)
+
+
 def test_report_of_an_unchanged_program():
     import exla
 

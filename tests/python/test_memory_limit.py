@@ -313,3 +313,30 @@ def test_attention_gradients_fit_in_one_pass_without_recomputation():
     actual = _run(explanation.hlo_after, args)
     reference = [np.asarray(r) for r in fwd_bwd(*(tf.constant(a) for a in (x, *weights)))]
     _assert_as_close_to(reference, actual, expected)
+
+
+def _constant_program(n: int) -> str:
+    """x * c for a parameter x and a literal c of n distinct-valued floats."""
+    values = ", ".join(str((i % 97) / 8) for i in range(n))
+    return (f"HloModule constant_{n}\n\nENTRY constant_{n} {{\n"
+            f"  x = f32[{n}] parameter(0)\n  c = f32[{n}] constant({{{values}}})\n"
+            f"  ROOT m = f32[{n}] multiply(x, c)\n}}\n")
+
+
+def test_constants_count_in_the_limit():
+    # A 1 MB argument, a 1 MB result and a 1 MB literal: the process holds
+    # 3 MB, so a 2.5 MB limit is not met although arguments, outputs and
+    # temporaries fit it.
+    from exla.bridge import xla as bridge
+
+    text = _constant_program(250_000)
+    stats = bridge.planned_memory(text)
+    assert stats.constant_bytes == 1_000_000
+    without_constants = stats.temp_bytes + stats.argument_bytes + stats.output_bytes
+    assert without_constants < 2_500_000 < stats.total_bytes == without_constants + 1_000_000
+    with pytest.raises(exla.ExlaError, match="cannot fit the program in memory limit 2.5 MB"):
+        exla.optimize_hlo(text, memory_limit="2500KB", strict=True)
+    _, report = exla.optimize_hlo(text, memory_limit="3500KB", strict=True)
+    assert report.within_memory_limit
+    assert report.planned_peak_bytes == stats.total_bytes >= 3_000_000
+    assert exla.predict_peak(text) == stats.total_bytes  # the model counts it too

@@ -71,6 +71,8 @@ class MemoryStats:
       output_bytes: memory of the results (including tuple index tables).
       alias_bytes: output memory that aliases parameters (donated buffers).
       generated_code_bytes: size of the generated code (0 on the CPU).
+      constant_bytes: the literals the executable holds (buffer assignment's
+        constant allocations), which none of the figures above include.
     """
 
     temp_bytes: int
@@ -78,11 +80,14 @@ class MemoryStats:
     output_bytes: int
     alias_bytes: int
     generated_code_bytes: int
+    constant_bytes: int = 0
 
     @property
     def total_bytes(self) -> int:
-        """Arguments, outputs not aliased to arguments, and temporaries."""
-        return self.temp_bytes + self.argument_bytes + self.output_bytes - self.alias_bytes
+        """Arguments, outputs not aliased to arguments, temporaries and constants:
+        what the program makes the process hold."""
+        return (self.temp_bytes + self.argument_bytes + self.output_bytes - self.alias_bytes
+                + self.constant_bytes)
 
 
 class _Xla:
@@ -544,4 +549,57 @@ def planned_memory(text: str, *, devices: int | None = None) -> MemoryStats:
         output_bytes=int(stats.output_size_in_bytes),
         alias_bytes=int(stats.alias_size_in_bytes),
         generated_code_bytes=int(stats.generated_code_size_in_bytes),
+        constant_bytes=constant_bytes(bytes(stats.serialized_buffer_assignment_proto)),
     )
+
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        byte = data[i]
+        value |= (byte & 0x7F) << shift
+        i += 1
+        if byte < 0x80:
+            return value, i
+        shift += 7
+
+
+def _fields(data: bytes):
+    """``(field number, wire type, value)`` of a protobuf message's top level."""
+    i = 0
+    while i < len(data):
+        key, i = _varint(data, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _varint(data, i)
+        elif wire == 1:
+            value, i = data[i:i + 8], i + 8
+        elif wire == 2:
+            length, i = _varint(data, i)
+            value, i = data[i:i + length], i + length
+        elif wire == 5:
+            value, i = data[i:i + 4], i + 4
+        else:
+            raise ValueError(f"unexpected protobuf wire type {wire}")
+        yield number, wire, value
+
+
+# Field numbers of xla/service/hlo.proto: BufferAssignmentProto.buffer_allocations,
+# BufferAllocationProto.size and .is_constant.
+_ALLOCATIONS, _SIZE, _IS_CONSTANT = 3, 2, 12
+
+
+def constant_bytes(buffer_assignment: bytes) -> int:
+    """Bytes of the constant allocations of a serialized ``BufferAssignmentProto``.
+
+    Read from the wire format directly: the proto's Python classes ship only
+    with TensorFlow, whose import costs seconds that a JAX user should not pay.
+    """
+    total = 0
+    for number, wire, allocation in _fields(buffer_assignment):
+        if number != _ALLOCATIONS or wire != 2:
+            continue
+        fields = {n: v for n, w, v in _fields(allocation) if w == 0}
+        if fields.get(_IS_CONSTANT):
+            total += fields.get(_SIZE, 0)
+    return total

@@ -193,3 +193,27 @@ def test_shardy_module_with_result_shardings_compiles_with_shardy():
     # partitioner would fail on the Shardy custom calls.
     stats = bridge.planned_memory(SHARDY_RESULTS)
     assert stats.argument_bytes == 64 * 4 * 4 // 8
+
+
+def test_planned_memory_counts_constant_allocations():
+    # A 4 KB literal read by a loop: one constant allocation, in none of the
+    # temp/argument/output figures, counted in total_bytes.
+    values = ", ".join(str(i / 4) for i in range(1000))
+    text = ("HloModule c\n\nENTRY c {\n  x = f32[1000] parameter(0)\n"
+            f"  c = f32[1000] constant({{{values}}})\n  ROOT y = f32[1000] add(x, c)\n}}\n")
+    stats = bridge.planned_memory(text)
+    assert stats.constant_bytes == 4000
+    assert stats.total_bytes == stats.argument_bytes + stats.output_bytes + stats.temp_bytes + 4000
+
+
+def test_constant_bytes_reads_the_wire_format():
+    # The hand-written reader against protobuf's own parser (TensorFlow's classes).
+    from tensorflow.compiler.xla.service import hlo_pb2
+
+    proto = hlo_pb2.BufferAssignmentProto()
+    for index, (size, constant) in enumerate([(300, True), (70000, False), (5, True)]):
+        allocation = proto.buffer_allocations.add(index=index, size=size, is_constant=constant)
+        allocation.assigned.add(logical_buffer_id=index, offset=0, size=size)
+    proto.logical_buffers.add(id=0, size=300)
+    assert bridge.constant_bytes(proto.SerializeToString()) == 305
+    assert bridge.constant_bytes(b"") == 0

@@ -1,0 +1,309 @@
+#include "analysis/buffer_model.h"
+
+#include <algorithm>
+#include <string>
+
+#include "ir/computation.h"
+
+namespace exla {
+namespace {
+
+// XLA CPU sums more than this many elements per result as a tree (a
+// reduce-window over windows of this size, then a reduce), for accuracy.
+constexpr int64_t kTreeReductionWindow = 32;
+
+// Instructions that are a view of their operand's buffer: a reshape of a
+// row-major array is a bitcast once XLA has assigned layouts, a tuple is a
+// table of its operands' buffers, exla's bridge removes copies before XLA
+// sees the module, XLA's simplifier removes identity transposes, slices
+// and conversions.
+bool IsView(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kBitcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kCopy:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kTuple:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
+    case HloOpcode::kSetDimensionSize:  // bounds a static dimension: no data moves
+      return true;
+    case HloOpcode::kTranspose: {  // the identity permutation: XLA removes it
+      const std::vector<int64_t> dims = instruction.dimensions();
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] != static_cast<int64_t>(i)) return false;
+      }
+      return true;
+    }
+    case HloOpcode::kSlice:  // of the whole operand: XLA removes it
+      return instruction.operand_count() == 1 &&
+             instruction.shape().dims() == instruction.operand(0)->shape().dims();
+    case HloOpcode::kConvert:  // to its own type: XLA removes it
+      return instruction.operand_count() == 1 &&
+             instruction.operand(0)->shape().element_type() == instruction.shape().element_type();
+    default:
+      return false;
+  }
+}
+
+// A transpose read only by dots and convolutions is folded into their
+// dimension numbers (XLA's transpose folding): no buffer.
+bool FoldedIntoDots(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kTranspose) || instruction.users().empty()) return false;
+  if (instruction.parent()->root() == &instruction) return false;
+  for (const HloInstruction* user : instruction.users()) {
+    if (!user->Is(HloOpcode::kDot) && !user->Is(HloOpcode::kConvolution)) return false;
+  }
+  return true;
+}
+
+// XLA CPU computes a matrix-vector product (one side's free dimensions all
+// of size 1, that side small) as a loop of its own, into which it fuses the
+// producers of the matrix; other dots call a GEMM that reads buffers.
+constexpr int64_t kSmallVectorBytes = 16 * 1024;
+
+bool FusesMatrixOfDot(const HloInstruction& dot, int operand_index) {
+  if (!dot.Is(HloOpcode::kDot) || dot.operand_count() != 2) return false;
+  const DotDimensions dims = dot.dot_dimensions();
+  if (!dims.lhs_batch.empty()) return false;
+  const HloInstruction* vector = dot.operand(1 - operand_index);
+  const std::vector<int64_t>& contracting =
+      operand_index == 0 ? dims.rhs_contracting : dims.lhs_contracting;
+  int64_t free = vector->shape().ElementCount();
+  for (int64_t d : contracting) free /= std::max<int64_t>(1, vector->shape().dim(static_cast<int>(d)));
+  return free == 1 && vector->shape().ByteSize() <= kSmallVectorBytes;
+}
+
+// Consumers that read an element of the operand more than once per element
+// they write: folding an expensive producer into them would recompute it.
+bool ReusesOperandElements(const HloInstruction& consumer, int operand_index) {
+  if (FusesMatrixOfDot(consumer, operand_index)) return false;
+  switch (consumer.opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kGather:
+    case HloOpcode::kDot:
+    case HloOpcode::kConvolution:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether `consumer` folds its operand `operand_index` into its loop.
+bool FusesOperand(const HloInstruction& consumer, int operand_index) {
+  if (FusesMatrixOfDot(consumer, operand_index)) return true;
+  if (!FusesProducers(consumer)) return false;
+  // A tree reduction's reduce-window reads its input from memory.
+  if (IsTreeReduction(consumer)) return operand_index >= consumer.operand_count() / 2;
+  switch (consumer.opcode()) {
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kScatter:
+      // Operand 0 is the buffer written in place.
+      return operand_index != 0;
+    case HloOpcode::kGather:
+      return operand_index != 0;  // the gathered array is read at random
+    default:
+      return true;
+  }
+}
+
+// Whether every use of `producer` through `user` (looking through views) is
+// folded into a loop, and none reuses elements when `expensive`.
+bool FusedThrough(const HloInstruction& producer, const HloInstruction& user, bool expensive) {
+  if (user.Is(HloOpcode::kTuple) || user.Is(HloOpcode::kGetTupleElement)) return false;
+  if (FoldedIntoDots(user)) return false;  // the dot reads the producer's buffer
+  if (IsView(user)) {
+    if (user.parent()->root() == &user) return false;  // the view is a result: written out
+    for (const HloInstruction* next : user.users()) {
+      if (!FusedThrough(user, *next, expensive)) return false;
+    }
+    return true;
+  }
+  for (int i = 0; i < user.operand_count(); ++i) {
+    if (user.operand(i) != &producer) continue;
+    if (!FusesOperand(user, i) || (expensive && ReusesOperandElements(user, i))) return false;
+  }
+  return true;
+}
+
+bool FusedIntoUsers(const HloInstruction& instruction) {
+  if (instruction.parent()->root() == &instruction) return false;
+  if (instruction.users().empty()) return true;  // dead: XLA removes it
+  const bool expensive = IsExpensive(instruction);
+  if (expensive && instruction.user_count() > 1) return false;  // not duplicated
+  for (const HloInstruction* user : instruction.users()) {
+    if (!FusedThrough(instruction, *user, expensive)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsLoopFusible(const HloInstruction& instruction) {
+  if (instruction.IsElementwise()) return true;
+  switch (instruction.opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kIota:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kReduce:
+      return instruction.shape().IsArray();
+    default:
+      return false;
+  }
+}
+
+bool FusesProducers(const HloInstruction& instruction) {
+  if (instruction.IsElementwise()) return true;
+  switch (instruction.opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kReduce:
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kGather:
+    case HloOpcode::kMap:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsExpensive(const HloInstruction& instruction) {
+  const bool floating = instruction.shape().IsArray() &&
+                        (IsFloatingPointType(instruction.shape().element_type()) ||
+                         IsComplexType(instruction.shape().element_type()));
+  switch (instruction.opcode()) {
+    case HloOpcode::kAtan2:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kCos:
+    case HloOpcode::kErf:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kPower:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSin:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+      return true;
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+      return floating;
+    case HloOpcode::kReduce:
+      return true;  // a reduction folded twice is computed twice
+    default:
+      return false;
+  }
+}
+
+// The extent a reduction folds into each of its results.
+int64_t ReducedExtent(const HloInstruction& reduce) {
+  int64_t extent = 1;
+  const Shape& input = reduce.operand(0)->shape();
+  for (int64_t d : reduce.dimensions()) {
+    if (d >= 0 && d < input.rank()) extent *= input.dim(static_cast<int>(d));
+  }
+  return extent;
+}
+
+bool IsTreeReduction(const HloInstruction& instruction) {
+  return instruction.Is(HloOpcode::kReduce) && instruction.shape().IsArray() &&
+         instruction.operand_count() == 2 && instruction.operand(0)->shape().IsArray() &&
+         ReducedExtent(instruction) > kTreeReductionWindow;
+}
+
+bool IsTopK(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kSort) || instruction.users().empty()) return false;
+  // XLA CPU's top-k kernel takes f32 keys only.
+  if (instruction.operand(0)->shape().element_type() != PrimitiveType::kF32) return false;
+  for (const HloInstruction* user : instruction.users()) {
+    const bool through_element = user->Is(HloOpcode::kGetTupleElement);
+    if (!through_element && !user->Is(HloOpcode::kSlice)) return false;
+    if (through_element) {
+      if (user->users().empty()) return false;
+      for (const HloInstruction* slice : user->users()) {
+        if (!slice->Is(HloOpcode::kSlice)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes) {
+  if (!IsTopK(instruction)) return bytes;
+  int64_t largest = 0;
+  for (const HloInstruction* user : instruction.users()) {
+    const bool element = user->Is(HloOpcode::kGetTupleElement);
+    if (element && user->IntAttribute("index").value_or(-1) != leaf) continue;
+    if (!element) largest = std::max(largest, user->shape().ByteSize());
+    for (const HloInstruction* slice : element ? user->users() : std::vector<HloInstruction*>{}) {
+      largest = std::max(largest, slice->shape().ByteSize());
+    }
+  }
+  return std::min(bytes, largest);
+}
+
+int64_t ScratchBytes(const HloInstruction& instruction) {
+  // XLA CPU expands Cholesky and triangular solves into loops over blocks
+  // that keep copies of the matrices beside the result.
+  if (instruction.Is(HloOpcode::kCholesky)) return 2 * instruction.shape().ByteSize();
+  if (instruction.Is(HloOpcode::kTriangularSolve) && instruction.operand_count() == 2) {
+    return instruction.operand(0)->shape().ByteSize() + instruction.shape().ByteSize();
+  }
+  // Only f32 grouped (depthwise) convolutions have a kernel of their own;
+  // others become one dense convolution over a filter expanded by groups.
+  if (instruction.Is(HloOpcode::kConvolution) && instruction.operand_count() == 2 &&
+      instruction.shape().element_type() != PrimitiveType::kF32) {
+    const int64_t groups = std::stoll(instruction.RawAttribute("feature_group_count").value_or("1"));
+    if (groups > 1) return groups * instruction.operand(1)->shape().ByteSize();
+  }
+  if (IsTreeReduction(instruction)) {  // the reduce-window's partial sums
+    const int64_t partials = (ReducedExtent(instruction) + kTreeReductionWindow - 1) / kTreeReductionWindow;
+    return partials * instruction.shape().ByteSize();
+  }
+  if (!instruction.Is(HloOpcode::kSelectAndScatter) || instruction.operand_count() < 2) return 0;
+  // One s32 iota per dimension of the operand; the reduce-window's value and
+  // index per source element; the indices concatenated for the scatter.
+  const Shape& operand = instruction.operand(0)->shape();
+  const Shape& source = instruction.operand(1)->shape();
+  const int64_t rank = operand.rank();
+  const int64_t index_bytes = 4 * rank;
+  return operand.ElementCount() * index_bytes +
+         source.ElementCount() * (source.ByteSize() / std::max<int64_t>(1, source.ElementCount()) + index_bytes) +
+         source.ElementCount() * index_bytes;
+}
+
+Holding HoldingOf(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kParameter:
+      return Holding::kParameter;
+    case HloOpcode::kConstant:
+      return Holding::kConstant;
+    default:
+      break;
+  }
+  if (IsView(instruction) || FoldedIntoDots(instruction)) return Holding::kOperand;
+  // A top-k numbers its elements itself: the iota of indices goes.
+  if (instruction.Is(HloOpcode::kIota) && instruction.user_count() == 1 &&
+      IsTopK(*instruction.users()[0])) {
+    return Holding::kFused;
+  }
+  if (IsLoopFusible(instruction) && FusedIntoUsers(instruction)) return Holding::kFused;
+  return Holding::kOwn;
+}
+
+}  // namespace exla

@@ -1,0 +1,67 @@
+// Which values of an unfused module XLA's CPU backend gives a buffer.
+//
+// exla sees a module before XLA's fusion; XLA's buffer assignment sees it
+// after. On the CPU, instruction fusion folds cheap producers (elementwise
+// arithmetic, broadcasts, slices, reshapes, transposes, iotas, reductions
+// that feed elementwise work) into the loop of the consumer that reads them,
+// so only the fusion's result is written to memory; a producer whose
+// consumer cannot take it into its loop (a dot, a while, a custom call, the
+// entry result) is written out. These rules reproduce those decisions well
+// enough to predict the buffers; where unsure they choose a buffer (the
+// prediction then errs high, never low).
+#ifndef EXLA_ANALYSIS_BUFFER_MODEL_H_
+#define EXLA_ANALYSIS_BUFFER_MODEL_H_
+
+#include <cstdint>
+
+#include "ir/instruction.h"
+
+namespace exla {
+
+// How XLA CPU holds the value one instruction defines.
+enum class Holding {
+  kFused,      // computed inside its users' loops: no buffer
+  kOwn,        // written to a buffer of its own
+  kOperand,    // the buffer of an operand (bitcast, reshape, tuple, copy...)
+  kParameter,  // a parameter: the caller's buffer
+  kConstant,   // a literal of the executable
+};
+
+// Whether XLA's instruction fusion may fold `instruction` into a consumer
+// (a loop-fusible producer).
+bool IsLoopFusible(const HloInstruction& instruction);
+
+// Whether `instruction` reads its operands inside a fused loop, so that a
+// fusible producer can be folded into it.
+bool FusesProducers(const HloInstruction& instruction);
+
+// Whether duplicating `instruction` into several consumers costs enough that
+// XLA writes it once instead (transcendental functions, divisions).
+bool IsExpensive(const HloInstruction& instruction);
+
+// Whether XLA CPU rewrites the reduction `instruction` into a tree: a
+// reduce-window over windows of 32 elements, which reads its input from
+// memory, then a reduce of the partial sums.
+bool IsTreeReduction(const HloInstruction& instruction);
+
+// Whether XLA turns the sort `instruction` into a top-k: f32 keys, and every
+// result it hands on is a slice.
+bool IsTopK(const HloInstruction& instruction);
+
+// Bytes of leaf `leaf` of what `instruction` defines as XLA CPU writes it
+// (a top-k writes only its k leading elements).
+int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes);
+
+// Scratch memory XLA's expansion of `instruction` holds while it runs (a
+// tree reduction's partial sums; a select-and-scatter becomes iotas, a
+// variadic reduce-window and a scatter;
+// Cholesky and triangular solves become loops over copies of the matrices).
+int64_t ScratchBytes(const HloInstruction& instruction);
+
+// How XLA CPU holds the value `instruction` defines, judged from its
+// opcode and its users.
+Holding HoldingOf(const HloInstruction& instruction);
+
+}  // namespace exla
+
+#endif  // EXLA_ANALYSIS_BUFFER_MODEL_H_

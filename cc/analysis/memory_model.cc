@@ -1,0 +1,491 @@
+#include "analysis/memory_model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/buffer_model.h"
+#include "analysis/heap_packing.h"
+#include "analysis/schedule.h"
+#include "ir/computation.h"
+#include "ir/parser.h"
+
+namespace exla {
+namespace {
+
+// XLA's CPU backend aligns every buffer of its heap to 64 bytes.
+constexpr int64_t kAlignment = 64;
+// A tuple's buffer is a table of pointers to its elements' buffers.
+constexpr int64_t kPointerBytes = 8;
+
+void FlattenLeaves(const Shape& shape, std::vector<int64_t>* bytes) {
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) FlattenLeaves(element, bytes);
+    return;
+  }
+  bytes->push_back(shape.IsArray() ? shape.ByteSize() : 0);
+}
+
+int64_t LeafCount(const Shape& shape) {
+  std::vector<int64_t> bytes;
+  FlattenLeaves(shape, &bytes);
+  return static_cast<int64_t>(bytes.size());
+}
+
+// Bytes of the pointer tables of a tuple shape, nested tuples included.
+int64_t TupleTableBytes(const Shape& shape) {
+  if (!shape.IsTuple()) return 0;
+  int64_t bytes = kPointerBytes * static_cast<int64_t>(shape.tuple_shapes().size());
+  for (const Shape& element : shape.tuple_shapes()) bytes += TupleTableBytes(element);
+  return bytes;
+}
+
+// One array (or token) that an instruction defines: a leaf of its shape.
+struct Leaf {
+  const HloInstruction* instruction = nullptr;
+  int64_t bytes = 0;
+};
+
+// What one set of aliased leaves (one buffer) has, merged over its leaves.
+struct Group {
+  int64_t bytes = 0;
+  int64_t start = -1;
+  int64_t end = -1;
+  bool materialised = false;  // some leaf is written to memory
+  bool argument = false;      // an entry parameter
+  bool constant = false;      // a literal
+  bool output = false;        // an entry result
+
+  bool IsTemporary() const { return materialised && !argument && !constant && !output; }
+};
+
+// Builds the buffers of a module, their lives on XLA's schedule and the
+// figures of buffer assignment.
+class ModuleMemory {
+ public:
+  explicit ModuleMemory(const HloModule& module) : module_(module) {}
+
+  MemoryPrediction Predict() {
+    const HloComputation& entry = *module_.entry();
+    Walk(entry);
+    AliasViewsAndControlFlow();
+    RecordUses();
+    ShareInPlace();
+    return Figures(entry);
+  }
+
+ private:
+  // --- leaves and union-find -------------------------------------------
+  const std::vector<int>& LeavesOf(const HloInstruction* instruction) {
+    auto it = leaves_.find(instruction);
+    if (it != leaves_.end()) return it->second;
+    std::vector<int64_t> bytes;
+    FlattenLeaves(instruction->shape(), &bytes);
+    std::vector<int>& ids = leaves_[instruction];
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      ids.push_back(static_cast<int>(leaf_.size()));
+      leaf_.push_back({instruction, LeafBytes(*instruction, static_cast<int64_t>(i), bytes[i])});
+      parent_.push_back(static_cast<int>(parent_.size()));
+    }
+    return ids;
+  }
+
+  int Find(int leaf) {
+    while (parent_[leaf] != leaf) leaf = parent_[leaf] = parent_[parent_[leaf]];
+    return leaf;
+  }
+
+  void Union(int a, int b) { parent_[Find(a)] = Find(b); }
+
+  // Leaves [first, first + count) of `instruction` alias all of `other`'s.
+  void UnionRange(const HloInstruction* instruction, int64_t first, const HloInstruction* other) {
+    const std::vector<int>& mine = LeavesOf(instruction);
+    const std::vector<int>& theirs = LeavesOf(other);
+    for (size_t i = 0; i < theirs.size() && first + static_cast<int64_t>(i) < static_cast<int64_t>(mine.size()); ++i) {
+      Union(mine[first + i], theirs[i]);
+    }
+  }
+
+  Holding HoldingOfCached(const HloInstruction* instruction) {
+    auto it = holding_.find(instruction);
+    if (it != holding_.end()) return it->second;
+    return holding_[instruction] = HoldingOf(*instruction);
+  }
+
+  // --- the schedule ------------------------------------------------------
+  // Gives every instruction of `computation` (and of the computations its
+  // control flow runs, at the point where it runs them) a step.
+  void Walk(const HloComputation& computation) {
+    computations_.push_back(&computation);
+    auto bytes = [this](const HloInstruction& i) {
+      return HoldingOfCached(&i) == Holding::kOwn ? i.shape().ByteSize() : int64_t{0};
+    };
+    for (const HloInstruction* instruction : DepthFirstSchedule(computation, bytes)) {
+      LeavesOf(instruction);
+      start_[instruction] = ++clock_;
+      for (const HloComputation* called : RunComputations(*instruction)) Walk(*called);
+      end_[instruction] = clock_ == start_[instruction] ? clock_ : ++clock_;
+    }
+  }
+
+  // The computations an instruction runs as control flow (not the scalar
+  // computations of reductions, sorts and maps, which fusion inlines).
+  static std::vector<const HloComputation*> RunComputations(const HloInstruction& instruction) {
+    std::vector<const HloComputation*> result;
+    switch (instruction.opcode()) {
+      case HloOpcode::kWhile:
+        result.push_back(instruction.CalledComputation("condition"));
+        result.push_back(instruction.CalledComputation("body"));
+        break;
+      case HloOpcode::kConditional:
+      case HloOpcode::kCall:
+        for (const HloComputation* c : instruction.called_computations()) result.push_back(c);
+        break;
+      default:
+        break;
+    }
+    result.erase(std::remove(result.begin(), result.end(), nullptr), result.end());
+    return result;
+  }
+
+  // --- aliasing ----------------------------------------------------------
+  void AliasViewsAndControlFlow() {
+    for (const HloComputation* computation : computations_) {
+      for (const auto& owned : computation->instructions()) {
+        const HloInstruction* instruction = owned.get();
+        if (!start_.count(instruction)) continue;
+        switch (instruction->opcode()) {
+          case HloOpcode::kTuple: {
+            int64_t first = 0;
+            for (const HloInstruction* operand : instruction->operands()) {
+              UnionRange(instruction, first, operand);
+              first += LeafCount(operand->shape());
+            }
+            break;
+          }
+          case HloOpcode::kGetTupleElement: {
+            const HloInstruction* tuple = instruction->operand(0);
+            const int64_t index = instruction->IntAttribute("index").value_or(0);
+            int64_t first = 0;
+            for (int64_t i = 0; i < index && i < static_cast<int64_t>(tuple->shape().tuple_shapes().size()); ++i) {
+              first += LeafCount(tuple->shape().tuple_shape(i));
+            }
+            UnionRange(tuple, first, instruction);
+            break;
+          }
+          case HloOpcode::kWhile:
+            AliasWhile(*instruction);
+            break;
+          case HloOpcode::kConditional:
+          case HloOpcode::kCall:
+            AliasCalls(*instruction);
+            break;
+          default:
+            if (HoldingOfCached(instruction) == Holding::kOperand && instruction->operand_count() > 0 &&
+                LeafCount(instruction->shape()) == LeafCount(instruction->operand(0)->shape())) {
+              UnionRange(instruction, 0, instruction->operand(0));
+            }
+            break;
+        }
+      }
+    }
+  }
+
+  // Whether the body hands element `index` of its parameter back unchanged.
+  static bool PassesThrough(const HloComputation& body, int64_t index) {
+    const HloInstruction* root = body.root();
+    if (!root->Is(HloOpcode::kTuple) || index >= root->operand_count()) return false;
+    const HloInstruction* element = root->operand(static_cast<int>(index));
+    return element->Is(HloOpcode::kGetTupleElement) && element->operand(0)->Is(HloOpcode::kParameter) &&
+           element->IntAttribute("index").value_or(-1) == index;
+  }
+
+  // A while loop's state is one set of buffers, shared by its result, the
+  // parameters of its body and condition and the body's result. Its initial
+  // value is written into it in place when the loop is its last reader or
+  // the body only reads it; otherwise XLA copies it in first.
+  void AliasWhile(const HloInstruction& loop) {
+    const HloComputation* body = loop.CalledComputation("body");
+    const HloComputation* condition = loop.CalledComputation("condition");
+    if (body == nullptr || condition == nullptr) return;
+    UnionRange(&loop, 0, body->parameter(0));
+    UnionRange(&loop, 0, condition->parameter(0));
+    UnionRange(&loop, 0, body->root());
+    const HloInstruction* init = loop.operand(0);
+    const std::vector<int>& state = LeavesOf(&loop);
+    const std::vector<int>& initial = LeavesOf(init);
+    const bool flat = loop.shape().IsTuple() && init->Is(HloOpcode::kTuple) &&
+                      static_cast<int64_t>(state.size()) == init->operand_count();
+    for (size_t k = 0; k < state.size() && k < initial.size(); ++k) {
+      bool in_place = PassesThrough(*body, static_cast<int64_t>(k));
+      if (!in_place && flat) {
+        const HloInstruction* element = init->operand(static_cast<int>(k));
+        const Holding h = HoldingOfCached(element);
+        in_place = element->user_count() == 1 && h == Holding::kOwn;
+      }
+      if (in_place) Union(state[k], initial[k]);
+    }
+  }
+
+  // A called computation reads its operands where they are and writes its
+  // result where the caller's result is.
+  void AliasCalls(const HloInstruction& instruction) {
+    for (const HloComputation* callee : instruction.called_computations()) {
+      if (callee == nullptr) continue;
+      UnionRange(&instruction, 0, callee->root());
+      const std::vector<HloInstruction*> parameters = callee->parameters();
+      // A conditional's operand 0 is the branch index.
+      const int offset = instruction.Is(HloOpcode::kConditional) ? 1 : 0;
+      for (size_t p = 0; p < parameters.size(); ++p) {
+        const int index = static_cast<int>(p) + offset;
+        if (index < instruction.operand_count() && instruction.Is(HloOpcode::kCall)) {
+          UnionRange(parameters[p], 0, instruction.operand(index));
+        } else if (index < instruction.operand_count() && parameters.size() == 1) {
+          UnionRange(parameters[p], 0, instruction.operand(index));
+        }
+      }
+    }
+  }
+
+  // --- lives -------------------------------------------------------------
+  // Whether `instruction` computes nothing of its own at its step: fusion
+  // folds it into its readers, or it is a view of such a value.
+  bool FoldedAway(const HloInstruction* instruction) {
+    const Holding h = HoldingOfCached(instruction);
+    if (h == Holding::kFused) return true;
+    if (h == Holding::kOperand && instruction->operand_count() == 1 &&
+        !instruction->Is(HloOpcode::kGetTupleElement) && !instruction->Is(HloOpcode::kTuple)) {
+      return FoldedAway(instruction->operand(0));
+    }
+    return false;
+  }
+
+  // The buffers `reader` reads at its step, looking through what fusion
+  // folds into it; `elementwise` says whether the path from each is
+  // elementwise (so that the reader may write over it).
+  void Inputs(const HloInstruction* reader, bool elementwise,
+              std::vector<std::pair<const HloInstruction*, bool>>* inputs) {
+    for (const HloInstruction* operand : reader->operands()) {
+      if (FoldedAway(operand)) {
+        Inputs(operand, elementwise && operand->IsElementwise(), inputs);
+      } else {
+        inputs->push_back({operand, elementwise});
+      }
+    }
+  }
+
+  void Use(const HloInstruction* instruction, int64_t step) {
+    for (int leaf : LeavesOf(instruction)) last_use_[leaf] = std::max(last_use_[leaf], step);
+  }
+
+  void RecordUses() {
+    last_use_.assign(leaf_.size(), -1);
+    for (const auto& [instruction, step] : start_) {
+      if (FoldedAway(instruction)) continue;
+      const Holding h = HoldingOfCached(instruction);
+      if (h == Holding::kOperand && !instruction->Is(HloOpcode::kCall)) continue;
+      if (h == Holding::kParameter || h == Holding::kConstant) continue;
+      std::vector<std::pair<const HloInstruction*, bool>> inputs;
+      Inputs(instruction, instruction->IsElementwise(), &inputs);
+      const int64_t at = instruction->Is(HloOpcode::kWhile) ? end_[instruction] : step;
+      for (const auto& input : inputs) Use(input.first, at);
+    }
+    for (const HloComputation* computation : computations_) {
+      // A computation's result is read when it returns.
+      Use(computation->root(), end_[computation->root()] + 1);
+    }
+  }
+
+  // XLA writes a dynamic-update-slice into the buffer it updates, and an
+  // elementwise loop over the buffer of an operand that dies there.
+  void ShareInPlace() {
+    IndexGroups();
+    std::vector<std::pair<int64_t, const HloInstruction*>> order;
+    for (const auto& [instruction, step] : start_) order.push_back({step, instruction});
+    std::sort(order.begin(), order.end());
+    for (const auto& [step, instruction] : order) {
+      if (HoldingOfCached(instruction) != Holding::kOwn || !instruction->shape().IsArray()) continue;
+      std::vector<std::pair<const HloInstruction*, bool>> candidates;
+      if (instruction->Is(HloOpcode::kDynamicUpdateSlice) || instruction->Is(HloOpcode::kScatter)) {
+        if (!FoldedAway(instruction->operand(0))) candidates.push_back({instruction->operand(0), true});
+      } else if (IsLoopFusible(*instruction)) {
+        Inputs(instruction, instruction->IsElementwise(), &candidates);
+      }
+      const int mine = LeavesOf(instruction)[0];
+      for (const auto& [operand, elementwise] : candidates) {
+        if (!elementwise || !operand->shape().IsArray()) continue;
+        const int theirs = LeavesOf(operand)[0];
+        if (leaf_[theirs].bytes != leaf_[mine].bytes || !Dies(theirs, step)) continue;
+        Merge(mine, theirs);
+        break;
+      }
+    }
+  }
+
+  // Per buffer (union-find root): its last reader's step, and whether it
+  // may not be written over (a parameter, a literal or an entry result).
+  void IndexGroups() {
+    group_last_.assign(leaf_.size(), -1);
+    group_pinned_.assign(leaf_.size(), false);
+    const HloInstruction* result = module_.entry()->root();
+    for (size_t i = 0; i < leaf_.size(); ++i) {
+      const int root = Find(static_cast<int>(i));
+      group_last_[root] = std::max(group_last_[root], last_use_[i]);
+      const Holding h = HoldingOfCached(leaf_[i].instruction);
+      if (h == Holding::kParameter || h == Holding::kConstant || leaf_[i].instruction == result) {
+        group_pinned_[root] = true;
+      }
+    }
+  }
+
+  void Merge(int a, int b) {
+    const int ra = Find(a), rb = Find(b);
+    if (ra == rb) return;
+    parent_[ra] = rb;
+    group_last_[rb] = std::max(group_last_[rb], group_last_[ra]);
+    group_pinned_[rb] = group_pinned_[rb] || group_pinned_[ra];
+  }
+
+  // Whether the buffer of `leaf` is a temporary whose last reader runs at `step`.
+  bool Dies(int leaf, int64_t step) {
+    const int root = Find(leaf);
+    return !group_pinned_[root] && group_last_[root] == step;
+  }
+
+  // --- figures -------------------------------------------------------------
+  std::unordered_map<int, Group> Groups(const HloComputation& entry) {
+    std::unordered_map<int, Group> groups;
+    for (size_t i = 0; i < leaf_.size(); ++i) {
+      const HloInstruction* instruction = leaf_[i].instruction;
+      Group& g = groups[Find(static_cast<int>(i))];
+      const int64_t start = start_[instruction];
+      g.start = g.start < 0 ? start : std::min(g.start, start);
+      g.end = std::max({g.end, last_use_[i], start});
+      const Holding h = HoldingOfCached(instruction);
+      const bool own = h == Holding::kOwn || instruction->Is(HloOpcode::kWhile) ||
+                       instruction->Is(HloOpcode::kConditional);
+      if (own && !FoldedAway(instruction)) {
+        g.materialised = true;
+        g.bytes = std::max(g.bytes, leaf_[i].bytes);
+      }
+      if (h == Holding::kParameter && instruction->parent() == &entry) g.argument = true;
+      if (h == Holding::kConstant) g.constant = true;
+    }
+    for (int leaf : LeavesOf(entry.root())) groups[Find(leaf)].output = true;
+    return groups;
+  }
+
+  // The pointer tables of tuple-shaped results (alive as long as their
+  // elements) and the scratch of expanded instructions (alive while they run).
+  void AddTablesAndScratch(const HloComputation& entry, std::vector<BufferLife>* lives) {
+    for (const auto& [instruction, step] : start_) {
+      if (const int64_t scratch = ScratchBytes(*instruction)) lives->push_back({scratch, step, step});
+      if (!instruction->shape().IsTuple() || instruction == entry.root()) continue;
+      const Holding h = HoldingOfCached(instruction);
+      if (h == Holding::kParameter || instruction->Is(HloOpcode::kGetTupleElement) ||
+          instruction->Is(HloOpcode::kCall)) {
+        continue;
+      }
+      int64_t end = instruction->Is(HloOpcode::kWhile) ? end_[instruction] : step;
+      for (int leaf : LeavesOf(instruction)) end = std::max(end, last_use_[leaf]);
+      lives->push_back({TupleTableBytes(instruction->shape()), step, end});
+    }
+  }
+
+  int64_t ConstantBytes() {
+    int64_t bytes = 0;
+    for (const HloComputation* computation : computations_) {
+      for (const auto& owned : computation->instructions()) {
+        const HloInstruction& c = *owned;
+        if (!c.Is(HloOpcode::kConstant) || !c.shape().IsArray() || c.users().empty()) continue;
+        // A scalar literal is folded into the loops that read it.
+        bool kept = c.shape().rank() > 0;
+        for (const HloInstruction* user : c.users()) kept = kept || !FusesProducers(*user);
+        if (kept) bytes += c.shape().ByteSize();
+      }
+    }
+    return bytes;
+  }
+
+  MemoryPrediction Figures(const HloComputation& entry) {
+    MemoryPrediction p;
+    for (const HloInstruction* parameter : entry.parameters()) {
+      p.argument_bytes += parameter->shape().ByteSize() + TupleTableBytes(parameter->shape());
+    }
+    p.output_bytes = entry.root()->shape().ByteSize() + TupleTableBytes(entry.root()->shape());
+    p.alias_bytes = AliasedOutputBytes(entry);
+    p.constant_bytes = ConstantBytes();
+    std::vector<BufferLife> lives;
+    for (const auto& [root, g] : Groups(entry)) {
+      if (g.IsTemporary() && g.bytes > 0) lives.push_back({g.bytes, g.start, g.end});
+    }
+    AddTablesAndScratch(entry, &lives);
+    p.buffers = static_cast<int64_t>(lives.size());
+    p.live_bytes = PeakLiveBytes(lives);
+    p.temp_bytes = PackedHeapBytes(lives, kAlignment);
+    return p;
+  }
+
+  // Bytes of the results the header's input_output_alias gives a
+  // parameter's buffer: `{ {0}: (1, {}, may-alias), {2}: (0, {}) }`.
+  int64_t AliasedOutputBytes(const HloComputation& entry) const {
+    const std::string& header = module_.header_attributes();
+    const size_t at = header.find("input_output_alias={");
+    if (at == std::string::npos) return 0;
+    const Shape& result = entry.root()->shape();
+    int64_t bytes = 0;
+    int depth = 0;
+    for (size_t i = at + 19; i < header.size(); ++i) {
+      const char c = header[i];
+      if (c == '{') {
+        ++depth;
+        if (depth == 2) {  // an output index: `{i, j}` at the outer level
+          const Shape* shape = &result;
+          size_t j = i + 1;
+          while (j < header.size() && header[j] != '}') {
+            if (std::isdigit(static_cast<unsigned char>(header[j]))) {
+              const int64_t index = std::stoll(header.substr(j));
+              if (shape->IsTuple() && index < static_cast<int64_t>(shape->tuple_shapes().size())) {
+                shape = &shape->tuple_shape(static_cast<int>(index));
+              }
+              while (j < header.size() && std::isdigit(static_cast<unsigned char>(header[j]))) ++j;
+            } else {
+              ++j;
+            }
+          }
+          if (header.find(':', j) == j + 1) bytes += shape->ByteSize();
+        }
+      } else if (c == '}') {
+        if (--depth == 0) break;
+      }
+    }
+    return bytes;
+  }
+
+  const HloModule& module_;
+  std::vector<const HloComputation*> computations_;
+  std::unordered_map<const HloInstruction*, std::vector<int>> leaves_;
+  std::unordered_map<const HloInstruction*, Holding> holding_;
+  std::unordered_map<const HloInstruction*, int64_t> start_, end_;
+  std::vector<Leaf> leaf_;
+  std::vector<int> parent_;
+  std::vector<int64_t> last_use_;
+  std::vector<int64_t> group_last_;
+  std::vector<bool> group_pinned_;
+  int64_t clock_ = 0;
+};
+
+}  // namespace
+
+MemoryPrediction PredictMemory(const HloModule& module) {
+  return ModuleMemory(module).Predict();
+}
+
+MemoryPrediction PredictMemory(const std::string& hlo_text) {
+  std::unique_ptr<HloModule> module = ParseHloModule(hlo_text);
+  return PredictMemory(*module);
+}
+
+}  // namespace exla

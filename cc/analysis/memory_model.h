@@ -1,0 +1,52 @@
+// A model of XLA's CPU buffer assignment: predicts, without compiling, the
+// memory XLA plans for a module (what `get_compiled_memory_stats()` reports,
+// plus the constants the executable embeds).
+//
+// XLA compiles a module in three steps that decide its memory: fusion
+// (elementwise chains become one loop that writes one buffer), a sequential
+// schedule of what is left (a memory-aware depth-first order on the CPU) and
+// buffer assignment (values whose lives do not overlap share memory, packed
+// into one heap by decreasing size, best fit). The model mirrors each step
+// on exla's IR (buffer_model.h says which values get a buffer of their own,
+// schedule.h gives the order, heap_packing.h packs the lives), so that a
+// plan can be judged in microseconds instead of an XLA compile.
+//
+// The prediction errs high rather than low: a value the model cannot place
+// gets a buffer of its own; a low prediction is what would break a limit.
+#ifndef EXLA_ANALYSIS_MEMORY_MODEL_H_
+#define EXLA_ANALYSIS_MEMORY_MODEL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "ir/module.h"
+
+namespace exla {
+
+// The figures of XLA's buffer assignment, predicted. Sizes in bytes.
+struct MemoryPrediction {
+  int64_t argument_bytes = 0;  // entry parameters
+  int64_t output_bytes = 0;    // entry results (tuple index tables included)
+  int64_t alias_bytes = 0;     // results that reuse a parameter (input_output_alias)
+  int64_t temp_bytes = 0;      // the heap of intermediate values, after packing
+  int64_t live_bytes = 0;      // the most intermediate bytes alive at one step
+  int64_t constant_bytes = 0;  // literals the executable holds
+  int64_t buffers = 0;         // intermediate buffers the heap holds
+
+  // Arguments + outputs - aliased + temporaries + constants: what the
+  // program makes the process hold, the figure a memory limit bounds.
+  int64_t peak_bytes() const {
+    return argument_bytes + output_bytes - alias_bytes + temp_bytes + constant_bytes;
+  }
+};
+
+// Predicts XLA CPU's buffer assignment of `module` (entry parameters as
+// XLA's own compile sees them; sizes per device for a module on one device).
+MemoryPrediction PredictMemory(const HloModule& module);
+
+// The same for HLO text. Throws std::invalid_argument on malformed text.
+MemoryPrediction PredictMemory(const std::string& hlo_text);
+
+}  // namespace exla
+
+#endif  // EXLA_ANALYSIS_MEMORY_MODEL_H_

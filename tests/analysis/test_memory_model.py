@@ -1,0 +1,88 @@
+"""exla's memory model (``exla.predict_peak``) against XLA's own buffer assignment.
+
+On every module of `tests/corpus/memory_corpus.py` (the corpus programs as
+lowered, rewritten by exla's pipeline at the forced threshold, and their f64
+variants: TensorFlow, tf_keras, GPflow, TFP, JAX, flax, optax), the model's
+predicted peak is compared with XLA's planned peak, constants included
+(`exla.bridge.xla.planned_memory`). The target of issue 27: within 10% for at
+least 90% of the modules and never more than 10% below. The model does not
+meet it yet (its error comes from what XLA's CPU pipeline does besides fusion
+and scheduling, listed in experiments/RESULTS.md), so the target is an xfail
+that turns into a failure once it is met, and the distribution measured when
+the model landed is a bar it may not fall below.
+
+The XLA figures are computed once per session (one compilation per module).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
+
+from corpus import memory_corpus  # noqa: E402
+from tests._extension import load_extension  # noqa: E402
+
+load_extension()
+
+# The distribution measured when the model landed (experiments/results/
+# memory_model.csv, 2026-11-25: 150 modules, 40% within 10%, 34% more than 10%
+# below), with a little room for lowering differences between runs.
+MIN_MODULES = 60
+MIN_WITHIN = 0.37
+MAX_TOO_LOW = 0.37
+
+
+@pytest.fixture(scope="session")
+def comparisons() -> list[memory_corpus.Comparison]:
+    return [memory_corpus.compare(m) for m in memory_corpus.modules()]
+
+
+def _summary(comparisons) -> str:
+    ordered = sorted(comparisons, key=lambda c: c.ratio)
+    lines = [f"{len(comparisons)} modules, {sum(c.within for c in comparisons)} within "
+             f"{memory_corpus.TOLERANCE:.0%}, {sum(c.too_low for c in comparisons)} more than "
+             f"{memory_corpus.TOLERANCE:.0%} below"]
+    lines += [f"  {c.ratio:6.3f}  {c.module.label}: predicted {c.predicted}, XLA {c.xla}"
+              for c in ordered if not c.within]
+    return "\n".join(lines)
+
+
+def test_docstring_examples():
+    import doctest
+
+    import exla.predict
+
+    result = doctest.testmod(exla.predict)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_corpus_is_large_and_varied(comparisons):
+    assert len(comparisons) >= MIN_MODULES, len(comparisons)
+    variants = {c.module.variant for c in comparisons}
+    assert {"original", "rewritten", "f64", "f64-rewritten"} <= variants, variants
+    assert {c.module.source for c in comparisons} == {"tensorflow", "jax"}
+
+
+def test_distribution_does_not_regress(comparisons):
+    print("\n" + _summary(comparisons))
+    within = sum(c.within for c in comparisons) / len(comparisons)
+    too_low = sum(c.too_low for c in comparisons) / len(comparisons)
+    assert within >= MIN_WITHIN, _summary(comparisons)
+    assert too_low <= MAX_TOO_LOW, _summary(comparisons)
+
+
+@pytest.mark.xfail(strict=True, reason="the model is not yet within the target of issue 27")
+def test_issue_27_target(comparisons):
+    within = sum(c.within for c in comparisons) / len(comparisons)
+    assert within >= 0.9 and not any(c.too_low for c in comparisons), _summary(comparisons)
+
+
+def test_prediction_is_fast(comparisons):
+    # The point of a model: microseconds to milliseconds against an XLA compile.
+    model = sum(c.predict_seconds for c in comparisons)
+    xla = sum(c.xla_seconds for c in comparisons)
+    assert model < xla / 20, (model, xla)

@@ -1,0 +1,214 @@
+// The memory model (analysis/memory_model.h): which values get a buffer,
+// how long they live on XLA's schedule and how they pack into one heap.
+// Each module is small enough to count its bytes by hand; the corpus test
+// (tests/analysis/test_memory_model.py) compares with XLA itself.
+#include <string>
+#include <vector>
+
+#include "analysis/heap_packing.h"
+#include "analysis/memory_model.h"
+#include "analysis/schedule.h"
+#include "ir/computation.h"
+#include "ir/parser.h"
+#include "tests/cc/test_harness.h"
+
+namespace {
+
+using exla::BufferLife;
+using exla::MemoryPrediction;
+using exla::PredictMemory;
+
+TEST(MemoryModel, ElementwiseChainWritesOnlyItsResult) {
+  // Fusion folds negate and add into the exponential's loop: no temporary.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[256]{0} parameter(0)
+  n = f32[256]{0} negate(x)
+  a = f32[256]{0} add(n, x)
+  ROOT r = f32[256]{0} exponential(a)
+}
+)"));
+  EXPECT_EQ(p.argument_bytes, 1024);
+  EXPECT_EQ(p.output_bytes, 1024);
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.peak_bytes(), 2048);
+}
+
+TEST(MemoryModel, DotOperandIsWrittenOut) {
+  // A GEMM reads buffers: the exponential feeding it is a temporary.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[64,32]{1,0} parameter(0)
+  y = f32[32,16]{1,0} parameter(1)
+  ex = f32[64,32]{1,0} exponential(x)
+  ROOT d = f32[64,16]{1,0} dot(ex, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 64 * 32 * 4);
+  EXPECT_EQ(p.buffers, 1);
+}
+
+TEST(MemoryModel, TemporariesThatDoNotOverlapShareMemory) {
+  // d1 dies at d2, d2 dies at the root: at most two are alive together, and
+  // the third reuses the first's memory.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[128,128]{1,0} parameter(0)
+  d1 = f32[128,128]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d2 = f32[128,128]{1,0} dot(d1, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d3 = f32[128,128]{1,0} dot(d2, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT d4 = f32[128,128]{1,0} dot(d3, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.buffers, 3);
+  EXPECT_EQ(p.live_bytes, 2 * 65536);
+  EXPECT_EQ(p.temp_bytes, 2 * 65536);
+}
+
+// Row sums of x[:, None] - x[None, :] for x of @ elements.
+constexpr char kRowSums[] = R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[@]{0} parameter(0)
+  bx = f32[@,@]{1,0} broadcast(x), dimensions={0}
+  by = f32[@,@]{1,0} broadcast(x), dimensions={1}
+  d = f32[@,@]{1,0} subtract(bx, by)
+  z = f32[] constant(0)
+  ROOT r = f32[@]{0} reduce(d, z), dimensions={1}, to_apply=add
+}
+)";
+
+std::string RowSums(int n) {
+  std::string text = kRowSums;
+  for (size_t at = text.find('@'); at != std::string::npos; at = text.find('@', at)) {
+    text.replace(at, 1, std::to_string(n));
+  }
+  return text;
+}
+
+TEST(MemoryModel, ShortReductionFusesItsInput) {
+  // 20 terms per sum: the 20 x 20 matrix exists only inside the reduction's
+  // loop (XLA plans 80 + 80 bytes).
+  const MemoryPrediction p = PredictMemory(RowSums(20));
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.peak_bytes(), 160);
+}
+
+TEST(MemoryModel, LongReductionReadsItsInputFromMemory) {
+  // 1000 terms per sum: XLA CPU sums as a tree (a reduce-window over
+  // windows of 32, then a reduce), which reads the whole 1000 x 1000 matrix
+  // from memory beside 32 partial sums per row: XLA plans 4,128,000 bytes
+  // of temporaries.
+  const MemoryPrediction p = PredictMemory(RowSums(1000));
+  EXPECT_EQ(p.temp_bytes, 4000000 + 32 * 1000 * 4);
+}
+
+TEST(MemoryModel, ConstantsAreCounted) {
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[4]{0} parameter(0)
+  c = f32[4]{0} constant({1, 2, 3, 4})
+  ROOT r = f32[4]{0} add(x, c)
+}
+)"));
+  EXPECT_EQ(p.constant_bytes, 16);
+  EXPECT_EQ(p.peak_bytes(), 16 + 16 + 16);
+}
+
+TEST(MemoryModel, AliasedResultIsNotCountedTwice) {
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m, input_output_alias={ {0}: (0, {}, may-alias) }
+
+ENTRY e {
+  x = f32[100]{0} parameter(0)
+  n = f32[100]{0} negate(x)
+  z = f32[] constant(0)
+  ROOT t = (f32[100]{0}, f32[]) tuple(n, z)
+}
+)"));
+  EXPECT_EQ(p.output_bytes, 404 + 16);  // the arrays and the tuple's table
+  EXPECT_EQ(p.alias_bytes, 400);
+}
+
+TEST(MemoryModel, WhileLoopReadsItsInputsInPlace) {
+  // The loop only reads x: its state shares x's buffer (no copy); the
+  // accumulator is the loop's own.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+cond {
+  s = (s32[], f32[1000]{0}, f32[1000]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ten = s32[] constant(10)
+  ROOT lt = pred[] compare(i, ten), direction=LT
+}
+
+body {
+  s = (s32[], f32[1000]{0}, f32[1000]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[1000]{0} get-tuple-element(s), index=1
+  acc = f32[1000]{0} get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  sum = f32[1000]{0} add(acc, x)
+  ROOT t = (s32[], f32[1000]{0}, f32[1000]{0}) tuple(next, x, sum)
+}
+
+ENTRY e {
+  x = f32[1000]{0} parameter(0)
+  z = f32[] constant(0)
+  zero = f32[1000]{0} broadcast(z), dimensions={}
+  i0 = s32[] constant(0)
+  init = (s32[], f32[1000]{0}, f32[1000]{0}) tuple(i0, x, zero)
+  w = (s32[], f32[1000]{0}, f32[1000]{0}) while(init), condition=cond, body=body
+  ROOT r = f32[1000]{0} get-tuple-element(w), index=2
+}
+)"));
+  EXPECT_EQ(p.argument_bytes, 4000);
+  EXPECT_EQ(p.output_bytes, 4000);
+  // No temporary as large as x: x is not copied, the accumulator is the output.
+  EXPECT_LT(p.temp_bytes, 4000);
+}
+
+TEST(HeapPacking, PeakAndBestFit) {
+  // a and c never meet: c fits in a's place; b lives throughout.
+  const std::vector<BufferLife> lives = {{100, 0, 1}, {50, 0, 3}, {100, 2, 3}};
+  EXPECT_EQ(exla::PeakLiveBytes(lives), 150);
+  EXPECT_EQ(exla::PackedHeapBytes(lives, 1), 150);
+  // Aligned to 64 bytes, the 50-byte buffer starts at 128.
+  EXPECT_EQ(exla::PackedHeapBytes(lives, 64), 178);
+}
+
+TEST(Schedule, HeavierOperandFirst) {
+  // Both operands of the root are dots; the one defining more bytes runs
+  // first, so that its inputs die before the lighter one starts.
+  std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(R"(HloModule m
+
+ENTRY e {
+  x = f32[64,64]{1,0} parameter(0)
+  small = f32[64,1]{1,0} parameter(1)
+  light = f32[64,1]{1,0} dot(x, small), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  heavy = f32[64,64]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[64,1]{1,0} dot(heavy, light), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  const auto order = exla::DepthFirstSchedule(
+      *module->entry(), [](const exla::HloInstruction& i) { return i.shape().ByteSize(); });
+  std::vector<std::string> names;
+  for (const exla::HloInstruction* i : order) names.push_back(i->name());
+  const auto at = [&](const std::string& n) {
+    return std::find(names.begin(), names.end(), n) - names.begin();
+  };
+  EXPECT_LT(at("heavy"), at("light"));
+  EXPECT_EQ(names.back(), "r");
+}
+
+}  // namespace
