@@ -50,7 +50,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from exla import _gradients, _tf_program
 from exla.errors import ExlaError, MemoryLimitError
-from exla.options import keyword_bool
+from exla._entry_settings import check_passes, split_settings, takes_settings
+from exla.options import explicit_settings
 from exla.program_info import ProgramInfo
 from exla._tracing import (call_unpatched, eager_context, exla_is_tracing, exla_tracing,
                            is_tensor, mark_internal, not_converted, spec_of)
@@ -113,32 +114,6 @@ def _strict_error(name: str, exc: BaseException) -> ExlaError:
     return ExlaError(f"exla failed on function {name!r}: {type(exc).__name__}: {exc}")
 
 
-def _checked_overrides(threshold: int | str | None, split_size: int | str | None,
-                       passes: Sequence[str] | None,
-                       memory_limit: int | str | None = None) -> dict[str, Any]:
-    """The explicit options of an exla function; bad sizes or pass names fail at once.
-
-    >>> _checked_overrides("1GB", None, ["dce"])
-    {'threshold': 1000000000, 'split_size': None, 'memory_limit': None, 'passes': ('dce',)}
-    """
-    from exla.options import parse_size
-
-    if passes is not None:
-        from exla.optimize import available_passes
-
-        passes = (passes,) if isinstance(passes, str) else tuple(passes)
-        unknown = [p for p in passes if p not in available_passes()]
-        if unknown:
-            raise ValueError(f"unknown exla passes {unknown}; available: {available_passes()}")
-    return {
-        "threshold": None if threshold is None else parse_size(threshold, flag="threshold"),
-        "split_size": None if split_size is None else parse_size(split_size, flag="split_size"),
-        "memory_limit": (None if memory_limit is None
-                         else parse_size(memory_limit, flag="memory_limit")),
-        "passes": passes,
-    }
-
-
 _call_state = threading.local()
 
 
@@ -176,10 +151,9 @@ class ExlaFunction:
     (True, 2.0, 1000000)
     """
 
-    def __init__(self, fn: Callable[..., Any], *, threshold: int | str | None = None,
-                 split_size: int | str | None = None, passes: Sequence[str] | None = None,
-                 strict: bool = False, name: str | None = None, _internal: bool = False,
-                 memory_limit: int | str | None = None, fast_math: bool = False) -> None:
+    @takes_settings()
+    def __init__(self, fn: Callable[..., Any], *, name: str | None = None, _internal: bool = False,
+                 **settings: Any) -> None:
         tf = _tf()
         from tensorflow.python.eager.polymorphic_function import polymorphic_function
 
@@ -198,9 +172,10 @@ class ExlaFunction:
         self._tf_fn = tf_fn
         self._python_function = getattr(tf_fn, "python_function", fn)
         self._name = name or getattr(self._python_function, "__name__", None) or "function"
-        self._overrides = _checked_overrides(threshold, split_size, passes, memory_limit)
-        self._strict = keyword_bool(strict, name="strict")
-        self._fast_math = keyword_bool(fast_math, name="fast_math")
+        # The settings given to this function (checked now: a bad size or pass
+        # name fails here, not at the first call); the rest come from the flags.
+        self._settings = explicit_settings(settings, where="exla.function")
+        check_passes(self._settings)
         self._internal = _internal
         self._is_vjp = False
         self._lock = threading.RLock()
@@ -240,21 +215,19 @@ class ExlaFunction:
         """The :class:`exla.options.Options` in effect (:func:`exla.options.resolve_options`)."""
         from exla.options import resolve_options
 
-        return resolve_options(strict=self._strict, fast_math=self._fast_math, **self._overrides)
+        return resolve_options(**self._settings)
 
-    def explain(self, *args: Any, threshold: int | str | None = None,
-                split_size: int | str | None = None, passes: Sequence[str] | None = None,
-                memory_limit: int | str | None = None, fast_math: bool = False,
-                **kwargs: Any) -> Any:
-        """What exla does to this function for these arguments: see :func:`exla.explain`."""
+    def explain(self, *args: Any, **kwargs: Any) -> Any:
+        """What exla does to this function for these arguments: see :func:`exla.explain`.
+
+        Keywords that name settings override this function's own for the report.
+        """
         from exla._explanation import explain_function
+        from exla.options import resolve_options
 
-        overrides = {k: v for k, v in (("threshold", threshold), ("split_size", split_size),
-                                       ("passes", passes), ("memory_limit", memory_limit))
-                     if v is not None}
-        if keyword_bool(fast_math, name="fast_math"):
-            overrides["fast_math"] = True
-        options = self.options().replace(**overrides) if overrides else self.options()
+        settings, kwargs = split_settings(kwargs)
+        explicit = explicit_settings(settings, where="explain")
+        options = resolve_options(**{**self._settings, **explicit})
         return explain_function(self, options, args, kwargs)
 
     def lower(self, args: Sequence[Any], kwargs: dict) -> tuple[Any, tuple, str]:
@@ -326,9 +299,8 @@ class ExlaFunction:
             return self._bound[instance]
         except (KeyError, TypeError):
             pass
-        bound = ExlaFunction(self._tf_fn.__get__(instance, owner), strict=self._strict,
-                             fast_math=self._fast_math,
-                             name=self._name, _internal=self._internal, **self._overrides)
+        bound = ExlaFunction(self._tf_fn.__get__(instance, owner), name=self._name,
+                             _internal=self._internal, **self._settings)
         try:
             self._bound[instance] = bound
         except TypeError:  # not weak-referenceable: no cache
@@ -482,8 +454,7 @@ class ExlaFunction:
             vjp = self._vjps.get(key)
             if vjp is None:
                 vjp = ExlaFunction(mark_internal(_gradients.make_vjp(self._tf_fn, variables)),
-                                   strict=self._strict, name=f"{self._name}_vjp", _internal=True,
-                                   fast_math=self._fast_math, **self._overrides)
+                                   name=f"{self._name}_vjp", _internal=True, **self._settings)
                 vjp._is_vjp = True
                 self._vjps[key] = vjp
             return vjp
@@ -519,10 +490,8 @@ class ExlaFunction:
         _log.warning(message, self._name)
 
 
-def function(fn: Callable[..., Any] | None = None, *, threshold: int | str | None = None,
-             split_size: int | str | None = None, passes: Sequence[str] | None = None,
-             strict: bool = False, memory_limit: int | str | None = None,
-             fast_math: bool = False) -> Any:
+@takes_settings()
+def function(fn: Callable[..., Any] | None = None, **settings: Any) -> Any:
     """Compiles ``fn`` with XLA after exla's memory-safety passes.
 
     Use as ``@exla.function`` or ``@exla.function(threshold="1GB")``, on a
@@ -531,34 +500,32 @@ def function(fn: Callable[..., Any] | None = None, *, threshold: int | str | Non
 
     Args:
       fn: the function.
-      threshold: no tensor larger than this may remain outside a loop (bytes or
-        a size such as ``"100MB"``); default: ``--xla_tensor_size_threshold``
-        from ``EXLA_FLAGS``/``XLA_FLAGS``, else no limit.
-      split_size: slice size inside the loops (``--xla_tensor_split_size``).
-      passes: exla passes to run, in order; default: the default pipeline,
-        less those named in ``--xla_disable_hlo_passes``.
-      strict: raise :class:`ExlaError` when exla fails instead of warning and
-        running the original function (also ``EXLA_STRICT=1``); also when the
-        memory limit or the threshold cannot be met (otherwise one warning).
-      memory_limit: XLA's planned peak memory of the whole program
-        (temporaries, arguments and outputs) may not exceed this size;
-        default: ``--xla_memory_limit``. exla chooses the threshold and split
-        size itself (see :func:`exla.optimize_hlo`); an explicit threshold
-        still bounds every tensor.
-      fast_math: allow rewrites that change results beyond the program's own
-        rounding (the squared-distance expansion, see
-        :func:`exla.optimize_hlo`); default: ``--exla_fast_math``, else off.
+      {SETTINGS}
+
+    A setting left None comes from its environment variable, then
+    ``EXLA_FLAGS``, then ``XLA_FLAGS`` (see :func:`exla.options.resolve_options`),
+    read when a signature is first compiled; ``passes`` defaults to the default
+    pipeline less the passes ``--xla_disable_hlo_passes`` names. With
+    ``memory_limit`` exla chooses the threshold and split size itself (see
+    :func:`exla.optimize_hlo`); an explicit threshold still bounds every tensor.
 
     Returns:
       An :class:`ExlaFunction` (or a decorator making one, when ``fn`` is None).
+
+    Raises:
+      TypeError: a keyword that is not a setting.
+      ValueError: a bad size, an unknown pass name, or a boolean keyword that
+        is not True or False.
 
     >>> import tensorflow as tf, exla
     >>> square = exla.function(lambda x: x * x)
     >>> float(square(tf.constant(3.0)))
     9.0
     """
+    # Checked now, also for the decorator form: a typo fails where it is written.
+    check_passes(explicit_settings(settings, where="exla.function"))
+
     def wrap(f: Callable[..., Any]) -> ExlaFunction:
-        return ExlaFunction(f, threshold=threshold, split_size=split_size, passes=passes,
-                            strict=strict, memory_limit=memory_limit, fast_math=fast_math)
+        return ExlaFunction(f, **settings)
 
     return wrap if fn is None else wrap(fn)

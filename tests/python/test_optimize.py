@@ -13,6 +13,7 @@ import pytest
 
 import exla
 from exla import Report, optimize_hlo
+from exla.options import Options
 from exla.report import PassRecord
 
 pytestmark = pytest.mark.usefixtures("extension")
@@ -160,11 +161,12 @@ def test_core_failures_are_value_errors_or_exla_errors(kmv):
     with pytest.raises(ValueError, match="line 1, column 1"):
         _core.round_trip("not hlo")
     with pytest.raises(ValueError, match="unknown pass"):
-        _core.optimize(kmv, ["no-such-pass"], 0, 0, "")
-    # A binding argument the C++ side cannot take: internal, and the module
-    # text pybind11 puts into its TypeError stays out of the message.
+        _core.optimize(kmv, Options(passes=["no-such-pass"]))
+    # A value the C++ options cannot take (Options does not check its own
+    # fields' types): internal, and the module text pybind11 puts into its
+    # TypeError stays out of the message.
     with pytest.raises(exla.ExlaError, match=r"internal error in exla's C\+\+ core \(optimize\)") as info:
-        _core.optimize(kmv, None, 2**70, 0, "")
+        _core.optimize(kmv, Options(fast_math="yes"))
     assert "HloModule" not in str(info.value) and "Invoked with" not in str(info.value)
 
 
