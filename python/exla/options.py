@@ -80,8 +80,9 @@ from exla._values import (  # noqa: E402
 class Options:
     """exla's settings; each field is the declaration of one setting.
 
-    >>> Options(threshold="1GB", passes="dce,remove-copies")
-    Options(threshold=1000000000, split_size=None, memory_limit=None, passes=('dce', 'remove-copies'), disabled_passes=(), dump_dir=None, strict=False, fast_math=False)
+    >>> options = Options(threshold="1GB", passes="dce,remove-copies")
+    >>> options.threshold, options.passes, options == Options(threshold=10**9, passes=["dce", "remove-copies"])
+    (1000000000, ('dce', 'remove-copies'), True)
 
     Attributes:
     """
@@ -136,8 +137,9 @@ class Options:
           ValueError: a malformed flag, an unknown ``--xla_tensor_*`` or
             ``--exla_*`` flag (a typo of one of exla's), or a bad value.
 
-        >>> Options.from_flags("--xla_tensor_size_threshold=1GB --xla_cpu_enable_fast_math=false")
-        Options(threshold=1000000000, split_size=None, memory_limit=None, passes=None, disabled_passes=(), dump_dir=None, strict=False, fast_math=False)
+        >>> Options.from_flags("--xla_tensor_size_threshold=1GB --xla_cpu_enable_fast_math=false") \\
+        ...     == Options(threshold="1GB")
+        True
         """
         options, _ = _parse(flags, base=base, source=source)
         return options
@@ -303,8 +305,9 @@ def split_xla_flags(xla_flags: str, *, base: Options | None = None) -> tuple[Opt
         flags, or an unknown ``--xla_tensor_*``/``--exla_*`` flag (a typo of
         exla's, which would otherwise make TensorFlow abort the process).
 
-    >>> split_xla_flags("--xla_dump_to=/tmp/d --xla_tensor_size_threshold=100MiB")
-    (Options(threshold=104857600, split_size=None, memory_limit=None, passes=None, disabled_passes=(), dump_dir=None, strict=False, fast_math=False), '--xla_dump_to=/tmp/d')
+    >>> options, remaining = split_xla_flags("--xla_dump_to=/tmp/d --xla_tensor_size_threshold=100MiB")
+    >>> options == Options(threshold="100MiB"), remaining
+    (True, '--xla_dump_to=/tmp/d')
     """
     return _parse(xla_flags, base=base, source="XLA_FLAGS")
 
