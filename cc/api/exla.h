@@ -13,8 +13,10 @@
 namespace exla {
 
 // Options shared by every pass. Sizes are in bytes; 0 means "no limit".
-// The Python package and the binding call the sizes `threshold` and
-// `split_size`; python/exla/options.py holds the whole name table.
+// Each user setting is declared once, in python/exla/options.py (its flags,
+// help, default); the binding exposes these fields under the names declared
+// there (the sizes are `threshold` and `split_size`) and the Python side
+// copies every setting declared `core` into them by name.
 struct Options {
   int64_t tensor_size_threshold = 0;  // --xla_tensor_size_threshold
   int64_t tensor_split_size = 0;      // --xla_tensor_split_size

@@ -61,21 +61,7 @@ py::dict RecordData(const PassRecord& record) {
   return data;
 }
 
-py::tuple Optimize(const std::string& text, std::optional<std::vector<std::string>> passes,
-                   int64_t threshold, int64_t split_size, const std::string& dump_dir,
-                   bool fast_math, bool large_sums) {
-  Options options;
-  options.tensor_size_threshold = threshold;
-  options.tensor_split_size = split_size;
-  if (passes.has_value()) {
-    options.passes = *passes;
-    if (options.passes.empty()) {
-      throw std::invalid_argument("the pass list is empty; omit it to run the default pipeline");
-    }
-  }
-  options.dump_dir = dump_dir;
-  options.fast_math = fast_math;
-  options.large_sums = large_sums;
+py::tuple Optimize(const std::string& text, const Options& options) {
   std::vector<PassRecord> records;
   std::string result;
   {
@@ -220,9 +206,27 @@ PYBIND11_MODULE(_exla, m) {
     py::gil_scoped_release release;
     return exla::RoundTripHloText(text);
   }, py::arg("text"), "Parses HLO text and prints it again.");
-  m.def("optimize", &exla::Optimize, py::arg("text"), py::arg("passes") = py::none(),
-        py::arg("threshold") = 0, py::arg("split_size") = 0, py::arg("dump_dir") = "", py::arg("fast_math") = false,
-        py::arg("large_sums") = false,
+  // exla::Options under the Python names of python/exla/options.py, where
+  // each setting is declared; the Python side copies the declared settings
+  // into this object by name.
+  py::class_<exla::Options>(m, "Options", "The C++ core's exla::Options (cc/api/exla.h).")
+      .def(py::init<>())
+      .def_readwrite("threshold", &exla::Options::tensor_size_threshold)
+      .def_readwrite("split_size", &exla::Options::tensor_split_size)
+      // Empty: the default pipeline; an empty list given on purpose is refused.
+      .def_property(
+          "passes", [](const exla::Options& o) { return o.passes; },
+          [](exla::Options& o, const std::vector<std::string>& passes) {
+            if (passes.empty()) {
+              throw std::invalid_argument(
+                  "the pass list is empty; omit it to run the default pipeline");
+            }
+            o.passes = passes;
+          })
+      .def_readwrite("dump_dir", &exla::Options::dump_dir)
+      .def_readwrite("fast_math", &exla::Options::fast_math)
+      .def_readwrite("large_sums", &exla::Options::large_sums);
+  m.def("optimize", &exla::Optimize, py::arg("text"), py::arg("options"),
         "Runs exla's passes; returns (text, [(pass, changed, seconds, messages, data), ...]).");
   m.def("verify", [](const std::string& text) {
     py::gil_scoped_release release;

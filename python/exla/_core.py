@@ -21,11 +21,13 @@ ValueError: line 5, column 18: expected ']' to close the dimensions ...
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from exla import _fault_injection
 from exla.errors import ExlaError
+from exla._setting import METADATA_KEY
 
 __all__ = ["extension", "optimize", "round_trip", "verify", "module_summary", "tensor_sizes",
            "read_signature", "available_passes", "default_pipeline", "cleanup_passes",
@@ -60,9 +62,11 @@ def _short(message: str) -> str:
 
 
 def _call(name: str, *args: Any) -> Any:
+    """Calls the extension's ``name``; an argument that is a callable is called first (inside
+    the same error handling: a value the binding refuses is an internal error)."""
     function: Callable[..., Any] = getattr(extension(), name)
     try:
-        return function(*args)
+        return function(*(a() if callable(a) else a for a in args))
     except ValueError as e:
         raise ValueError(_short(str(e))) from None
     except Exception as e:  # noqa: BLE001 - every other failure is exla's own
@@ -70,10 +74,24 @@ def _call(name: str, *args: Any) -> Any:
         raise ExlaError(f"internal error in exla's C++ core ({name}): {detail}") from None
 
 
-def optimize(text: str, passes: Sequence[str] | None, threshold: int, split_size: int,
-             dump_dir: str, fast_math: bool = False,
-             large_sums: bool = False) -> tuple[str, list]:
+def _core_options(options: Any, large_sums: bool) -> Any:
+    """``options`` as the C++ core's ``exla::Options``: every setting declared ``core``."""
+    core = extension().Options()
+    for field in dataclasses.fields(options):
+        value = getattr(options, field.name)
+        if field.metadata[METADATA_KEY].core and value is not None:
+            setattr(core, field.name, list(value) if isinstance(value, tuple) else value)
+    core.large_sums = large_sums
+    return core
+
+
+def optimize(text: str, options: "exla.options.Options", *, large_sums: bool = False) -> tuple[str, list]:
     """Runs the passes: ``(text, [(pass, changed, seconds, messages, data), ...])``.
+
+    The settings the C++ core reads (:class:`exla.options.Options` fields
+    declared ``core``) are copied into its ``exla::Options``; a size that is
+    None is 0 there (no limit), a pass list that is None the default
+    pipeline.
 
     ``data`` holds a pass's results as data (the tensor-splitter's loops and
     unsplit tensors; read them with :func:`exla._splitter_result.of_records`).
@@ -84,8 +102,7 @@ def optimize(text: str, passes: Sequence[str] | None, threshold: int, split_size
     if _fault_injection.failing("optimize"):
         raise ExlaError(f"internal error in exla's C++ core (optimize): "
                         f"{_fault_injection.message('optimize')}")
-    return _call("optimize", text, None if passes is None else list(passes), threshold,
-                 split_size, dump_dir, fast_math, large_sums)
+    return _call("optimize", text, lambda: _core_options(options, large_sums))
 
 
 def round_trip(text: str) -> str:

@@ -104,11 +104,7 @@ def explain_text(name: str, text: str, options: Options, *, platform: str,
     from exla.optimize import optimize_hlo
 
     def optimize(planned_memory: bool) -> tuple[str, Report]:
-        return optimize_hlo(text, threshold=options.threshold, split_size=options.split_size,
-                            memory_limit=options.memory_limit, strict=options.strict,
-                            fast_math=options.fast_math,
-                            passes=options.passes, dump_dir=options.dump_dir,
-                            planned_memory=planned_memory)
+        return optimize_hlo(text, planned_memory=planned_memory, **options.keywords())
 
     planned_error = None
     try:

@@ -21,11 +21,44 @@ one output gradient is given per floating-point flat output.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from exla import _tf_program
 from exla._tracing import call_unpatched, differentiable, is_tensor
 
-__all__ = ["vjp_graph", "make_vjp", "output_gradients", "split_gradients"]
+__all__ = ["emit_differentiable", "vjp_graph", "make_vjp", "output_gradients", "split_gradients"]
+
+# backward(inputs, outputs, output_grads, variables) -> gradients of inputs and variables
+Backward = Callable[[list, list, Sequence[Any], list], Any]
+
+
+def emit_differentiable(program: Any, concrete: Any, flat: Sequence[Any], call: tuple,
+                        *, apply_updates: bool, backward: Backward) -> Any:
+    """The rewritten ``program`` in the graph being traced, with ``backward`` as its gradient.
+
+    ``call`` is the call's ``(args, kwargs)``; the tensors among them are the
+    differentiable inputs. Returns the outputs packed as ``concrete`` returns them.
+    """
+    import tensorflow as tf
+
+    inputs = [leaf for leaf in tf.nest.flatten(call) if is_tensor(leaf)]
+    if program.n_outputs == 0:
+        _tf_program.emit(program, flat, apply_updates=apply_updates)
+        return concrete.function_type.pack_output([])
+
+    @tf.custom_gradient
+    def forward(*unused_inputs: Any) -> Any:
+        outputs = _tf_program.emit(program, flat, apply_updates=apply_updates)
+
+        def gradient(*output_grads: Any, variables: Sequence[Any] | None = None) -> Any:
+            return backward(inputs, outputs, output_grads, list(variables or []))
+
+        return outputs, gradient
+
+    outputs = forward(*inputs)
+    if not isinstance(outputs, (list, tuple)):
+        outputs = [outputs]
+    return concrete.function_type.pack_output(list(outputs))
 
 
 def vjp_graph(tf_fn: Any, variables: Sequence[Any], args: tuple, kwargs: dict,

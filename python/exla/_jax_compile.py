@@ -151,10 +151,7 @@ class _Hook:
 
             text = program.hlo_text()
             optimised, report = optimize_hlo(
-                text, threshold=options.threshold, split_size=options.split_size,
-                memory_limit=options.memory_limit, strict=options.strict,
-                fast_math=options.fast_math,
-                passes=options.passes, dump_dir=_dump_dir(options, program))
+                text, **options.replace(dump_dir=_dump_dir(options, program)).keywords())
             if not report.rewrote_program:
                 return None
             _log.info("exla rewrote JAX program %s: largest tensor %d -> %d bytes",

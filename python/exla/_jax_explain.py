@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 __all__ = ["is_jax_function", "explain_jax"]
 
@@ -15,22 +15,20 @@ def is_jax_function(fn: Any) -> bool:
     return is_exla_jit(fn) or type(fn).__module__.split(".")[0] in ("jax", "jaxlib")
 
 
-def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], *,
-                threshold: int | str | None, split_size: int | str | None,
-                passes: Sequence[str] | None, memory_limit: int | str | None = None,
-                fast_math: bool = False) -> Any:
-    """What exla does to the program of ``fn(*args, **kwargs)``; see :func:`exla.explain`."""
+def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+                settings: Mapping[str, Any]) -> Any:
+    """What exla does to the program of ``fn(*args, **kwargs)``; see :func:`exla.explain`.
+
+    ``settings`` (keywords of :func:`exla.explain`) override ``fn``'s own.
+    """
     import jax
 
     from exla import _jax_compile
     from exla._explanation import explain_text
+    from exla.options import explicit_settings
 
-    settings = dict(getattr(fn, "exla_settings", {}))
-    settings.update({k: v for k, v in (("threshold", threshold), ("split_size", split_size),
-                                        ("passes", passes), ("memory_limit", memory_limit),
-                                        ("fast_math", fast_math or None))
-                     if v is not None})
-    options = _jax_compile.resolve(settings)
+    explicit = explicit_settings(settings, where="explain")
+    options = _jax_compile.resolve({**getattr(fn, "exla_settings", {}), **explicit})
     if not hasattr(fn, "lower"):
         fn = jax.jit(fn)
 

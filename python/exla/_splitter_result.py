@@ -16,7 +16,8 @@ fields, never the notes' wording, so rewording a note cannot change a plan.
 ...   e = f32[1000,1000] exponential(k)
 ...   ROOT kv = f32[1000,1] dot(e, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 ... }'''
->>> _, records = _core.optimize(hlo.strip(), ["tensor-splitter"], 1_000_000, 0, "")
+>>> from exla.options import Options
+>>> _, records = _core.optimize(hlo.strip(), Options(threshold="1MB", passes=["tensor-splitter"]))
 >>> (loop,) = of_records(records).loops
 >>> loop.where, loop.dimension, loop.extent, loop.chunks * loop.chunk + loop.remainder
 ('kmv/k', 0, 1000, 1000)

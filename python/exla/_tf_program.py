@@ -224,10 +224,7 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
     n_outputs = len(concrete.outputs)
     updates = _updates(signature, n_outputs, n_explicit, captures)
     rewritten, report = optimize_hlo(
-        text, threshold=options.threshold, split_size=options.split_size,
-        memory_limit=options.memory_limit, strict=options.strict,
-        fast_math=options.fast_math,
-        passes=options.passes, dump_dir=_dump_dir(dump_root, name) or None)
+        text, **options.replace(dump_dir=_dump_dir(dump_root, name) or None).keywords())
     changed = report.rewrote_program
     artifact = None
     if changed or (convert_unchanged and updates):

@@ -1,11 +1,14 @@
 """exla's command line.
 
     python -m exla optimize FILE [--threshold SIZE] [--split-size SIZE]
-                                 [--memory-limit SIZE]
-                                 [--passes a,b] [--dump-dir DIR]
+                                 [--memory-limit SIZE] [--passes A,B]
+                                 [--disabled-passes A,B] [--dump-dir DIR]
+                                 [--strict] [--fast-math]
                                  [--output FILE] [--no-memory]
     python -m exla predict FILE
     python -m exla passes
+
+``optimize`` has one option per setting of :class:`exla.options.Options`, named after it.
 
 ``optimize`` reads HLO text or a serialized ``HloModuleProto`` (``-`` reads
 standard input), writes the optimised HLO text to standard output (or
@@ -47,20 +50,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(_EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _size(value: str) -> int:
-    from exla.options import parse_size
+def _add_settings(parser: argparse.ArgumentParser) -> None:
+    """One option per setting (``--split-size`` for ``split_size``), from its declaration."""
+    from exla.options import declared_settings
 
-    try:
-        return parse_size(value)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _pass_list(value: str) -> list[str]:
-    names = [p.strip() for p in value.split(",") if p.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("expected comma-separated pass names, e.g. dce,tensor-splitter")
-    return names
+    for declaration in declared_settings():
+        if declaration.keyword:
+            parser.add_argument(f"--{declaration.name.replace('_', '-')}", dest=declaration.name,
+                                help=declaration.help.replace("%", "%%"),
+                                **declaration.kind.cli_arguments())
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -75,22 +73,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "optimize", help="optimise an HLO module",
         description="Runs exla's passes on an HLO module (text or serialized HloModuleProto).")
     optimize.add_argument("file", metavar="FILE", help="HLO text or serialized HloModuleProto; '-' for stdin")
-    optimize.add_argument("--threshold", type=_size, metavar="SIZE",
-                          help="no tensor larger than SIZE outside a loop, e.g. 100MB, 1GiB")
-    optimize.add_argument("--split-size", type=_size, metavar="SIZE",
-                          help="size of the slices inside the loops")
-    optimize.add_argument("--memory-limit", type=_size, metavar="SIZE",
-                          help="XLA's planned peak memory of the whole program (arguments, "
-                          "outputs, temporaries) at most SIZE; exla searches the threshold")
-    optimize.add_argument("--strict", action="store_true",
-                          help="fail (exit status 1) when the limit or threshold cannot be met")
-    optimize.add_argument("--fast-math", action="store_true",
-                          help="allow rewrites that change results beyond the program's own "
-                          "rounding (the squared-distance expansion)")
-    optimize.add_argument("--passes", type=_pass_list, metavar="A,B",
-                          help="passes to run, in order (default: the default pipeline)")
-    optimize.add_argument("--dump-dir", metavar="DIR",
-                          help="write the module before and after every pass to DIR")
+    _add_settings(optimize)
     optimize.add_argument("-o", "--output", metavar="FILE",
                           help="write the optimised HLO to FILE instead of stdout")
     optimize.add_argument("--no-memory", action="store_true",
@@ -143,12 +126,12 @@ def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from exla.errors import ExlaError
     from exla.optimize import optimize_hlo
 
+    from exla.options import declared_settings
+
     text = _read_input(args.file)
+    settings = {s.name: getattr(args, s.name) for s in declared_settings() if s.keyword}
     try:
-        optimised, report = optimize_hlo(
-            text, threshold=args.threshold, split_size=args.split_size,
-            memory_limit=args.memory_limit, strict=args.strict or None, fast_math=args.fast_math,
-            passes=args.passes, dump_dir=args.dump_dir)
+        optimised, report = optimize_hlo(text, **settings)
     except ValueError as e:
         raise _Failure(f"{args.file}: {_one_line(e)}") from None
     except ExlaError as e:  # an internal error: a bug in exla, not in the input

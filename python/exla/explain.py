@@ -19,17 +19,16 @@ exla runs the rewritten program; time in exla ...
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
+from exla._entry_settings import split_settings, takes_settings
 from exla._explanation import Explanation
 
 __all__ = ["explain", "Explanation"]
 
 
-def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = None,
-            split_size: int | str | None = None, passes: Sequence[str] | None = None,
-            memory_limit: int | str | None = None, fast_math: bool = False,
-            **kwargs: Any) -> Explanation:
+@takes_settings(keep_kwargs=True)
+def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
     """Runs exla's pipeline on ``fn`` for ``args``/``kwargs`` and reports what it did.
 
     Nothing is executed: the function is traced and lowered to HLO, the passes
@@ -41,15 +40,15 @@ def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = No
         TensorFlow), or an :func:`exla.jit` or ``jax.jit`` function (JAX).
       *args: the arguments of a call: tensors, NumPy arrays, ``tf.TensorSpec``
         (static shapes) or Python values.
-      threshold: as :func:`exla.function`; default: ``fn``'s own setting, then
-        ``EXLA_FLAGS``/``XLA_FLAGS``.
-      split_size: as :func:`exla.function`.
-      passes: as :func:`exla.function`.
-      memory_limit: as :func:`exla.function`: the report then gives XLA's
-        planned peak against the limit, the plan chosen and the candidates
-        tried (``report.limit_plan``).
-      fast_math: as :func:`exla.function`.
-      **kwargs: keyword arguments of the call.
+      {SETTINGS}
+      **kwargs: keyword arguments of the call (those that name a setting are
+        the setting).
+
+    A setting left None is ``fn``'s own (an :func:`exla.function` or
+    :func:`exla.jit`), then its environment variable, ``EXLA_FLAGS``,
+    ``XLA_FLAGS``. With ``memory_limit`` the report gives XLA's planned peak
+    against the limit, the plan chosen and the candidates tried
+    (``report.limit_plan``).
 
     Returns:
       An :class:`Explanation` (a :class:`exla.report.Report`); ``print`` it
@@ -68,15 +67,11 @@ def explain(fn: Callable[..., Any], *args: Any, threshold: int | str | None = No
     """
     from exla import _jax_explain
 
+    settings, kwargs = split_settings(kwargs)
     if _jax_explain.is_jax_function(fn):  # exla.jit / jax.jit: see exla._jax_explain
-        return _jax_explain.explain_jax(fn, args, kwargs, threshold=threshold,
-                                        split_size=split_size, passes=passes,
-                                        memory_limit=memory_limit, fast_math=fast_math)
+        return _jax_explain.explain_jax(fn, args, kwargs, settings)
     from exla.function import ExlaFunction
 
-    if isinstance(fn, ExlaFunction):
-        return fn.explain(*args, threshold=threshold, split_size=split_size, passes=passes,
-                          memory_limit=memory_limit, fast_math=fast_math, **kwargs)
-    exla_fn = ExlaFunction(fn, threshold=threshold, split_size=split_size, passes=passes,
-                           memory_limit=memory_limit, fast_math=fast_math)
-    return exla_fn.explain(*args, **kwargs)
+    if not isinstance(fn, ExlaFunction):
+        fn = ExlaFunction(fn)
+    return fn.explain(*args, **settings, **kwargs)

@@ -38,35 +38,20 @@ import functools
 import logging
 from typing import Any, Callable, Iterable, Sequence
 
+from exla._entry_settings import check_passes, split_settings, takes_settings
+
 __all__ = ["jit", "is_exla_jit"]
 
 _log = logging.getLogger("exla")
 
 
-def _check_passes(passes: Sequence[str] | str | None) -> tuple[str, ...] | None:
-    if passes is None:
-        return None
-    from exla.optimize import available_passes
-
-    names = (passes,) if isinstance(passes, str) else tuple(passes)
-    unknown = [p for p in names if p not in available_passes()]
-    if unknown:
-        raise ValueError(f"unknown exla passes {unknown}; available: {available_passes()}")
-    return names
-
-
+@takes_settings(keep_kwargs=True)
 def jit(fun: Callable[..., Any] | None = None, *,
         static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Iterable[str] | None = None,
         donate_argnums: int | Sequence[int] | None = None,
         donate_argnames: str | Iterable[str] | None = None,
-        memory_limit: int | str | None = None,
-        threshold: int | str | None = None,
-        split_size: int | str | None = None,
-        passes: Sequence[str] | None = None,
-        strict: bool = False,
-        fast_math: bool = False,
-        **jax_jit_kwargs: Any) -> Any:
+        **kwargs: Any) -> Any:
     """``jax.jit`` whose programs exla rewrites so that no tensor exceeds ``threshold``.
 
     Usable as ``exla.jit(f, ...)``, ``@exla.jit`` or ``@exla.jit(threshold=...)``.
@@ -82,23 +67,14 @@ def jit(fun: Callable[..., Any] | None = None, *,
     Args:
       fun: the function to compile, as for ``jax.jit``.
       static_argnums, static_argnames, donate_argnums, donate_argnames: as
-        for ``jax.jit``; ``**jax_jit_kwargs`` (``keep_unused``, ``inline``...)
-        go to ``jax.jit`` unchanged.
-      threshold: no tensor larger than this may remain outside a loop, e.g.
-        ``"100MB"`` (see :func:`exla.parse_size`); default: ``EXLA_FLAGS`` /
-        ``XLA_FLAGS`` (``--xla_tensor_size_threshold``), else no limit.
-      split_size: the size of the slices of the splitter's loops.
-      passes: the exla passes to run, in order; default: the whole pipeline.
-      strict: raise :class:`exla.ExlaError` when exla fails, or cannot meet
-        ``threshold``/``memory_limit``, instead of warning once and compiling
-        the program as it is.
-      memory_limit: XLA's planned peak memory of the whole program (its
-        buffer assignment: arguments, outputs and temporaries), e.g.
-        ``"4GB"``; exla searches for the split that fits it at the lowest
-        cost (see :func:`exla.optimize_hlo`). Default: ``--xla_memory_limit``.
-      fast_math: allow rewrites that change results beyond the program's own
-        rounding (the squared-distance expansion, see
-        :func:`exla.optimize_hlo`); default: ``--exla_fast_math``, else off.
+        for ``jax.jit``; the other keywords that are not settings
+        (``keep_unused``, ``inline``...) go to ``jax.jit`` unchanged.
+      {SETTINGS}
+
+    A setting left None comes from its environment variable, then
+    ``EXLA_FLAGS``, then ``XLA_FLAGS``, read when a program is compiled. With
+    ``memory_limit`` exla searches for the split that fits it at the lowest
+    cost (see :func:`exla.optimize_hlo`).
 
     Returns:
       A ``jax.jit`` function (``jax.stages.Wrapped``): pytrees in and out,
@@ -113,27 +89,20 @@ def jit(fun: Callable[..., Any] | None = None, *,
     if fun is None:
         return functools.partial(
             jit, static_argnums=static_argnums, static_argnames=static_argnames,
-            donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-            memory_limit=memory_limit, threshold=threshold, split_size=split_size,
-            passes=passes, strict=strict, fast_math=fast_math, **jax_jit_kwargs)
+            donate_argnums=donate_argnums, donate_argnames=donate_argnames, **kwargs)
     if not callable(fun):
         raise TypeError(f"exla.jit needs a callable, got {type(fun).__name__}: {fun!r}")
-    from exla.options import keyword_bool, parse_size
+    from exla.options import explicit_settings
 
-    overrides = {
-        "threshold": None if threshold is None else parse_size(threshold, flag="threshold"),
-        "split_size": None if split_size is None else parse_size(split_size, flag="split_size"),
-        "passes": _check_passes(passes),
-        "memory_limit": None if memory_limit is None else parse_size(memory_limit, flag="memory_limit"),
-        "strict": keyword_bool(strict, name="strict") or None,
-        "fast_math": keyword_bool(fast_math, name="fast_math") or None,
-    }
+    settings, jax_jit_kwargs = split_settings(kwargs)
+    settings = explicit_settings(settings, where="exla.jit")
+    check_passes(settings)
 
     import jax
 
     from exla import _jax_compile
 
-    key = _jax_compile.register(overrides)
+    key = _jax_compile.register(settings)
     name = getattr(fun, "__name__", None) or type(fun).__name__
 
     @functools.wraps(fun)
@@ -149,7 +118,7 @@ def jit(fun: Callable[..., Any] | None = None, *,
     jitted.__name__ = name
     jitted.__qualname__ = getattr(fun, "__qualname__", name)
     jitted.__wrapped__ = fun
-    jitted.exla_settings = {k: v for k, v in overrides.items() if v is not None}
+    jitted.exla_settings = settings
     return jitted
 
 

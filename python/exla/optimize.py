@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Sequence
+from typing import Any
 
 from exla import _core, _fault_injection
 from exla._splitter_result import of_records
-from exla.options import env_bool, format_size, keyword_bool, parse_size, resolve_passes
+from exla._entry_settings import takes_settings
+from exla.options import Options, format_size, keyword_bool, resolve_keywords, resolve_passes
 from exla.report import PassRecord, Report
 
 __all__ = ["optimize_hlo", "available_passes", "default_pipeline", "as_hlo_text"]
@@ -96,64 +97,37 @@ def _fail_or_warn(message: str, strict: bool) -> None:
     _log.warning("%s", message)
 
 
-def optimize_hlo(
-    hlo: str | bytes,
-    *,
-    threshold: str | int | None = None,
-    split_size: str | int | None = None,
-    passes: Sequence[str] | None = None,
-    disabled_passes: Sequence[str] = (),
-    dump_dir: str | os.PathLike[str] | None = None,
-    planned_memory: bool = False,
-    memory_limit: str | int | None = None,
-    strict: bool | None = None,
-    fast_math: bool = False,
-) -> tuple[str, Report]:
+@takes_settings()
+def optimize_hlo(hlo: str | bytes, *, planned_memory: bool = False,
+                 **settings: Any) -> tuple[str, Report]:
     """Runs exla's passes on an HLO module.
 
     Args:
       hlo: HLO text, or a serialized ``HloModuleProto`` (bytes), e.g. from
         ``f.experimental_get_compiler_ir(*args)(stage='hlo_serialized')``.
-      threshold: no tensor larger than this may remain outside a loop, e.g.
-        ``"100MB"``, ``"1GiB"`` or a number of bytes (see
-        :func:`exla.parse_size`). None: no limit, so nothing is split.
-      split_size: size of the slices the splitter's loops work on; None lets
-        the splitter choose.
-      passes: pass names to run, in order; None runs the default pipeline
-        (:func:`default_pipeline`).
-      disabled_passes: pass names not to run (names that are not exla's, such
-        as XLA's from ``--xla_disable_hlo_passes``, are ignored).
-      dump_dir: if given, the module is written there before the first pass
-        and after every pass.
       planned_memory: also compute XLA's planned scratch memory before and
         after (compiles both modules for the CPU with jaxlib; slower).
+      {SETTINGS}
+
+    The settings are those of :class:`exla.options.Options`. ``optimize_hlo``
+    reads no flags (its caller hands it the module's settings); a setting
+    left None falls back to its environment variable (``EXLA_STRICT``,
+    ``EXLA_DUMP_TO``), then to its default.
 
     A module sharded for XLA's SPMD partitioner (``sharding=`` annotations,
     as JAX hands a sharded ``jax.jit`` to XLA) is rewritten for what one
     device holds: ``threshold``, ``split_size`` and ``memory_limit`` apply
     per device, the planned memory is that of one device's partitioned
     program, and no loop runs over a dimension that is cut between devices
-    (see the README, "More than one device").
-      memory_limit: XLA's planned peak of the rewritten program (temporaries,
-        arguments and outputs, from its CPU buffer assignment) may not exceed
-        this size. exla searches thresholds and split sizes itself, checking
-        each candidate with XLA (see ``report.limit_plan``). With
-        ``threshold`` or ``split_size`` also given, the threshold still
-        bounds every tensor (the search only goes below it) and the split
-        size is kept; the limit bounds the program.
-      strict: raise :class:`exla.ExlaError` instead of warning when the limit
-        or the threshold cannot be met; None: ``EXLA_STRICT``.
-      fast_math: allow rewrites that change results beyond the program's own
-        rounding: the squared-distance expansion ``|x|^2 + |y|^2 - 2 x.y``
-        (a matrix multiply instead of a loop over differences), whose relative
-        error is about ``eps |x|^2 / |x - y|^2`` and so large for close points.
-        Off, results stay within the original program's rounding.
+    (see the README, "More than one device"). With ``memory_limit``, exla
+    checks each candidate with XLA (see ``report.limit_plan``).
 
     Returns:
       ``(text, report)``: the optimised HLO text and a :class:`Report`. When no
       pass changes the module, ``text`` is the input text unchanged.
 
     Raises:
+      TypeError: a keyword that is not a setting.
       ValueError: malformed HLO (the message gives line and column), an unknown
         pass name, a bad size, or a boolean keyword that is not True or False.
       exla.MemoryLimitError: a memory limit below the program's own arguments
@@ -183,72 +157,17 @@ def optimize_hlo(
     """
     start = time.perf_counter()
     text = as_hlo_text(hlo)
-    threshold_bytes = 0 if threshold is None else parse_size(threshold, flag="threshold")
-    split_bytes = 0 if split_size is None else parse_size(split_size, flag="split_size")
-    limit_bytes = None if memory_limit is None else parse_size(memory_limit, flag="memory_limit")
-    strict = env_bool("EXLA_STRICT") if strict is None else keyword_bool(strict, name="strict")
-    fast_math = keyword_bool(fast_math, name="fast_math")
+    options = resolve_keywords(**settings)
     planned_memory = keyword_bool(planned_memory, name="planned_memory")
-    pass_list = resolve_passes(passes, disabled_passes)
-    dump = ""
-    if dump_dir is not None:
-        dump = os.fspath(dump_dir)
-        os.makedirs(dump, exist_ok=True)
-
+    if options.dump_dir is not None:
+        os.makedirs(options.dump_dir, exist_ok=True)
     before = _core.module_summary(text)  # also rejects malformed text early
-
-    def run(threshold_bytes: int, split_bytes: int, large_sums: bool = False) -> tuple[str, list]:
-        if pass_list is not None and not pass_list:
-            # Every pass disabled: the extension refuses an empty list, and the
-            # honest result is the module as it was.
-            return _core.round_trip(text), []
-        return _core.optimize(text, pass_list, threshold_bytes, split_bytes, dump, fast_math,
-                              large_sums)
-
-    from exla import _memory_limit
-
-    plan = None
-    if limit_bytes is None:
-        optimised, records = run(threshold_bytes, split_bytes)
-    else:
-        optimised, records, plan = _memory_limit.search(
-            text, limit_bytes, lambda t, s, big: run(t or 0, s or 0, big),
-            threshold=threshold_bytes or None, split_size=split_bytes or None)
+    optimised, records, plan = _run(text, options)
     after = _core.module_summary(optimised)
-    seconds = time.perf_counter() - start
-    if plan is not None:
-        # exla's own time: XLA's compilations during the search are reported apart.
-        seconds -= plan.xla_seconds
-
-    report = Report(
-        passes=[PassRecord(str(r[0]), bool(r[1]), float(r[2])) for r in records],
-        instructions_before=int(before["instructions"]),
-        instructions_after=int(after["instructions"]),
-        largest_tensor_bytes_before=int(before["largest_tensor_bytes"]),
-        largest_tensor_bytes_after=int(after["largest_tensor_bytes"]),
-        largest_tensor_before=str(before["largest_tensor"]),
-        largest_tensor_after=str(after["largest_tensor"]),
-        seconds=seconds,
-        threshold=threshold_bytes or None,
-        messages=_messages(records),
-        memory_limit=limit_bytes,
-        limit_plan=plan,
-        devices=int(before["devices"]) if before.get("sharded") else 1,
-    )
-    if plan is not None:
-        report.threshold = plan.chosen.threshold if plan.chosen else report.threshold
-        report.planned_peak_bytes = plan.peak_bytes
-        if not plan.fits:
-            _fail_or_warn(_memory_limit.over_limit_message(plan), strict)
-    if threshold_bytes and "tensor-splitter" in (p.name for p in report.passes):
-        # Only a pipeline with the splitter promises the threshold, and only
-        # for the tensors the program creates (it reports those it left). A
-        # threshold given with a limit still bounds every tensor, even when
-        # the plan fits the limit.
-        unsplit = _memory_limit.unsplit_instructions(of_records(records), optimised,
-                                                     above=threshold_bytes)
-        if unsplit:
-            _fail_or_warn(_over_threshold_message(threshold_bytes, unsplit), strict)
+    # exla's own time: XLA's compilations during a limit search are reported apart.
+    seconds = time.perf_counter() - start - (plan.xla_seconds if plan is not None else 0.0)
+    report = _report(before, after, records, options, plan, seconds)
+    _check_promises(report, records, optimised, options)
     if report.rewrote_program and _fault_injection.failing("compile"):
         optimised = _fault_injection.uncompilable(optimised)
     if planned_memory:
@@ -258,3 +177,66 @@ def optimize_hlo(
     # Unchanged: hand back the caller's own text, so that a no-op costs nothing
     # downstream and cannot differ from the input even in formatting.
     return (optimised if report.changed else text), report
+
+
+def _run(text: str, options: Options) -> tuple[str, list, Any]:
+    """The pipeline once, or the memory-limit search over it: ``(text, records, plan)``."""
+    from exla import _memory_limit
+
+    pass_list = resolve_passes(options.passes, options.disabled_passes)
+
+    def run(threshold: int | None, split_size: int | None, large_sums: bool = False) -> tuple[str, list]:
+        if pass_list is not None and not pass_list:
+            # Every pass disabled: the extension refuses an empty list, and the
+            # honest result is the module as it was.
+            return _core.round_trip(text), []
+        candidate = options.replace(threshold=threshold, split_size=split_size, passes=pass_list)
+        return _core.optimize(text, candidate, large_sums=large_sums)
+
+    if options.memory_limit is None:
+        return (*run(options.threshold, options.split_size), None)
+    return _memory_limit.search(text, options.memory_limit, run,
+                                threshold=options.threshold or None,
+                                split_size=options.split_size or None)
+
+
+def _report(before: dict, after: dict, records: list, options: Options, plan: Any,
+            seconds: float) -> Report:
+    report = Report(
+        passes=[PassRecord(str(r[0]), bool(r[1]), float(r[2])) for r in records],
+        instructions_before=int(before["instructions"]),
+        instructions_after=int(after["instructions"]),
+        largest_tensor_bytes_before=int(before["largest_tensor_bytes"]),
+        largest_tensor_bytes_after=int(after["largest_tensor_bytes"]),
+        largest_tensor_before=str(before["largest_tensor"]),
+        largest_tensor_after=str(after["largest_tensor"]),
+        seconds=seconds,
+        threshold=options.threshold or None,
+        messages=_messages(records),
+        memory_limit=options.memory_limit,
+        limit_plan=plan,
+        devices=int(before["devices"]) if before.get("sharded") else 1,
+    )
+    if plan is not None:
+        report.threshold = plan.chosen.threshold if plan.chosen else report.threshold
+        report.planned_peak_bytes = plan.peak_bytes
+    return report
+
+
+def _check_promises(report: Report, records: list, optimised: str, options: Options) -> None:
+    """Warns, or with ``strict`` raises, when the limit or the threshold is not met."""
+    from exla import _memory_limit
+
+    plan = report.limit_plan
+    if plan is not None and not plan.fits:
+        _fail_or_warn(_memory_limit.over_limit_message(plan), options.strict)
+    threshold = options.threshold
+    if threshold and "tensor-splitter" in (p.name for p in report.passes):
+        # Only a pipeline with the splitter promises the threshold, and only
+        # for the tensors the program creates (it reports those it left). A
+        # threshold given with a limit still bounds every tensor, even when
+        # the plan fits the limit.
+        unsplit = _memory_limit.unsplit_instructions(of_records(records), optimised,
+                                                     above=threshold)
+        if unsplit:
+            _fail_or_warn(_over_threshold_message(threshold, unsplit), options.strict)

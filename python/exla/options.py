@@ -1,6 +1,16 @@
-"""Options and flags shared by every part of exla.
+"""exla's settings: each declared once, and resolved in one place.
 
-exla is configured like XLA: with ``--name=value`` flags. They can come from
+Every setting is one field of :class:`Options`, declared with
+:func:`exla._setting.setting`: its name (the same for the Python keyword, the
+``Options`` field, the command line's ``--split-size`` spelling and the C++
+core's binding), its flags, environment variable, kind of value, default and
+help. The flag parser, the flags' help, the command line, the entry points'
+keywords, signatures and docstrings (:mod:`exla._entry_settings`) and the C++
+``exla::Options`` (:func:`exla._core.optimize`) are derived from the fields, so
+adding a setting means adding a field here and using it.
+
+exla is configured like XLA: with ``--name=value`` flags (XLA's syntax, see
+:mod:`exla._flag_syntax`). They can come from
 
 * ``XLA_FLAGS``, next to XLA's own flags, because that is where the paper's
   patched XLA read them (``--xla_tensor_size_threshold=1GB``), and
@@ -11,36 +21,14 @@ flag XLA does not know, so exla's flags must be removed from ``XLA_FLAGS``
 before TensorFlow compiles anything: :func:`split_xla_flags` does that for a
 string and :func:`consume_env_flags` for the environment.
 
-XLA's syntax, which this module follows (``xla/parse_flags_from_env.cc``):
+Resolution (:func:`resolve_options`): a keyword argument wins over the
+setting's environment variable, which wins over ``EXLA_FLAGS``, which wins
+over ``XLA_FLAGS``; a keyword that is None leaves the setting to those
+sources. Values have one syntax everywhere: booleans :func:`parse_bool`, sizes
+:func:`parse_size`.
 
-* a flag is ``--name`` or ``--name=value``; a value may be quoted,
-  ``--name="a b"`` (backslash escapes inside double quotes) or ``--name='a b'``;
-* ``--name value`` is *not* accepted: XLA treats ``--name`` as a flag without a
-  value and silently stops reading at ``value``, ignoring every flag after it;
-* a value that does not start with ``-`` names a file holding the flags.
+The settings (generated from the declarations):
 
-This module is also the one place where exla's settings are resolved
-(:func:`resolve_options`): keyword arguments win over ``EXLA_FLAGS``, which wins
-over ``XLA_FLAGS``; the environment variables ``EXLA_STRICT``, ``EXLA_DUMP_TO``
-and ``EXLA_DISABLE`` are read here too, with one boolean syntax
-(:func:`parse_bool`) and one size syntax (:func:`parse_size`).
-
-Names: a setting has one name in Python and in the binding (``threshold``,
-``split_size``, ``memory_limit``, ``passes``, ``dump_dir``); the flags keep XLA's names, and the
-C++ core's ``exla::Options`` spells the sizes out. The whole mapping:
-
-==============  ===============================  ==============================
-Python          flag                             C++ ``exla::Options``
-==============  ===============================  ==============================
-threshold       --xla_tensor_size_threshold      tensor_size_threshold
-split_size      --xla_tensor_split_size          tensor_split_size
-memory_limit    --xla_memory_limit               (Python only: a search over
-                                                 the two sizes above)
-passes          --exla_passes                    passes
-dump_dir        --exla_dump_to, EXLA_DUMP_TO     dump_dir
-strict          --exla_strict, EXLA_STRICT       (Python only)
-fast_math       --exla_fast_math                 fast_math
-==============  ===============================  ==============================
 """
 
 from __future__ import annotations
@@ -48,7 +36,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from typing import Iterable, Mapping, MutableMapping
+import textwrap
+from typing import Any, Iterable, Mapping, MutableMapping
+
+from exla import _flag_syntax
+from exla._setting import METADATA_KEY, NAMES, OPTIONAL_NAMES, PATH, SIZE, SWITCH, Setting, setting
+from exla._setting import as_names as _as_names
 
 __all__ = [
     "Options",
@@ -58,7 +51,10 @@ __all__ = [
     "env_bool",
     "exla_disabled",
     "resolve_options",
+    "resolve_keywords",
     "resolve_passes",
+    "explicit_settings",
+    "declared_settings",
     "format_size",
     "split_xla_flags",
     "consume_env_flags",
@@ -79,210 +75,56 @@ from exla._values import (  # noqa: E402
     parse_size as parse_size,
 )
 
-# ---------------------------------------------------------------------------
-# Flags
-# ---------------------------------------------------------------------------
-
-# exla's own flags (names without the leading dashes) and what they set.
-_SIZE_FLAGS = {
-    "xla_tensor_size_threshold": "threshold",
-    "xla_tensor_split_size": "split_size",
-    "xla_memory_limit": "memory_limit",
-}
-_EXLA_ONLY_FLAGS = {
-    **_SIZE_FLAGS,
-    "exla_passes": "passes",
-    "exla_dump_to": "dump_dir",
-    "exla_strict": "strict",
-    "exla_fast_math": "fast_math",
-}
-# XLA's flag that exla also honours for its own pass names. It stays in
-# XLA_FLAGS because XLA needs it too.
-_SHARED_FLAG = "xla_disable_hlo_passes"
-
-EXLA_FLAG_NAMES: tuple[str, ...] = tuple(f"--{n}" for n in (*_EXLA_ONLY_FLAGS, _SHARED_FLAG))
-"""Every flag exla reads, e.g. ``--xla_tensor_size_threshold``."""
-
-# Prefixes that only exla uses: an unknown flag with one of them is a typo of
-# one of exla's flags, and letting it through would make TensorFlow abort.
-_EXLA_PREFIXES = ("xla_tensor_", "exla_")
-
-_FLAG_HELP = (
-    "exla's flags: --xla_tensor_size_threshold=SIZE, --xla_tensor_split_size=SIZE, "
-    "--xla_memory_limit=SIZE, "
-    "--exla_passes=a,b, --exla_dump_to=DIR, --exla_strict[=true|false], --exla_fast_math[=true|false], "
-    "--xla_disable_hlo_passes=a,b"
-)
-
-@dataclasses.dataclass(frozen=True)
-class _Token:
-    name: str  # without the leading dashes
-    value: str | None  # None for a bare "--name"
-    raw: str  # the text of the token, as written
-    start: int
-    end: int
-
-
-def _tokenize(flags: str, source: str) -> tuple[list[_Token], int | None]:
-    """Splits ``flags`` the way XLA does.
-
-    Returns the flags and the offset of the first token that is not a flag
-    (XLA stops reading there), or None when every token is a flag.
-    """
-    tokens: list[_Token] = []
-    pos = len(flags) - len(flags.lstrip())
-    while pos < len(flags):
-        if flags[pos] != "-":
-            return tokens, pos
-        end = pos
-        while end < len(flags) and (flags[end].isascii() and (flags[end].isalnum() or flags[end] in "-_")):
-            end += 1
-        name = flags[pos:end].lstrip("-")
-        value: str | None = None
-        if end < len(flags) and flags[end] == "=":
-            if end + 1 < len(flags) and flags[end + 1] in "'\"":
-                quote, end = flags[end + 1], end + 2
-                chars = []
-                while end < len(flags) and flags[end] != quote:
-                    if quote == '"' and flags[end] == "\\" and end + 1 < len(flags):
-                        end += 1
-                    chars.append(flags[end])
-                    end += 1
-                if end >= len(flags):
-                    raise ValueError(f"{source}: unterminated quote in {flags[pos:]!r}")
-                end += 1
-                value = "".join(chars)
-                if end < len(flags) and not flags[end].isspace():
-                    raise ValueError(f"{source}: unexpected text after quoted value in {flags[pos:]!r}")
-            else:
-                value_end = end + 1
-                while value_end < len(flags) and not flags[value_end].isspace():
-                    value_end += 1
-                value, end = flags[end + 1:value_end], value_end
-        elif end < len(flags) and not flags[end].isspace():
-            # e.g. "--xla_tensor_size_threshold:1GB"; XLA would take the whole
-            # run of non-space characters as an (unknown) flag.
-            while end < len(flags) and not flags[end].isspace():
-                end += 1
-            raise ValueError(
-                f"{source}: cannot read flag {flags[pos:end]!r}; flags have the form --name=value")
-        tokens.append(_Token(name, value, flags[pos:end], pos, end))
-        pos = end + len(flags[end:]) - len(flags[end:].lstrip())
-    return tokens, None
-
-
-def _is_exla_name(name: str) -> bool:
-    return name in _EXLA_ONLY_FLAGS or name.startswith(_EXLA_PREFIXES)
-
-
-def _stray_error(source: str, flags: str, stray: int, previous: _Token | None) -> ValueError:
-    word = flags[stray:].split()[0]
-    if previous is not None and previous.value is None:
-        return ValueError(
-            f"{source}: {previous.raw!r} is followed by {word!r}, but flags take their value "
-            f"after '=' (XLA does not accept '--flag value'); write "
-            f"'--{previous.name}={word}'")
-    if previous is not None:
-        return ValueError(
-            f"{source}: {word!r} after {previous.raw!r} is not a flag; flags have the form "
-            f"--name=value and a value with spaces must be quoted: --{previous.name}="
-            f"'{previous.value} {word}'")
-    return ValueError(f"{source}: {word!r} is not a flag; flags have the form --name=value")
-
-
-def _split_list(value: str) -> tuple[str, ...]:
-    return tuple(p.strip() for p in value.split(",") if p.strip())
-
-
-def _apply(fields: dict, token: _Token, source: str) -> None:
-    """Stores the value of one of exla's flags into ``fields``."""
-    flag = f"--{token.name}"
-    if token.name == _SHARED_FLAG:
-        fields["disabled_passes"] = _split_list(token.value or "")
-        return
-    if token.name not in _EXLA_ONLY_FLAGS:
-        raise ValueError(f"{source}: unknown flag {flag!r}; {_FLAG_HELP}")
-    field = _EXLA_ONLY_FLAGS[token.name]
-    if field in ("strict", "fast_math"):
-        # A bare --exla_strict (--exla_fast_math) turns it on.
-        try:
-            fields[field] = token.value is None or parse_bool(token.value, name=flag)
-        except ValueError as e:
-            raise ValueError(f"{source}: {e}") from None
-        return
-    if token.value is None or token.value == "":
-        raise ValueError(f"{source}: {flag} needs a value: {flag}=VALUE")
-    if field in ("threshold", "split_size", "memory_limit"):
-        fields[field] = parse_size(token.value, flag=flag)
-    elif field == "passes":
-        fields[field] = _split_list(token.value)
-    else:
-        fields[field] = token.value
-
-
-def _read_flag_file(flags: str, source: str) -> str:
-    # XLA reads the flags from a file when the variable does not start with '-'.
-    path = flags.strip()
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError as e:
-        raise ValueError(
-            f"{source}: {path!r} does not start with '--', so XLA reads it as the name of a "
-            f"file of flags, but it cannot be read: {e.strerror}") from None
-
 
 @dataclasses.dataclass(frozen=True)
 class Options:
-    """exla's settings.
+    """exla's settings; each field is the declaration of one setting.
+
+    >>> options = Options(threshold="1GB", passes="dce,remove-copies")
+    >>> options.threshold, options.passes, options == Options(threshold=10**9, passes=["dce", "remove-copies"])
+    (1000000000, ('dce', 'remove-copies'), True)
 
     Attributes:
-      threshold: no tensor larger than this many bytes may remain outside a
-        loop (``--xla_tensor_size_threshold``); None: no limit.
-      split_size: the size in bytes of the slices inside a loop
-        (``--xla_tensor_split_size``); None: chosen by the splitter.
-      memory_limit: XLA's planned peak memory of the whole rewritten program
-        (arguments, outputs and temporaries) may not exceed this many bytes
-        (``--xla_memory_limit``); exla then searches for a threshold and
-        split size itself (within ``threshold``/``split_size`` when they are
-        given too); None: no program-level limit.
-      passes: the passes to run, in order (``--exla_passes``); None: the
-        default pipeline.
-      disabled_passes: passes not to run (``--xla_disable_hlo_passes``; names
-        that are not exla passes are XLA's and ignored by exla).
-      dump_dir: directory to write the module to before and after every pass
-        (``--exla_dump_to``).
-      strict: raise instead of warning and falling back to the original
-        program when exla fails (``--exla_strict``); meant for tests.
-      fast_math: allow rewrites that change results beyond the program's own
-        rounding (``--exla_fast_math``): the squared-distance expansion
-        ``|x|^2 + |y|^2 - 2 x.y``, whose relative error is about
-        ``eps |x|^2 / |x - y|^2``.
-
-    >>> Options(threshold="1GB", passes="dce,remove-copies")
-    Options(threshold=1000000000, split_size=None, memory_limit=None, passes=('dce', 'remove-copies'), disabled_passes=(), dump_dir=None, strict=False, fast_math=False)
     """
 
-    threshold: int | None = None
-    split_size: int | None = None
-    memory_limit: int | None = None
-    passes: tuple[str, ...] | None = None
-    disabled_passes: tuple[str, ...] = ()
-    dump_dir: str | None = None
-    strict: bool = False
-    fast_math: bool = False
+    threshold: int | None = setting(
+        None, SIZE, "no tensor larger than this many bytes may remain outside a loop, e.g. "
+        "'100MB', '1GiB' or a number of bytes; None: no limit, so nothing is split.",
+        flags=("xla_tensor_size_threshold",), core=True)
+    split_size: int | None = setting(
+        None, SIZE, "the size in bytes of the slices the splitter's loops work on; None: "
+        "chosen by the splitter.", flags=("xla_tensor_split_size",), core=True)
+    memory_limit: int | None = setting(
+        None, SIZE, "XLA's planned peak memory of the whole rewritten program (arguments, "
+        "outputs and temporaries, from its buffer assignment) may not exceed this many bytes; "
+        "exla searches for a threshold and split size itself (a threshold given too still "
+        "bounds every tensor, a split size given too is kept); None: no program-level limit.",
+        flags=("xla_memory_limit",))
+    passes: tuple[str, ...] | None = setting(
+        None, NAMES, "the passes to run, in order; None: the default pipeline.",
+        flags=("exla_passes",), core=True)
+    disabled_passes: tuple[str, ...] = setting(
+        (), OPTIONAL_NAMES, "passes not to run (names that are not exla's are XLA's and "
+        "ignored by exla).", xla_flag="xla_disable_hlo_passes")
+    dump_dir: str | None = setting(
+        None, PATH, "directory to write the module to before the first pass and after every "
+        "pass.", flags=("exla_dump_to",), env="EXLA_DUMP_TO", core=True)
+    strict: bool = setting(
+        False, SWITCH, "raise exla.ExlaError instead of warning and running the original "
+        "program when exla fails, or cannot meet the threshold or the memory limit; meant "
+        "for tests.", flags=("exla_strict",), env="EXLA_STRICT")
+    fast_math: bool = setting(
+        False, SWITCH, "allow rewrites that change results beyond the program's own rounding: "
+        "the squared-distance expansion |x|^2 + |y|^2 - 2 x.y (a matrix multiply instead of a "
+        "loop over differences), whose relative error is about eps |x|^2 / |x - y|^2, so large "
+        "for close points.", flags=("exla_fast_math",), core=True)
 
     def __post_init__(self) -> None:
         # Normalise user-supplied values so that equal settings compare equal.
-        for name in ("threshold", "split_size", "memory_limit"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, parse_size(value, flag=name))
-        if self.passes is not None:
-            object.__setattr__(self, "passes", _as_names(self.passes, "passes"))
-        object.__setattr__(self, "disabled_passes", _as_names(self.disabled_passes, "disabled_passes"))
-        if self.dump_dir is not None:
-            object.__setattr__(self, "dump_dir", os.fspath(self.dump_dir))
+        for s in _SETTINGS:
+            value = getattr(self, s.name)
+            if value is not None and s.kind is not SWITCH:
+                object.__setattr__(self, s.name, s.kind.from_keyword(value, s.name))
 
     @classmethod
     def from_flags(cls, flags: str, *, base: "Options | None" = None, source: str = "flags") -> "Options":
@@ -295,8 +137,9 @@ class Options:
           ValueError: a malformed flag, an unknown ``--xla_tensor_*`` or
             ``--exla_*`` flag (a typo of one of exla's), or a bad value.
 
-        >>> Options.from_flags("--xla_tensor_size_threshold=1GB --xla_cpu_enable_fast_math=false")
-        Options(threshold=1000000000, split_size=None, memory_limit=None, passes=None, disabled_passes=(), dump_dir=None, strict=False, fast_math=False)
+        >>> Options.from_flags("--xla_tensor_size_threshold=1GB --xla_cpu_enable_fast_math=false") \\
+        ...     == Options(threshold="1GB")
+        True
         """
         options, _ = _parse(flags, base=base, source=source)
         return options
@@ -314,18 +157,88 @@ class Options:
         options, _ = split_xla_flags(environ.get("XLA_FLAGS", ""), base=base)
         return _parse_exla_flags(environ.get("EXLA_FLAGS", ""), options)
 
-    def replace(self, **changes) -> "Options":
+    def keywords(self) -> dict[str, Any]:
+        """The settings as the entry points' keywords: ``optimize_hlo(text, **options.keywords())``."""
+        return {s.name: getattr(self, s.name) for s in _SETTINGS if s.keyword}
+
+    def replace(self, **changes: Any) -> "Options":
         """A copy with ``changes`` applied, e.g. ``options.replace(threshold="1GB")``."""
         return dataclasses.replace(self, **changes)
 
 
-def _as_names(names: Iterable[str] | str, what: str) -> tuple[str, ...]:
-    if isinstance(names, str):
-        return _split_list(names)
-    names = tuple(names)
-    if not all(isinstance(n, str) for n in names):
-        raise ValueError(f"{what} must be pass names (strings), got {names!r}")
-    return names
+# ---------------------------------------------------------------------------
+# Derived from the declarations
+# ---------------------------------------------------------------------------
+
+def _declarations() -> tuple[Setting, ...]:
+    return tuple(dataclasses.replace(f.metadata[METADATA_KEY], name=f.name)
+                 for f in dataclasses.fields(Options))
+
+
+_SETTINGS = _declarations()
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Options)}
+
+
+def declared_settings() -> tuple[Setting, ...]:
+    """Every setting's declaration, in the order of :class:`Options`' fields."""
+    return _SETTINGS
+
+
+# exla's own flags (removed from XLA_FLAGS) and XLA's flags exla also reads
+# (left there), by name without the leading dashes.
+_OWN_FLAGS = {flag: s for s in _SETTINGS for flag in s.flags}
+_XLA_FLAGS_READ = {s.xla_flag: s for s in _SETTINGS if s.xla_flag}
+
+EXLA_FLAG_NAMES: tuple[str, ...] = tuple(f"--{n}" for n in (*_OWN_FLAGS, *_XLA_FLAGS_READ))
+"""Every flag exla reads, e.g. ``--xla_tensor_size_threshold``."""
+
+# Prefixes that only exla uses: an unknown flag with one of them is a typo of
+# one of exla's flags, and letting it through would make TensorFlow abort.
+_EXLA_PREFIXES = ("xla_tensor_", "exla_")
+
+_FLAG_HELP = "exla's flags: " + ", ".join(
+    f"--{flag}{s.kind.flag_syntax}" for flag, s in (*_OWN_FLAGS.items(), *_XLA_FLAGS_READ.items()))
+
+
+def _settings_table() -> str:
+    rows = [(s.name, s.sources() or "(keyword only)", "exla::Options" if s.core else "Python")
+            for s in _SETTINGS]
+    widths = [max(len(r[i]) for r in rows + [("Python", "flags, variable", "read by")])
+              for i in range(3)]
+    rule = "  ".join("=" * w for w in widths)
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([rule, line(("Python", "flags, variable", "read by")), rule,
+                      *map(line, rows), rule, ""])
+
+
+def _attributes_section(indent: str) -> str:
+    return "".join(textwrap.fill(f"{s.name}: {s.help}" + (f" ({s.sources()})" if s.sources() else ""),
+                                 width=92, initial_indent=indent, subsequent_indent=indent + "  ")
+                   + "\n" for s in _SETTINGS)
+
+
+__doc__ += _settings_table()
+Options.__doc__ = (Options.__doc__ or "").rstrip(" ") + _attributes_section("      ")
+
+
+# ---------------------------------------------------------------------------
+# Flags
+# ---------------------------------------------------------------------------
+
+def _is_exla_name(name: str) -> bool:
+    return name in _OWN_FLAGS or name.startswith(_EXLA_PREFIXES)
+
+
+def _apply(fields: dict, token: _flag_syntax.Token, source: str) -> None:
+    """Stores the value of one of exla's flags into ``fields``."""
+    flag = f"--{token.name}"
+    declaration = _OWN_FLAGS.get(token.name) or _XLA_FLAGS_READ.get(token.name)
+    if declaration is None:
+        raise ValueError(f"{source}: unknown flag {flag!r}; {_FLAG_HELP}")
+    try:
+        fields[declaration.name] = declaration.kind.from_flag(token.value, flag)
+    except ValueError as e:
+        raise ValueError(f"{source}: {e}") from None
 
 
 def _parse(flags: str, *, base: Options | None, source: str, keep_xla: bool = True) -> tuple[Options, str]:
@@ -335,11 +248,11 @@ def _parse(flags: str, *, base: Options | None, source: str, keep_xla: bool = Tr
     """
     text = flags
     if flags.strip() and not flags.lstrip().startswith("-"):
-        text = _read_flag_file(flags, source)
-    tokens, stray = _tokenize(text, source)
+        text = _flag_syntax.read_flag_file(flags, source)
+    tokens, stray = _flag_syntax.tokenize(text, source)
     if stray is not None:
         previous = next((t for t in reversed(tokens) if t.end <= stray), None)
-        stray_error = _stray_error(source, text, stray, previous)
+        stray_error = _flag_syntax.stray_error(source, text, stray, previous)
         if (previous is not None and _is_exla_name(previous.name)) or not keep_xla:
             raise stray_error
         # XLA accepts this (it stops reading at the stray word), so exla must
@@ -349,9 +262,9 @@ def _parse(flags: str, *, base: Options | None, source: str, keep_xla: bool = Tr
     fields: dict = {}
     kept: list[str] = []
     for token in tokens:
-        if token.name == _SHARED_FLAG or _is_exla_name(token.name):
+        if token.name in _XLA_FLAGS_READ or _is_exla_name(token.name):
             _apply(fields, token, source)
-            if token.name == _SHARED_FLAG and keep_xla:
+            if token.name in _XLA_FLAGS_READ and keep_xla:  # XLA needs it too
                 kept.append(token.raw)
         elif keep_xla:
             kept.append(token.raw)
@@ -392,8 +305,9 @@ def split_xla_flags(xla_flags: str, *, base: Options | None = None) -> tuple[Opt
         flags, or an unknown ``--xla_tensor_*``/``--exla_*`` flag (a typo of
         exla's, which would otherwise make TensorFlow abort the process).
 
-    >>> split_xla_flags("--xla_dump_to=/tmp/d --xla_tensor_size_threshold=100MiB")
-    (Options(threshold=104857600, split_size=None, memory_limit=None, passes=None, disabled_passes=(), dump_dir=None, strict=False, fast_math=False), '--xla_dump_to=/tmp/d')
+    >>> options, remaining = split_xla_flags("--xla_dump_to=/tmp/d --xla_tensor_size_threshold=100MiB")
+    >>> options == Options(threshold="100MiB"), remaining
+    (True, '--xla_dump_to=/tmp/d')
     """
     return _parse(xla_flags, base=base, source="XLA_FLAGS")
 
@@ -443,10 +357,6 @@ def consume_env_flags(environ: MutableMapping[str, str] | None = None) -> Option
     return _parse_exla_flags(environ.get("EXLA_FLAGS", ""), options)
 
 
-# ---------------------------------------------------------------------------
-# Resolution: the one place where every source of settings meets
-# ---------------------------------------------------------------------------
-
 def resolve_passes(passes: Iterable[str] | str | None, disabled: Iterable[str] = ()) -> tuple[str, ...] | None:
     """The pass list to run: ``passes`` (None: the default pipeline) less ``disabled``.
 
@@ -470,19 +380,59 @@ def resolve_passes(passes: Iterable[str] | str | None, disabled: Iterable[str] =
     return tuple(p for p in names if p not in disabled)
 
 
-def resolve_options(*, threshold: int | str | None = None, split_size: int | str | None = None,
-                    memory_limit: int | str | None = None, passes: Iterable[str] | str | None = None, strict: bool = False,
-                    dump_dir: str | None = None, fast_math: bool = False,
-                    environ: Mapping[str, str] | None = None) -> Options:
-    """exla's settings for one function: keywords, then ``EXLA_FLAGS``, ``XLA_FLAGS``, the environment.
+# ---------------------------------------------------------------------------
+# Resolution: the one place where every source of settings meets
+# ---------------------------------------------------------------------------
 
-    Keywords that are None leave the flags' value. ``strict`` is on when the
-    keyword, ``--exla_strict`` or ``EXLA_STRICT`` says so, ``fast_math`` when
-    the keyword or ``--exla_fast_math`` does; ``EXLA_DUMP_TO``
-    wins over ``--exla_dump_to``. The result has the concrete pass list (the
-    default pipeline when none was given) with the disabled passes removed.
+def explicit_settings(keywords: Mapping[str, Any], *, where: str = "exla") -> dict[str, Any]:
+    """The settings given as keyword arguments, checked and normalised; None ones left out.
 
     Raises:
+      TypeError: a keyword that is not a setting (as Python's own message).
+      ValueError: a bad value (a size, a boolean that is not True or False).
+
+    >>> explicit_settings({"threshold": "1GB", "strict": None})
+    {'threshold': 1000000000}
+    """
+    by_name = {s.name: s for s in _SETTINGS if s.keyword}
+    for name in keywords:
+        if name not in by_name:
+            raise TypeError(f"{where}() got an unexpected keyword argument {name!r}")
+    return {name: by_name[name].kind.from_keyword(value, name)
+            for name, value in keywords.items() if value is not None}
+
+
+def _from_variables(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The settings set by their own environment variables (``EXLA_STRICT``...)."""
+    return {s.name: s.kind.from_env(environ[s.env], s.env) for s in _SETTINGS
+            if s.env and environ.get(s.env, "").strip()}
+
+
+def resolve_keywords(environ: Mapping[str, str] | None = None, **settings: Any) -> Options:
+    """The settings of one call that reads no flags: keywords, then environment variables.
+
+    This is :func:`exla.optimize_hlo`'s resolution: its caller hands it the
+    settings of the module. A keyword that is None leaves the setting's
+    environment variable (``EXLA_STRICT``, ``EXLA_DUMP_TO``), then its default.
+
+    >>> resolve_keywords({"EXLA_STRICT": "1"}, threshold="1KB").strict
+    True
+    """
+    environ = os.environ if environ is None else environ
+    explicit = explicit_settings(settings, where="optimize_hlo")
+    return Options(**{**_from_variables(environ), **explicit})
+
+
+def resolve_options(*, environ: Mapping[str, str] | None = None, **settings: Any) -> Options:
+    """exla's settings for one function: keywords, environment variables, ``EXLA_FLAGS``, ``XLA_FLAGS``.
+
+    ``settings`` are the keywords of :class:`Options`; those that are None
+    leave the setting to the other sources. The result has the concrete pass
+    list (the default pipeline when none was given) with the disabled passes
+    removed.
+
+    Raises:
+      TypeError: a keyword that is not a setting.
       ValueError: a malformed flag, size, pass list, boolean variable or keyword.
 
     >>> resolve_options(threshold="1GB", environ={"EXLA_STRICT": "no"}).threshold
@@ -491,14 +441,7 @@ def resolve_options(*, threshold: int | str | None = None, split_size: int | str
     from exla import _core
 
     environ = os.environ if environ is None else environ
-    options = Options.from_env(environ)
-    keywords = {"threshold": threshold, "split_size": split_size, "memory_limit": memory_limit,
-                "passes": passes,
-                "dump_dir": dump_dir}
-    options = options.replace(**{k: v for k, v in keywords.items() if v is not None})
+    explicit = explicit_settings(settings, where="resolve_options")
+    options = Options.from_env(environ).replace(**{**_from_variables(environ), **explicit})
     names = options.passes if options.passes is not None else tuple(_core.default_pipeline())
-    names = resolve_passes(names, options.disabled_passes)
-    dump = environ.get("EXLA_DUMP_TO") or options.dump_dir
-    strict = keyword_bool(strict, name="strict") or options.strict or env_bool("EXLA_STRICT", environ)
-    return options.replace(passes=names, dump_dir=dump, strict=strict,
-                           fast_math=keyword_bool(fast_math, name="fast_math") or options.fast_math)
+    return options.replace(passes=resolve_passes(names, options.disabled_passes))

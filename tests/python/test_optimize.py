@@ -13,6 +13,7 @@ import pytest
 
 import exla
 from exla import Report, optimize_hlo
+from exla.options import Options
 from exla.report import PassRecord
 
 pytestmark = pytest.mark.usefixtures("extension")
@@ -132,7 +133,8 @@ def test_report_formatting_without_extension_values():
                                     "exla._core", "exla._hlo_signature", "exla.memory_cap",
                                     "exla.program_info", "exla._explanation", "exla.function",
                                     "exla.bridge.tensorflow_call", "exla.explain",
-                                    "exla._collectives"])
+                                    "exla._collectives", "exla._setting", "exla._entry_settings",
+                                    "exla._fallback_policy", "exla._splitter_result"])
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
@@ -160,11 +162,12 @@ def test_core_failures_are_value_errors_or_exla_errors(kmv):
     with pytest.raises(ValueError, match="line 1, column 1"):
         _core.round_trip("not hlo")
     with pytest.raises(ValueError, match="unknown pass"):
-        _core.optimize(kmv, ["no-such-pass"], 0, 0, "")
-    # A binding argument the C++ side cannot take: internal, and the module
-    # text pybind11 puts into its TypeError stays out of the message.
+        _core.optimize(kmv, Options(passes=["no-such-pass"]))
+    # A value the C++ options cannot take (Options does not check its own
+    # fields' types): internal, and the module text pybind11 puts into its
+    # TypeError stays out of the message.
     with pytest.raises(exla.ExlaError, match=r"internal error in exla's C\+\+ core \(optimize\)") as info:
-        _core.optimize(kmv, None, 2**70, 0, "")
+        _core.optimize(kmv, Options(fast_math="yes"))
     assert "HloModule" not in str(info.value) and "Invoked with" not in str(info.value)
 
 

@@ -258,8 +258,9 @@ def _without_copies(text: str) -> str:
     if "copy(" not in text:
         return text
     from exla import _core
+    from exla.options import Options
 
-    return _core.optimize(text, ["remove-copies"], 0, 0, "")[0]
+    return _core.optimize(text, Options(passes=("remove-copies",)))[0]
 
 
 def _drop_attribute(line: str, key: str) -> str:
