@@ -13,6 +13,7 @@
 #include "passes/tensor_splitter/loops.h"
 #include "passes/tensor_splitter/reduction_merge.h"
 #include "passes/tensor_splitter/region.h"
+#include "passes/tensor_splitter/take_along_axis.h"
 
 namespace exla {
 namespace {
@@ -383,6 +384,11 @@ bool TensorSplitter::Run(HloModule* module) {
     // change of the module like any other: reporting it keeps the pipeline's
     // clean-ups and the caller's "was anything rewritten" check truthful.
     changed |= RemoveDeadInstructions(computation);
+    // Per-row gathers and scatters (take_along_axis.h) in a form slices can compute.
+    if (!sharding.active() && RewriteTakeAlongAxis(computation, limit)) {
+      changed = true;
+      RemoveDeadInstructions(computation);
+    }
     if (sharding.active()) sharding = ShardingAnalysis(*module);
     std::unordered_set<const HloInstruction*> seeds_given_up;
     std::unordered_set<const HloInstruction*> sinks_given_up;
