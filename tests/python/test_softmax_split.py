@@ -198,3 +198,47 @@ def test_jax_logsumexp_and_its_gradient_split_the_classes():
     reference = [_logsumexp64(h, w).mean(), p @ w.T.astype(np.float64),
                  h.T.astype(np.float64) @ p]
     _assert_as_close_to(reference, [value, dh, dw], [expected_value, expected_dh, expected_dw])
+
+
+def test_jax_optax_cross_entropy_splits_the_vocabulary():
+    # optax picks the label's logit with take_along_axis (a gather along the
+    # classes) and its gradient scatters into zeros: both become selects that
+    # each slice of classes computes (take_along_axis.h).
+    jax = pytest.importorskip("jax")
+    optax = pytest.importorskip("optax")
+    import jax.numpy as jnp
+
+    def loss(h, w, labels):
+        return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(h @ w, labels))
+
+    h, w, labels = _inputs(seed=5)
+    value_and_grad = jax.value_and_grad(loss, argnums=(0, 1))
+    explanation = exla.explain(exla.jit(value_and_grad, memory_limit=LIMIT), h, w, labels)
+    _assert_split_along_classes(explanation)
+    assert " gather(" not in explanation.hlo_after and " scatter(" not in explanation.hlo_after
+    f = exla.jit(value_and_grad, memory_limit=LIMIT, strict=True)
+    value, (dh, dw) = f(h, w, labels)
+    expected_value, (expected_dh, expected_dw) = jax.jit(value_and_grad)(h, w, labels)
+    _assert_as_close_to(_cross_entropy64(h, w, labels), [value, dh, dw],
+                        [expected_value, expected_dh, expected_dw])
+
+
+def test_jax_label_out_of_range_gives_what_the_program_gives():
+    # optax's take_along_axis makes an out-of-range label's loss NaN; the
+    # rewritten gather clamps as XLA's gather does, and jax masks it the same.
+    jax = pytest.importorskip("jax")
+    optax = pytest.importorskip("optax")
+    import jax.numpy as jnp
+
+    def loss(h, w, labels):
+        return optax.softmax_cross_entropy_with_integer_labels(h @ w, labels)
+
+    h, w, labels = _inputs(seed=6)
+    labels[3] = VOCAB + 7
+    explanation = exla.explain(exla.jit(loss, memory_limit=LIMIT), h, w, labels)
+    assert explanation.rewritten and " gather(" not in explanation.hlo_after
+    f = exla.jit(loss, memory_limit=LIMIT, strict=True)
+    actual = np.asarray(f(h, w, labels))
+    expected = np.asarray(jax.jit(loss)(h, w, labels))
+    assert np.isnan(expected[3]) and np.isfinite(np.delete(expected, 3)).all()
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, equal_nan=True)
