@@ -8,6 +8,7 @@
 
 #include "ir/module.h"
 #include "passes/tensor_splitter/dimension_map.h"
+#include "passes/tensor_splitter/exact_values.h"
 
 namespace exla {
 namespace {
@@ -39,11 +40,9 @@ bool ShouldRecompute(const HloInstruction* producer, int64_t threshold,
 // slices would match nothing (the fuzzer found gradients 5-100% off).
 //
 // A value computed exactly, or with IEEE's correctly rounded operations
-// alone, has the same bits however it is sliced (ComputedExactly): TensorFlow's
+// alone, has the same bits however it is sliced (exact_values.h): TensorFlow's
 // one-hot labels, `select(labels == iota, 1, 0) + nan_mask`, are compared
 // with 0 in its cross-entropy gradient and are free to recompute.
-bool ComputedExactly(const HloInstruction* producer);
-
 bool FeedsFloatEquality(const HloInstruction* producer) {
   if (ComputedExactly(producer)) return false;
   switch (producer->opcode()) {
@@ -84,56 +83,6 @@ bool FeedsFloatEquality(const HloInstruction* producer) {
     }
   }
   return false;
-}
-
-// Whether `producer` and everything it is computed from are data movement,
-// comparisons, selections and operations whose result XLA rounds the same
-// way in a slice as in the whole (an add or subtract could be contracted with
-// a multiply operand into a fused multiply-add in one and not the other, so
-// such operands are refused; exp, log and the like have vectorised and
-// scalar versions that may differ in the last bit).
-bool ComputedExactly(const HloInstruction* producer) {
-  std::vector<const HloInstruction*> stack = {producer};
-  std::unordered_set<const HloInstruction*> seen;
-  while (!stack.empty()) {
-    const HloInstruction* value = stack.back();
-    stack.pop_back();
-    if (!seen.insert(value).second) continue;
-    switch (value->opcode()) {
-      case HloOpcode::kParameter:
-      case HloOpcode::kConstant:
-      case HloOpcode::kIota:
-        continue;
-      case HloOpcode::kAdd:
-      case HloOpcode::kSubtract:
-        for (const HloInstruction* operand : value->operands()) {
-          if (operand->Is(HloOpcode::kMultiply)) return false;
-        }
-        break;
-      case HloOpcode::kBroadcast:
-      case HloOpcode::kReshape:
-      case HloOpcode::kBitcast:
-      case HloOpcode::kTranspose:
-      case HloOpcode::kCopy:
-      case HloOpcode::kSlice:
-      case HloOpcode::kConcatenate:
-      case HloOpcode::kCompare:
-      case HloOpcode::kSelect:
-      case HloOpcode::kAnd:
-      case HloOpcode::kOr:
-      case HloOpcode::kNot:
-      case HloOpcode::kConvert:
-      case HloOpcode::kNegate:
-      case HloOpcode::kAbs:
-      case HloOpcode::kMaximum:
-      case HloOpcode::kMinimum:
-        break;
-      default:
-        return false;
-    }
-    for (const HloInstruction* operand : value->operands()) stack.push_back(operand);
-  }
-  return true;
 }
 
 // Members added by every region growth so far (see RegionMembersGrown).
