@@ -93,66 +93,84 @@ HloInstruction* FindMax(HloInstruction* logits, int64_t dim) {
 
 }  // namespace
 
-WhyNot FindSoftmaxStatistics(HloInstruction* sum, int64_t threshold, int64_t split_size,
-                             const ShardingAnalysis& sharding, SoftmaxStatistics* statistics) {
-  SoftmaxStatistics found;
+namespace {
+
+// The shapes: m = max over `dim` of x, s = sum over `dim` of exp(x - c) for c
+// computed from m, one value per row of x.
+WhyNot MatchStatistics(HloInstruction* sum, SoftmaxStatistics* found) {
   if (!sum->Is(HloOpcode::kReduce) || sum->dimensions().size() != 1) {
     return WhyNot::Because(sum->name() + " is not a reduce over one dimension");
   }
-  found.sum = sum;
-  found.dim = sum->dimensions()[0];
+  found->sum = sum;
+  found->dim = sum->dimensions()[0];
   HloInstruction* broadcast = nullptr;
-  if (!IsReduceOver(sum, found.dim, HloOpcode::kAdd, "0") ||
+  if (!IsReduceOver(sum, found->dim, HloOpcode::kAdd, "0") ||
       !Match(sum->operand(0),
-             m::NoOps(m::Exp(m::Subtract(m::Op(&found.logits),
-                                         m::Broadcast(m::Op(&found.shift)).Bind(&broadcast))),
-                      &found.between))) {
+             m::NoOps(m::Exp(m::Subtract(m::Op(&found->logits),
+                                         m::Broadcast(m::Op(&found->shift)).Bind(&broadcast))),
+                      &found->between))) {
     return WhyNot::Because(sum->name() + " is not a sum of exp(x - broadcast(c))");
   }
-  HloInstruction* x = found.logits;
-  const Shape& shape = x->shape();
+  const Shape& shape = found->logits->shape();
   if (!shape.IsArray() || !IsFloatingPointType(shape.element_type())) {
-    return WhyNot::Because(x->name() + " is not a floating-point array");
+    return WhyNot::Because(found->logits->name() + " is not a floating-point array");
   }
-  const std::vector<int64_t> rows = DimsWithout(shape.dims(), found.dim);
-  if (broadcast->dimensions() != OtherDims(shape.rank(), found.dim) ||
-      !found.shift->shape().IsArray() || found.shift->shape().dims() != rows) {
+  if (broadcast->dimensions() != OtherDims(shape.rank(), found->dim) ||
+      !found->shift->shape().IsArray() ||
+      found->shift->shape().dims() != DimsWithout(shape.dims(), found->dim)) {
     return WhyNot::Because(broadcast->name() + " does not broadcast a value per row along the "
                            "reduced dimension");
   }
-  found.max = FindMax(x, found.dim);
-  if (found.max == nullptr || found.max->shape().element_type() != shape.element_type() ||
-      found.max->operand(0)->shape().element_type() != shape.element_type() ||
-      !ComputedFromMax(found.shift, found.max)) {
-    return WhyNot::Because(sum->name() + " subtracts no maximum of " + x->name() +
+  found->max = FindMax(found->logits, found->dim);
+  if (found->max == nullptr || found->max->shape().element_type() != shape.element_type() ||
+      found->max->operand(0)->shape().element_type() != shape.element_type() ||
+      !ComputedFromMax(found->shift, found->max)) {
+    return WhyNot::Because(sum->name() + " subtracts no maximum of " + found->logits->name() +
                            " over the dimension it sums");
   }
+  return WhyNot::Ok();
+}
+
+// The loop that yields the maximum from slices of x along the dimension,
+// and whether it is worth building.
+WhyNot BuildStatisticsRegion(int64_t threshold, int64_t split_size,
+                             const ShardingAnalysis& sharding, SoftmaxStatistics* found) {
+  HloInstruction* x = found->logits;
   if (sharding.active()) return WhyNot::Because("sharded programs keep the split of rows");
   if (sharding.LargestDeviceBytes(*x) <= threshold) {
     return WhyNot::Because(x->name() + " is not above the threshold");
   }
-  WhyNot built = BuildSplitRegion({RegionStart::Sink(found.max, 0, found.dim)}, threshold,
-                                  threshold, &found.region, sharding);
+  WhyNot built = BuildSplitRegion({RegionStart::Sink(found->max, 0, found->dim)}, threshold,
+                                  threshold, &found->region, sharding);
   if (!built.ok()) return built;
   // The maximum's operand: x, or x behind value-preserving steps.
-  auto member = found.region.members.find(found.max->operand(0));
-  if (member == found.region.members.end() ||
-      member->second.result_dim != DimensionMapping::Dimension(found.dim) ||
-      found.region.exits != std::vector<HloInstruction*>{found.max} || found.region.size < 2) {
+  auto member = found->region.members.find(found->max->operand(0));
+  if (member == found->region.members.end() ||
+      member->second.result_dim != DimensionMapping::Dimension(found->dim) ||
+      found->region.exits != std::vector<HloInstruction*>{found->max} || found->region.size < 2) {
     return WhyNot::Because(x->name() + " cannot be computed slice by slice along dimension " +
-                           std::to_string(found.dim));
+                           std::to_string(found->dim));
   }
   // Only worth it where a loop over rows would read a large input whole.
-  const bool slices_large_input =
-      std::any_of(found.region.inputs.begin(), found.region.inputs.end(), [&](const auto& input) {
+  const auto& inputs = found->region.inputs;
+  if (std::none_of(inputs.begin(), inputs.end(), [&](const auto& input) {
         return input.second.is_dimension() && input.first->shape().ByteSize() > split_size;
-      });
-  if (!slices_large_input) {
-    return WhyNot::Because(x->name() + " reads no input larger than the split size along dimension " +
-                           std::to_string(found.dim));
+      })) {
+    return WhyNot::Because(x->name() + " reads no input larger than the split size along "
+                           "dimension " + std::to_string(found->dim));
   }
-  *statistics = std::move(found);
   return WhyNot::Ok();
+}
+
+}  // namespace
+
+WhyNot FindSoftmaxStatistics(HloInstruction* sum, int64_t threshold, int64_t split_size,
+                             const ShardingAnalysis& sharding, SoftmaxStatistics* statistics) {
+  SoftmaxStatistics found;
+  WhyNot why = MatchStatistics(sum, &found);
+  if (why.ok()) why = BuildStatisticsRegion(threshold, split_size, sharding, &found);
+  if (why.ok()) *statistics = std::move(found);
+  return why;
 }
 
 namespace {
