@@ -242,3 +242,58 @@ def test_jax_label_out_of_range_gives_what_the_program_gives():
     expected = np.asarray(jax.jit(loss)(h, w, labels))
     assert np.isnan(expected[3]) and np.isfinite(np.delete(expected, 3)).all()
     np.testing.assert_allclose(actual, expected, rtol=1e-5, equal_nan=True)
+
+
+def _weighted_row_sum64(h, w, c, log: bool):
+    """sum_j f(h @ w)[r, j] * c[j] per row, f = softmax or log_softmax, in float64."""
+    logits = h.astype(np.float64) @ w.astype(np.float64)
+    shifted = logits - _logsumexp64(h, w)[:, None]
+    return ((shifted if log else np.exp(shifted)) @ c.astype(np.float64)).sum()
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_tf_softmax_and_log_softmax_with_gradients(log):
+    # tf.nn.softmax / tf.nn.log_softmax of the logits, weighted per class and
+    # summed, with the gradients: the loss of a soft-label classifier.
+    tf = pytest.importorskip("tensorflow")
+    normalise = tf.nn.log_softmax if log else tf.nn.softmax
+
+    def loss_and_gradients(h, w, c):
+        with tf.GradientTape() as tape:
+            tape.watch([h, w])
+            loss = tf.reduce_sum(normalise(h @ w, axis=-1) * c[None, :])
+        return loss, tape.gradient(loss, [h, w])
+
+    h, w, _ = _inputs(seed=7)
+    c = np.random.default_rng(8).normal(size=VOCAB).astype(np.float32)
+    explanation = exla.explain(loss_and_gradients, h, w, c, memory_limit=LIMIT)
+    _assert_split_along_classes(explanation)
+    expected = _run(explanation.hlo_before, [h, w, c])
+    actual = _run(explanation.hlo_after, [h, w, c])
+    assert abs(actual[0] - expected[0]) <= 1e-5 * abs(expected[0]) + 1e-6
+    reference = _weighted_row_sum64(h, w, c, log)
+    assert abs(actual[0] - reference) <= 4 * abs(expected[0] - reference) + 1e-6 * abs(reference)
+    for a, e in zip(actual[1:], expected[1:]):
+        np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5 * np.abs(e).max())
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_jax_softmax_and_log_softmax_with_gradients(log):
+    jax = pytest.importorskip("jax")
+    normalise = jax.nn.log_softmax if log else jax.nn.softmax
+
+    def loss(h, w, c):
+        return (normalise(h @ w, axis=-1) * c[None, :]).sum()
+
+    h, w, _ = _inputs(seed=9)
+    c = np.random.default_rng(10).normal(size=VOCAB).astype(np.float32)
+    value_and_grad = jax.value_and_grad(loss, argnums=(0, 1))
+    explanation = exla.explain(exla.jit(value_and_grad, memory_limit=LIMIT), h, w, c)
+    _assert_split_along_classes(explanation)
+    f = exla.jit(value_and_grad, memory_limit=LIMIT, strict=True)
+    value, grads = f(h, w, c)
+    expected_value, expected_grads = jax.jit(value_and_grad)(h, w, c)
+    reference = _weighted_row_sum64(h, w, c, log)
+    assert abs(value - reference) <= 4 * abs(expected_value - reference) + 1e-6 * abs(reference)
+    for a, e in zip(grads, expected_grads):
+        np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5 * np.abs(e).max())

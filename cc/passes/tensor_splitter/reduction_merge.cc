@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <string>
 #include <unordered_set>
 
 #include "ir/builder.h"
@@ -14,10 +15,15 @@ namespace exla {
 namespace {
 
 // A rank-0 constant printed as `literal`, behind value-preserving converts.
-bool IsScalarConstant(const HloInstruction* instruction, const char* literal) {
+// "0" also accepts -0, the identity of a floating-point sum that
+// TensorFlow's softmax starts from.
+bool IsScalarConstant(const HloInstruction* instruction, const std::string& literal) {
   while (instruction->Is(HloOpcode::kConvert)) instruction = instruction->operand(0);
-  return instruction->Is(HloOpcode::kConstant) && instruction->shape().IsArray() &&
-         instruction->shape().rank() == 0 && instruction->payload() == literal;
+  if (!instruction->Is(HloOpcode::kConstant) || !instruction->shape().IsArray() ||
+      instruction->shape().rank() != 0) {
+    return false;
+  }
+  return instruction->payload() == literal || (literal == "0" && instruction->payload() == "-0");
 }
 
 // A reduce of one array over the single dimension `dim` whose partial results

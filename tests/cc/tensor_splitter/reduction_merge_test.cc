@@ -91,6 +91,17 @@ TEST(ReductionMerge, ShiftComputedFromTheMaximumIsAccepted) {
   EXPECT_EQ(statistics.shift, Find(*module, "mj"));
 }
 
+TEST(ReductionMerge, SumFromNegativeZeroIsAccepted) {
+  // TensorFlow's softmax sums from -0, the other identity of an f32 add.
+  std::string text = LogSumExp();
+  text.replace(text.find("zero = f32[] constant(0)"), 24, "zero = f32[] constant(-0)");
+  auto module = Parse(text);
+  exla::SoftmaxStatistics statistics;
+  EXPECT_TRUE(exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, kSplitSize,
+                                          exla::ShardingAnalysis(), &statistics)
+                  .ok());
+}
+
 TEST(ReductionMerge, ShiftByAnotherValueIsRefused) {
   // exp(x - t) for a t that is no maximum of x: the running rescaling would
   // not bound the exponentials, so the rule leaves it.
