@@ -146,8 +146,11 @@ SHAPES = {"attention": "2 x 4 heads x 4096 x 64, f32", "sgpr": "N = 20000, M = 1
 SMOKE_SHAPES = {"attention": "1 x 2 heads x 512 x 16, f32"}
 
 
-def measure(name: str, repeats: int, dump_dir: Path, smoke: bool = False) -> dict:
-    """One workload: both programs run, timed, and read back from XLA's dump of them."""
+def measure(name: str, repeats: int, dump_dir: Path, smoke: bool = False,
+            limit: str | None = None) -> dict:
+    """One workload: both programs run, timed, and read back from XLA's dump of them.
+
+    ``limit`` replaces the workload's own memory limit."""
     import tensorflow as tf
 
     import exla
@@ -155,7 +158,8 @@ def measure(name: str, repeats: int, dump_dir: Path, smoke: bool = False) -> dic
 
     from experiments.harness.executed import tf_executed
 
-    build, limit = (SMOKE if smoke else WORKLOADS)[name]
+    build, default_limit = (SMOKE if smoke else WORKLOADS)[name]
+    limit = limit or default_limit
     fn, args = build()
     load_start = os.getloadavg()[0]
     plain_fn = tf.function(fn, jit_compile=True)
@@ -219,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--results-dir", type=Path, default=REPO_ROOT / "experiments" / "results")
     parser.add_argument("--smoke", action="store_true", help="attention only, tiny (for tests)")
+    parser.add_argument("--limit", help="memory limit instead of each workload's own (e.g. 1100MB)")
     args = parser.parse_args(argv)
     if args.smoke:
         args.workloads = list(SMOKE)
@@ -244,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.results_dir / "memory_limit.machine.json").write_text(json.dumps(info, indent=2) + "\n")
     run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     for name in args.workloads:
-        row = measure(name, args.repeats, dump_dir, smoke=args.smoke)
+        row = measure(name, args.repeats, dump_dir, smoke=args.smoke, limit=args.limit)
         row.update(run_id=run_id, commit=info.get("commit", ""))
         append_rows(args.results_dir / "memory_limit.csv", [row], COLUMNS)
     return 0

@@ -214,9 +214,9 @@ def memory_limit_section(results_dir: Path) -> list[str]:
     rows = read_rows(results_dir / "memory_limit.csv")
     if not rows:
         return []
-    newest: dict[str, dict[str, str]] = {}
+    newest: dict[tuple[str, str], dict[str, str]] = {}  # by workload and limit
     for row in rows:
-        newest[row["workload"]] = row
+        newest[(row["workload"], row["limit"])] = row
     head = ["workload", "limit", "status", "exla's program ran", "loops (plain)",
             "planned peak plain (MiB)", "planned peak exla (MiB)", "limit met",
             "search: peak (MiB), candidates, XLA compiles", "plain XLA (s)", "exla (s)",

@@ -7,6 +7,7 @@
 
 #include "ir/module.h"
 #include "passes/tensor_splitter/dimension_map.h"
+#include "passes/tensor_splitter/exact_values.h"
 
 namespace exla {
 namespace {
@@ -36,7 +37,13 @@ bool ShouldRecompute(const HloInstruction* producer, int64_t threshold,
 // scalar tail of a loop. A gradient of max compares the maximum, taken from
 // one computation, with every element, taken from another: recomputed
 // slices would match nothing (the fuzzer found gradients 5-100% off).
+//
+// A value computed exactly, or with IEEE's correctly rounded operations
+// alone, has the same bits however it is sliced (exact_values.h): TensorFlow's
+// one-hot labels, `select(labels == iota, 1, 0) + nan_mask`, are compared
+// with 0 in its cross-entropy gradient and are free to recompute.
 bool FeedsFloatEquality(const HloInstruction* producer) {
+  if (ComputedExactly(producer)) return false;
   switch (producer->opcode()) {
     // Moving data rounds nothing: recomputing it gives the same bits.
     case HloOpcode::kBroadcast:

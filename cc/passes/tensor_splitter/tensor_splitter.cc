@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 #include <set>
 #include <unordered_map>
@@ -10,7 +11,9 @@
 #include "passes/dce.h"
 #include "passes/tensor_splitter/cost.h"
 #include "passes/tensor_splitter/loops.h"
+#include "passes/tensor_splitter/reduction_merge.h"
 #include "passes/tensor_splitter/region.h"
+#include "passes/tensor_splitter/take_along_axis.h"
 
 namespace exla {
 namespace {
@@ -111,13 +114,13 @@ SplitResult RewriteAsLoops(const SplitRegion& region, const HloInstruction& anch
 constexpr int64_t kSinkReduction = 8;
 
 bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit,
-                     const ShardingAnalysis& sharding) {
+                     const ShardingAnalysis& sharding, int64_t reduction = kSinkReduction) {
   if (!instruction.shape().IsArray()) return false;
   int64_t bytes = sharding.DeviceByteSize(instruction);
   if (bytes <= limit) return true;
   for (const HloInstruction* operand : instruction.operands()) {
     if (IsSplitCandidate(*operand, limit, sharding) &&
-        sharding.LargestDeviceBytes(*operand) >= kSinkReduction * bytes) {
+        sharding.LargestDeviceBytes(*operand) >= reduction * bytes) {
       return true;
     }
   }
@@ -135,7 +138,7 @@ bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit,
 // `members_grown` counts the members of every region tried (PassRecord).
 void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64_t limit,
                     int64_t follow_limit, const ShardingAnalysis& sharding, bool large_sums,
-                    int64_t* members_grown) {
+                    int64_t* members_grown, int64_t sink_reduction = kSinkReduction) {
   // Each consumer is tried once: a try regrows the whole region, and a
   // consumer that cannot join rarely can after another joined.
   std::set<std::pair<const HloInstruction*, int>> tried;
@@ -157,7 +160,7 @@ void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64
         for (int k = 0; k < user->operand_count() && !joined; ++k) {
           if (user->operand(k) != member || !tried.insert({user, k}).second) continue;
           RegionStart start = {user, k, dim, /*follow_users=*/false};
-          if (!IsSinkCandidate(*user, limit, sharding)) {
+          if (!IsSinkCandidate(*user, limit, sharding, sink_reduction)) {
             DimensionMapping mapping = ResultDimension(*user, k, dim);
             // An oversized consumer that reduces the dimension away is no
             // smaller afterwards: it gets no loop of its own either.
@@ -276,9 +279,13 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
 // producers that consumers outside the loop still need. Used where one loop
 // for all consumers is impossible, typically in gradient programs where
 // results of reductions over the big tensor flow back into other uses of it.
+// `accept`, when given, must accept the region; `sink_reduction` as for
+// IsSinkCandidate, for the consumers that join.
 SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
                         const ShardingAnalysis& sharding, bool large_sums,
-                        int64_t* members_grown) {
+                        int64_t* members_grown,
+                        const std::function<bool(const SplitRegion&)>& accept = nullptr,
+                        int64_t sink_reduction = kSinkReduction) {
   for (int k = 0; k < sink->operand_count(); ++k) {
     HloInstruction* operand = sink->operand(k);
     if (!IsSplitCandidate(*operand, limit, sharding)) continue;
@@ -287,10 +294,69 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
       std::vector<RegionStart> starts = {RegionStart::Sink(sink, k, dim)};
       const bool built = BuildSplitRegion(starts, limit, limit, &region, sharding, large_sums).ok();
       *members_grown += static_cast<int64_t>(region.members.size());
-      if (!built || region.size < 2) continue;
-      JoinOtherUsers(&starts, &region, limit, limit, sharding, large_sums, members_grown);
+      if (!built || region.size < 2 || (accept && !accept(region))) continue;
+      JoinOtherUsers(&starts, &region, limit, limit, sharding, large_sums, members_grown,
+                     sink_reduction);
       return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size));
     }
+  }
+  return {};
+}
+
+// Strategy 0 (reduction_merge.h): a softmax's maximum and sum of
+// exponentials in one loop along the dimension they reduce. The logits and
+// that dimension are noted in `normalised`, by name (a rewrite frees
+// instructions whose addresses new ones may reuse).
+SplitResult SplitSoftmaxStatistics(HloComputation* computation, int64_t limit, int64_t split_size,
+                                   const ShardingAnalysis& sharding,
+                                   std::vector<std::pair<std::string, int64_t>>* normalised) {
+  for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+    SoftmaxStatistics statistics;
+    if (!instruction->Is(HloOpcode::kReduce) ||
+        !FindSoftmaxStatistics(instruction, limit, split_size, sharding, &statistics).ok()) {
+      continue;
+    }
+    const int64_t chunk = ChunkFor(statistics.region, split_size);
+    SplitResult result;
+    result.split = true;
+    result.loop = DescribeSplit(statistics.region, *statistics.logits, statistics.dim, chunk);
+    normalised->push_back({statistics.logits->name(), statistics.dim});
+    result.bodies = RewriteSoftmaxStatistics(statistics, chunk);
+    return result;
+  }
+  return {};
+}
+
+// Then the softmax's consumers, split along the same dimension: a loop for
+// the values they make (a loss, the gradients), computing the logits slice
+// by slice, where the splitter would otherwise split the rows again. A
+// consumer a few times smaller than the logits (a weight gradient along the
+// vocabulary) is a result of the loop too, and the last consumers are tried
+// first, so that one loop serves the gradients and the loss.
+constexpr int64_t kNormalisedSinkReduction = 2;
+
+SplitResult SplitAlongNormalisedDimension(
+    HloComputation* computation, int64_t limit, int64_t split_size,
+    const ShardingAnalysis& sharding, bool large_sums,
+    std::vector<std::pair<std::string, int64_t>>* normalised, int64_t* members_grown) {
+  while (!normalised->empty()) {
+    const auto [name, dim] = normalised->back();
+    HloInstruction* logits = computation->FindInstruction(name);
+    auto along_dim = [&](const SplitRegion& region) {
+      auto member = region.members.find(logits);
+      return member != region.members.end() &&
+             member->second.result_dim == DimensionMapping::Dimension(dim);
+    };
+    if (logits != nullptr && IsSplitCandidate(*logits, limit, sharding)) {
+      const std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
+      for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        if (!IsSinkCandidate(**it, limit, sharding, kNormalisedSinkReduction)) continue;
+        SplitResult result = SplitAtSink(*it, limit, split_size, sharding, large_sums,
+                                         members_grown, along_dim, kNormalisedSinkReduction);
+        if (result.split) return result;
+      }
+    }
+    normalised->pop_back();  // done, or left to the other strategies
   }
   return {};
 }
@@ -324,6 +390,11 @@ bool TensorSplitter::Run(HloModule* module) {
     // change of the module like any other: reporting it keeps the pipeline's
     // clean-ups and the caller's "was anything rewritten" check truthful.
     changed |= RemoveDeadInstructions(computation);
+    // Per-row gathers and scatters (take_along_axis.h) in a form slices can compute.
+    if (!sharding.active() && RewriteTakeAlongAxis(computation, limit)) {
+      changed = true;
+      RemoveDeadInstructions(computation);
+    }
     if (sharding.active()) sharding = ShardingAnalysis(*module);
     std::unordered_set<const HloInstruction*> seeds_given_up;
     std::unordered_set<const HloInstruction*> sinks_given_up;
@@ -333,13 +404,19 @@ bool TensorSplitter::Run(HloModule* module) {
     // which says more than "a tuple cannot consume it".
     std::unordered_map<std::string, std::string> reasons;
     std::unordered_map<std::string, std::unordered_set<int64_t>> reasons_seen;
+    std::vector<std::pair<std::string, int64_t>> normalised;
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
-      SplitResult result;
+      SplitResult result = SplitAlongNormalisedDimension(computation, limit, split_size, sharding,
+                                                         large_sums_, &normalised, &region_members);
+      if (!result.split) {
+        result = SplitSoftmaxStatistics(computation, limit, split_size, sharding, &normalised);
+      }
       // Recomputed after every rewrite: the loops change users and roots.
       const DoomedSeeds follow_split(computation, limit, split_size, sharding);
       const DoomedSeeds follow_limit(computation, limit, limit, sharding);
       const DoomedSeeds* const doomed[2] = {&follow_split, &follow_limit};
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+        if (result.split) break;
         if (seeds_given_up.count(instruction) || !IsSplitCandidate(*instruction, limit, sharding)) {
           continue;
         }
