@@ -11,6 +11,7 @@
 #include "passes/tensor_splitter/cost.h"
 #include "passes/tensor_splitter/loops.h"
 #include "passes/tensor_splitter/region.h"
+#include "passes/tensor_splitter/sort_as_topk.h"
 
 namespace exla {
 namespace {
@@ -317,6 +318,9 @@ bool TensorSplitter::Run(HloModule* module) {
     // Dead values would otherwise be split for nothing. Removing them is a
     // change of the module like any other: reporting it keeps the pipeline's
     // clean-ups and the caller's "was anything rewritten" check truthful.
+    // TensorFlow's top-k (a whole sorted row, then its first k) in the form
+    // whose row the splitter can split (passes/tensor_splitter/sort_as_topk.h).
+    if (RewriteSortSlicesAsTopK(computation, limit)) changed = true;
     changed |= RemoveDeadInstructions(computation);
     if (sharding.active()) sharding = ShardingAnalysis(*module);
     std::unordered_set<const HloInstruction*> seeds_given_up;
