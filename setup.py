@@ -71,7 +71,7 @@ setup(
                  "optax==0.2.5", "chex==0.1.92",  # optax: the JAX training test
                  # the corpus of real programs (tests/corpus)
                  "flax==0.11.2", "tensorflow-probability==0.25.0"],
-        "experiments": ["tqdm", "matplotlib", "pykeops==2.3", "scikit-learn", "scipy",
+        "experiments": ["tqdm", "matplotlib", "pykeops==2.3", "faiss-cpu==1.15.1", "scikit-learn", "scipy",
                         "gpflow==2.11.2", "tf_keras==2.21.0", "optax==0.2.5", "chex==0.1.92"],
     },
     entry_points={"console_scripts": ["exla=exla.cli:main"]},

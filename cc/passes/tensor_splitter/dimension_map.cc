@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "passes/tensor_splitter/topk_merge.h"
 
 namespace exla {
 namespace {
@@ -162,9 +163,9 @@ Mapping OperandDimension(const HloInstruction& instruction, int64_t dim, int ope
       return MatchReshapeDimension(instruction.shape(), operand.shape(), dim);
     case HloOpcode::kReduce: {
       // Operand dimensions that survive, in order, are the result dimensions.
-      // The init value is used whole; variadic reduces are not split.
-      if (operand_index == 1) return Mapping::UsedWhole();
-      if (instruction.operand_count() != 2) return Mapping::NotSplittable();
+      // The init values are used whole; every input of a variadic reduce
+      // (an arg-min's values and indices) is sliced alike.
+      if (operand_index >= instruction.operand_count() / 2) return Mapping::UsedWhole();
       std::vector<int64_t> reduced = instruction.dimensions();
       int64_t seen = 0;
       for (int64_t i = 0; i < operand.shape().rank(); ++i) {
@@ -228,10 +229,14 @@ Mapping OperandDimension(const HloInstruction& instruction, int64_t dim, int ope
 }
 
 Mapping ResultDimension(const HloInstruction& instruction, int operand_index, int64_t dim) {
+  if (IsMergedSelection(instruction, operand_index, dim)) return Mapping::ReducedAway();
   if (instruction.Is(HloOpcode::kReduce)) {
-    if (instruction.operand_count() != 2 || operand_index != 0) return Mapping::NotSplittable();
+    if (operand_index >= instruction.operand_count() / 2) return Mapping::NotSplittable();
     std::vector<int64_t> reduced = instruction.dimensions();
-    if (Contains(reduced, dim)) return Mapping::ReducedAway();
+    if (Contains(reduced, dim)) {
+      // A variadic reduce merges only as a selection (above).
+      return instruction.operand_count() == 2 ? Mapping::ReducedAway() : Mapping::NotSplittable();
+    }
     int64_t result = 0;
     for (int64_t i = 0; i < dim; ++i) result += Contains(reduced, i) ? 0 : 1;
     return Mapping::Dimension(result);

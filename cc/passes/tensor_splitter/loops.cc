@@ -13,6 +13,7 @@
 
 #include "ir/builder.h"
 #include "ir/module.h"
+#include "passes/tensor_splitter/topk_merge.h"
 
 namespace exla {
 namespace {
@@ -74,6 +75,10 @@ class LoopBuilder {
       const RegionMember& member = region_.members.at(exit);
       const Shape& shape = AccumulatorShape(e);
       HloInstruction* init;
+      if (member.merges_selection) {
+        elements.push_back(InitialCandidates(b, *exit));
+        continue;
+      }
       if (member.result_dim.is_reduced_away() && exit->Is(HloOpcode::kReduce)) {
         init = exit->operand(1);  // checked to be safe to repeat
       } else {
@@ -153,7 +158,10 @@ class LoopBuilder {
   };
 
   std::optional<PartialSum> PartialSumOf(HloInstruction* exit, int64_t chunk) const {
-    if (!exit->Is(HloOpcode::kReduce) || chunk < kMinPartialSumChunk) return std::nullopt;
+    if (!exit->Is(HloOpcode::kReduce) || chunk < kMinPartialSumChunk ||
+        region_.members.at(exit).merges_selection) {
+      return std::nullopt;
+    }
     const DimensionMapping split = region_.members.at(exit).operand_dims[0];
     if (!split.is_dimension()) return std::nullopt;
     const Shape& operand = exit->operand(0)->shape();
@@ -217,6 +225,9 @@ class LoopBuilder {
     std::map<std::pair<HloInstruction*, DimensionMapping>, HloInstruction*> inputs;
     std::vector<HloInstruction*> passthrough;  // the inputs, carried unchanged
     std::unordered_map<HloInstruction*, HloInstruction*> clones;  // member -> its slice
+    // A merged selection computed on the chunk, before its candidates are
+    // made global (passes/tensor_splitter/topk_merge.h).
+    std::unordered_map<HloInstruction*, HloInstruction*> selection_clones;
   };
 
   HloComputation* MakeBody(const Shape& state_shape, int64_t chunk, int64_t base) {
@@ -227,7 +238,7 @@ class LoopBuilder {
     HloInstruction* index = b.GetTupleElement(state, 0);
     HloInstruction* offset = b.Binary(HloOpcode::kMultiply, index, Index(b, chunk));
     if (base != 0) offset = b.Binary(HloOpcode::kAdd, offset, Index(b, base));
-    Body body{computation, b, state, index, offset, Index(b, 0), chunk, {}, {}, {}};
+    Body body{computation, b, state, index, offset, Index(b, 0), chunk, {}, {}, {}, {}};
     SliceInputs(&body);
     CloneMembers(&body);
     computation->set_root(b.Tuple(NextState(&body)));
@@ -272,6 +283,7 @@ class LoopBuilder {
                         : SliceShape(original->shape(), member.result_dim.dimension(), body->chunk);
       const PartialSum* partial = PartialSumFor(original);
       if (partial != nullptr) shape = partial->accumulator;
+      if (member.merges_selection) shape = SelectionChunkShape(*original, body->chunk);
       std::vector<HloInstruction*> operands;
       for (int k = 0; k < original->operand_count(); ++k) {
         HloInstruction* operand = original->operand(k);
@@ -297,6 +309,10 @@ class LoopBuilder {
         if (shape.element_type() != index_type_) start = b.Convert(start, shape.element_type());
         clone = b.Binary(HloOpcode::kAdd, clone, b.Broadcast(start, shape.dims(), {}));
       }
+      if (member.merges_selection) {
+        body->selection_clones[original] = clone;
+        clone = ChunkCandidates(b, clone, body->offset);
+      }
       body->clones[original] = clone;
     }
   }
@@ -321,6 +337,9 @@ class LoopBuilder {
         auto [sum, next_compensation] = CompensatedAdd(body, buffer, part, compensation);
         next_compensations.push_back(next_compensation);
         next_state.push_back(sum);
+      } else if (member.merges_selection) {
+        next_state.push_back(
+            MergeCandidates(b, *exit, body->selection_clones.at(exit), buffer, part));
       } else if (member.result_dim.is_reduced_away()) {
         next_state.push_back(b.Binary(member.accumulate_opcode, buffer, part));
       } else {

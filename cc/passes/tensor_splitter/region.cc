@@ -8,6 +8,7 @@
 #include "ir/module.h"
 #include "passes/tensor_splitter/dimension_map.h"
 #include "passes/tensor_splitter/exact_values.h"
+#include "passes/tensor_splitter/topk_merge.h"
 
 namespace exla {
 namespace {
@@ -279,7 +280,9 @@ class RegionGrower {
     member.result_dim = dim;
     member.downstream = downstream;
     if (dim.is_reduced_away()) {
-      std::optional<HloOpcode> accumulate = AccumulationOpcode(*instruction);
+      member.merges_selection = IsMergedSelection(*instruction, entering_operand, entering_dim);
+      std::optional<HloOpcode> accumulate =
+          member.merges_selection ? HloOpcode::kTuple : AccumulationOpcode(*instruction);
       if (!accumulate.has_value()) {
         return Because(instruction->name() + " reduces the split dimension with a reducer that "
                        "cannot be accumulated slice by slice");
@@ -329,6 +332,12 @@ class RegionGrower {
                                                              int64_t entering_dim) {
     std::vector<DimensionMapping> dims(instruction.operand_count(), DimensionMapping::UsedWhole());
     dims[entering_operand] = DimensionMapping::Dimension(entering_dim);
+    // An arg-min's values and indices are sliced together.
+    if (instruction.Is(HloOpcode::kReduce)) {
+      for (int k = 0; k < instruction.operand_count() / 2; ++k) {
+        dims[k] = DimensionMapping::Dimension(entering_dim);
+      }
+    }
     if (instruction.Is(HloOpcode::kDot)) {
       DotDimensions d = instruction.dot_dimensions();
       const auto& mine = entering_operand == 0 ? d.lhs_contracting : d.rhs_contracting;

@@ -25,6 +25,9 @@ struct RegionMember {
   // The split dimension of each operand, or UsedWhole.
   std::vector<DimensionMapping> operand_dims;
   HloOpcode accumulate_opcode = HloOpcode::kAdd;  // for ReducedAway members
+  // A ReducedAway top-k or arg-min/arg-max: its candidates are merged chunk by
+  // chunk (passes/tensor_splitter/topk_merge.h) instead of accumulated.
+  bool merges_selection = false;
   // Reached from the seed through users (as opposed to a producer that is
   // merely recomputed inside the loop). Only such members can be results of
   // the loop: a recomputed producer keeps serving its other users outside.
