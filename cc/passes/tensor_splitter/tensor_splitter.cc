@@ -385,6 +385,118 @@ SplitResult SplitAlongNormalisedDimension(
   return {};
 }
 
+// Rewrites that put a computation's values in the forms the splitter
+// follows; true if the computation changed.
+bool PrepareComputation(HloComputation* computation, int64_t limit,
+                        const ShardingAnalysis& sharding) {
+  // TensorFlow's top-k (a whole sorted row, then its first k) in the form
+  // whose row the splitter can split (passes/tensor_splitter/sort_as_topk.h).
+  bool changed = RewriteSortSlicesAsTopK(computation, limit);
+  // Dead values would otherwise be split for nothing. Removing them is a
+  // change of the module like any other: reporting it keeps the pipeline's
+  // clean-ups and the caller's "was anything rewritten" check truthful.
+  changed |= RemoveDeadInstructions(computation);
+  // Per-row gathers and scatters (take_along_axis.h) in a form slices can compute.
+  if (!sharding.active() && RewriteTakeAlongAxis(computation, limit)) {
+    changed = true;
+    RemoveDeadInstructions(computation);
+  }
+  return changed;
+}
+
+// What the search on one computation keeps between the loops it builds.
+struct ComputationSearch {
+  HloComputation* computation;
+  int64_t limit;
+  int64_t split_size;
+  bool large_sums;
+  int64_t* members_grown;  // the search's work (PassRecord)
+  std::unordered_set<const HloInstruction*> seeds_given_up;
+  std::unordered_set<const HloInstruction*> sinks_given_up;
+  // Each dimension's first refusal, by instruction name (names outlive the
+  // rewrites that free and reuse instructions): a value that a loop now
+  // reads whole was refused for a reason about the program as written,
+  // which says more than "a tuple cannot consume it".
+  std::unordered_map<std::string, std::string> reasons;
+  std::unordered_map<std::string, std::unordered_set<int64_t>> reasons_seen;
+  std::vector<std::pair<std::string, int64_t>> normalised;  // softmax logits and dimension
+};
+
+SplitResult SplitAtAnySeed(ComputationSearch* search, const ShardingAnalysis& sharding) {
+  HloComputation* computation = search->computation;
+  const int64_t limit = search->limit;
+  // Recomputed after every rewrite: the loops change users and roots.
+  const DoomedSeeds follow_split(computation, limit, search->split_size, sharding);
+  const DoomedSeeds follow_limit(computation, limit, limit, sharding);
+  const DoomedSeeds* const doomed[2] = {&follow_split, &follow_limit};
+  for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+    if (search->seeds_given_up.count(instruction) ||
+        !IsSplitCandidate(*instruction, limit, sharding)) {
+      continue;
+    }
+    SplitResult result = SplitAtSeed(
+        instruction, limit, search->split_size, doomed, sharding, search->large_sums,
+        &search->reasons[instruction->name()], &search->reasons_seen[instruction->name()],
+        search->members_grown);
+    if (result.split) return result;
+    search->seeds_given_up.insert(instruction);
+  }
+  return {};
+}
+
+SplitResult SplitAtAnySink(ComputationSearch* search, const ShardingAnalysis& sharding) {
+  for (HloInstruction* instruction : search->computation->MakeInstructionPostOrder()) {
+    if (search->sinks_given_up.count(instruction) ||
+        !IsSinkCandidate(*instruction, search->limit, sharding)) {
+      continue;
+    }
+    SplitResult result = SplitAtSink(instruction, search->limit, search->split_size, sharding,
+                                     search->large_sums, search->members_grown);
+    if (result.split) return result;
+    search->sinks_given_up.insert(instruction);
+  }
+  return {};
+}
+
+// The next loop of a computation, strategies in order: a softmax's consumers
+// along the dimension it normalises, its statistics, then a loop from an
+// oversized value forward (a seed), then from a consumer backward (a sink).
+SplitResult NextSplit(ComputationSearch* search, const ShardingAnalysis& sharding) {
+  SplitResult result = SplitAlongNormalisedDimension(
+      search->computation, search->limit, search->split_size, sharding, search->large_sums,
+      &search->normalised, search->members_grown);
+  if (result.split) return result;
+  result = SplitSoftmaxStatistics(search->computation, search->limit, search->split_size,
+                                  sharding, &search->normalised);
+  if (result.split) return result;
+  result = SplitAtAnySeed(search, sharding);
+  if (result.split) return result;
+  return SplitAtAnySink(search, sharding);
+}
+
+// The values of a computation still above its limit, each with every
+// dimension's reason.
+std::vector<UnsplitTensor> UnsplitTensors(const HloComputation& computation, int64_t limit,
+                                          const ShardingAnalysis& sharding,
+                                          const std::unordered_map<std::string, std::string>& reasons) {
+  std::vector<UnsplitTensor> out;
+  for (HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
+    if (!IsSplitCandidate(*instruction, limit, sharding)) continue;
+    auto reason = reasons.find(instruction->name());
+    UnsplitTensor unsplit;
+    unsplit.computation = computation.name();
+    unsplit.instruction = instruction->name();
+    unsplit.shape = instruction->shape().ToString(false);
+    unsplit.bytes = sharding.LargestDeviceBytes(*instruction);
+    unsplit.per_device = sharding.active();
+    unsplit.reason = reason == reasons.end() || reason->second.empty()
+                         ? "no consumer makes it small again"
+                         : reason->second;
+    out.push_back(std::move(unsplit));
+  }
+  return out;
+}
+
 }  // namespace
 
 bool TensorSplitter::Run(HloModule* module) {
@@ -399,7 +511,7 @@ bool TensorSplitter::Run(HloModule* module) {
   // The yardstick for the work loops repeat: the program as it came in.
   const int64_t program_flops = module->entry() ? ComputationFlops(*module->entry()) : 0;
   int64_t recomputed_flops = 0;
-  int64_t region_members = 0;  // the search's work (PassRecord)
+  int64_t region_members = 0;
   // What one device holds; a module without shardings holds whole values.
   ShardingAnalysis sharding(*module);
   // (computation, limit) pairs; loop bodies we create are held to split_size.
@@ -410,60 +522,11 @@ bool TensorSplitter::Run(HloModule* module) {
   while (!work.empty()) {
     auto [computation, limit] = work.back();
     work.pop_back();
-    // TensorFlow's top-k (a whole sorted row, then its first k) in the form
-    // whose row the splitter can split (passes/tensor_splitter/sort_as_topk.h).
-    if (RewriteSortSlicesAsTopK(computation, limit)) changed = true;
-    // Dead values would otherwise be split for nothing. Removing them is a
-    // change of the module like any other: reporting it keeps the pipeline's
-    // clean-ups and the caller's "was anything rewritten" check truthful.
-    changed |= RemoveDeadInstructions(computation);
-    // Per-row gathers and scatters (take_along_axis.h) in a form slices can compute.
-    if (!sharding.active() && RewriteTakeAlongAxis(computation, limit)) {
-      changed = true;
-      RemoveDeadInstructions(computation);
-    }
+    changed |= PrepareComputation(computation, limit, sharding);
     if (sharding.active()) sharding = ShardingAnalysis(*module);
-    std::unordered_set<const HloInstruction*> seeds_given_up;
-    std::unordered_set<const HloInstruction*> sinks_given_up;
-    // Each dimension's first refusal, by instruction name (names outlive the
-    // rewrites that free and reuse instructions): a value that a loop now
-    // reads whole was refused for a reason about the program as written,
-    // which says more than "a tuple cannot consume it".
-    std::unordered_map<std::string, std::string> reasons;
-    std::unordered_map<std::string, std::unordered_set<int64_t>> reasons_seen;
-    std::vector<std::pair<std::string, int64_t>> normalised;
+    ComputationSearch search{computation, limit, split_size, large_sums_, &region_members};
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
-      SplitResult result = SplitAlongNormalisedDimension(computation, limit, split_size, sharding,
-                                                         large_sums_, &normalised, &region_members);
-      if (!result.split) {
-        result = SplitSoftmaxStatistics(computation, limit, split_size, sharding, &normalised);
-      }
-      // Recomputed after every rewrite: the loops change users and roots.
-      const DoomedSeeds follow_split(computation, limit, split_size, sharding);
-      const DoomedSeeds follow_limit(computation, limit, limit, sharding);
-      const DoomedSeeds* const doomed[2] = {&follow_split, &follow_limit};
-      for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-        if (result.split) break;
-        if (seeds_given_up.count(instruction) || !IsSplitCandidate(*instruction, limit, sharding)) {
-          continue;
-        }
-        result = SplitAtSeed(instruction, limit, split_size, doomed, sharding, large_sums_,
-                             &reasons[instruction->name()], &reasons_seen[instruction->name()],
-                             &region_members);
-        if (result.split) break;
-        seeds_given_up.insert(instruction);
-      }
-      if (!result.split) {
-        for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-          if (sinks_given_up.count(instruction) || !IsSinkCandidate(*instruction, limit, sharding)) {
-            continue;
-          }
-          result = SplitAtSink(instruction, limit, split_size, sharding, large_sums_,
-                               &region_members);
-          if (result.split) break;
-          sinks_given_up.insert(instruction);
-        }
-      }
+      SplitResult result = NextSplit(&search, sharding);
       if (!result.split) break;
       changed = true;
       Log(SplitNoteText(result.loop));
@@ -477,22 +540,13 @@ bool TensorSplitter::Run(HloModule* module) {
       // program the first loop takes the forward reductions out of the way of
       // the backward pass, which one loop can then compute whole. (The loop
       // also freed instructions, whose addresses new ones may reuse.)
-      seeds_given_up.clear();
-      sinks_given_up.clear();
+      search.seeds_given_up.clear();
+      search.sinks_given_up.clear();
       // One unit of the split dimension may still exceed the split size:
       // split the bodies again, on another dimension (nested loops).
       for (HloComputation* body : result.bodies) work.push_back({body, split_size});
     }
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (!IsSplitCandidate(*instruction, limit, sharding)) continue;
-      const std::string& reason = reasons[instruction->name()];
-      UnsplitTensor unsplit;
-      unsplit.computation = computation->name();
-      unsplit.instruction = instruction->name();
-      unsplit.shape = instruction->shape().ToString(false);
-      unsplit.bytes = sharding.LargestDeviceBytes(*instruction);
-      unsplit.per_device = sharding.active();
-      unsplit.reason = reason.empty() ? "no consumer makes it small again" : reason;
+    for (UnsplitTensor& unsplit : UnsplitTensors(*computation, limit, sharding, search.reasons)) {
       Log(UnsplitNoteText(unsplit));
       record().unsplit.push_back(std::move(unsplit));
     }
