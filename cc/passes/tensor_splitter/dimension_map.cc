@@ -144,6 +144,53 @@ WhyNot SplitterHandles(const HloInstruction& instruction) {
   }
 }
 
+namespace {
+
+// Operand dimensions that survive, in order, are the result dimensions. The
+// init values are used whole; every input of a variadic reduce (an arg-min's
+// values and indices) is sliced alike.
+Mapping ReduceOperandDimension(const HloInstruction& reduce, int64_t dim, int operand_index) {
+  if (operand_index >= reduce.operand_count() / 2) return Mapping::UsedWhole();
+  const std::vector<int64_t>& reduced = reduce.dimensions();
+  int64_t seen = 0;
+  for (int64_t i = 0; i < reduce.operand(operand_index)->shape().rank(); ++i) {
+    if (Contains(reduced, i)) continue;
+    if (seen++ == dim) return Mapping::Dimension(i);
+  }
+  return Mapping::NotSplittable();
+}
+
+// Result dimensions: batch, lhs free, rhs free.
+Mapping DotOperandDimension(const HloInstruction& dot, int64_t dim, int operand_index) {
+  DotDimensions d = dot.dot_dimensions();
+  const Shape& lhs = dot.operand(0)->shape();
+  const Shape& rhs = dot.operand(1)->shape();
+  int64_t n_batch = static_cast<int64_t>(d.lhs_batch.size());
+  std::vector<int64_t> lhs_free = FreeDimensions(lhs.rank(), d.lhs_batch, d.lhs_contracting);
+  std::vector<int64_t> rhs_free = FreeDimensions(rhs.rank(), d.rhs_batch, d.rhs_contracting);
+  if (dim < n_batch) {
+    return Mapping::Dimension(operand_index == 0 ? d.lhs_batch[dim] : d.rhs_batch[dim]);
+  }
+  dim -= n_batch;
+  if (dim < static_cast<int64_t>(lhs_free.size())) {
+    return operand_index == 0 ? Mapping::Dimension(lhs_free[dim]) : Mapping::UsedWhole();
+  }
+  dim -= static_cast<int64_t>(lhs_free.size());
+  return operand_index == 1 ? Mapping::Dimension(rhs_free[dim]) : Mapping::UsedWhole();
+}
+
+// Only when nothing is padded along the split dimension.
+Mapping PadOperandDimension(const HloInstruction& pad, int64_t dim, int operand_index) {
+  if (operand_index == 1) return Mapping::UsedWhole();
+  PaddingConfig padding = pad.padding_config();
+  if (dim < static_cast<int64_t>(padding.size()) && padding[dim].IsZero()) {
+    return Mapping::Dimension(dim);
+  }
+  return Mapping::NotSplittable();
+}
+
+}  // namespace
+
 Mapping OperandDimension(const HloInstruction& instruction, int64_t dim, int operand_index) {
   const HloInstruction& operand = *instruction.operand(operand_index);
   if (instruction.IsElementwise() || instruction.Is(HloOpcode::kCopy)) {
@@ -161,49 +208,15 @@ Mapping OperandDimension(const HloInstruction& instruction, int64_t dim, int ope
     case HloOpcode::kReshape:
     case HloOpcode::kBitcast:
       return MatchReshapeDimension(instruction.shape(), operand.shape(), dim);
-    case HloOpcode::kReduce: {
-      // Operand dimensions that survive, in order, are the result dimensions.
-      // The init values are used whole; every input of a variadic reduce
-      // (an arg-min's values and indices) is sliced alike.
-      if (operand_index >= instruction.operand_count() / 2) return Mapping::UsedWhole();
-      std::vector<int64_t> reduced = instruction.dimensions();
-      int64_t seen = 0;
-      for (int64_t i = 0; i < operand.shape().rank(); ++i) {
-        if (Contains(reduced, i)) continue;
-        if (seen++ == dim) return Mapping::Dimension(i);
-      }
-      return Mapping::NotSplittable();
-    }
-    case HloOpcode::kDot: {
-      // Result dimensions: batch, lhs free, rhs free.
-      DotDimensions d = instruction.dot_dimensions();
-      const Shape& lhs = instruction.operand(0)->shape();
-      const Shape& rhs = instruction.operand(1)->shape();
-      int64_t n_batch = static_cast<int64_t>(d.lhs_batch.size());
-      std::vector<int64_t> lhs_free = FreeDimensions(lhs.rank(), d.lhs_batch, d.lhs_contracting);
-      std::vector<int64_t> rhs_free = FreeDimensions(rhs.rank(), d.rhs_batch, d.rhs_contracting);
-      if (dim < n_batch) {
-        return Mapping::Dimension(operand_index == 0 ? d.lhs_batch[dim] : d.rhs_batch[dim]);
-      }
-      dim -= n_batch;
-      if (dim < static_cast<int64_t>(lhs_free.size())) {
-        return operand_index == 0 ? Mapping::Dimension(lhs_free[dim]) : Mapping::UsedWhole();
-      }
-      dim -= static_cast<int64_t>(lhs_free.size());
-      return operand_index == 1 ? Mapping::Dimension(rhs_free[dim]) : Mapping::UsedWhole();
-    }
+    case HloOpcode::kReduce:
+      return ReduceOperandDimension(instruction, dim, operand_index);
+    case HloOpcode::kDot:
+      return DotOperandDimension(instruction, dim, operand_index);
     case HloOpcode::kSlice:
       return SliceKeepsDimensionWhole(instruction, dim) ? Mapping::Dimension(dim)
                                                         : Mapping::NotSplittable();
-    case HloOpcode::kPad: {
-      // Only when nothing is padded along the split dimension.
-      if (operand_index == 1) return Mapping::UsedWhole();
-      PaddingConfig padding = instruction.padding_config();
-      if (dim < static_cast<int64_t>(padding.size()) && padding[dim].IsZero()) {
-        return Mapping::Dimension(dim);
-      }
-      return Mapping::NotSplittable();
-    }
+    case HloOpcode::kPad:
+      return PadOperandDimension(instruction, dim, operand_index);
     case HloOpcode::kConcatenate:
     case HloOpcode::kSort:
       // Along their own dimension every slice needs all of the operands.

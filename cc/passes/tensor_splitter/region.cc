@@ -250,18 +250,10 @@ class RegionGrower {
   // Adds `instruction` split on result dimension `dim` (or ReducedAway, in
   // which case `entering_operand`/`entering_dim` say how the split reaches it).
   WhyNot AddMember(HloInstruction* instruction, DimensionMapping dim, bool follow_users,
-                        bool downstream, int entering_operand, int64_t entering_dim) {
+                   bool downstream, int entering_operand, int64_t entering_dim) {
     auto existing = region_->members.find(instruction);
     if (existing != region_->members.end()) {
-      if (existing->second.result_dim != dim) {
-        return Because(instruction->name() + " would be split on two different dimensions");
-      }
-      existing->second.downstream |= downstream;
-      if (follow_users && !followed_.count(instruction)) {
-        followed_.insert(instruction);
-        worklist_.push_back({instruction, true});
-      }
-      return WhyNot::Ok();
+      return RevisitMember(&*existing, dim, follow_users, downstream);
     }
     // A value the loop already reads from outside in another form (whole,
     // say, as the other operand of pᵀp) cannot also be computed in slices:
@@ -279,36 +271,10 @@ class RegionGrower {
     RegionMember member;
     member.result_dim = dim;
     member.downstream = downstream;
-    if (dim.is_reduced_away()) {
-      member.merges_selection = IsMergedSelection(*instruction, entering_operand, entering_dim);
-      std::optional<HloOpcode> accumulate =
-          member.merges_selection ? HloOpcode::kTuple : AccumulationOpcode(*instruction);
-      if (!accumulate.has_value()) {
-        return Because(instruction->name() + " reduces the split dimension with a reducer that "
-                       "cannot be accumulated slice by slice");
-      }
-      member.accumulate_opcode = *accumulate;
-      const int64_t bytes = sharding_.LargestDeviceBytes(*instruction);
-      if (bytes > exit_limit_ && !AccumulatesWhatMustExistAnyway(bytes)) {
-        return Because(instruction->name() + " reduces the split dimension but is itself too large");
-      }
-      member.operand_dims = ContractedOperandDims(*instruction, entering_operand, entering_dim);
-    } else {
-      if (ExtentOfDim(instruction->shape(), dim.dimension()) != region_->size) {
-        return Because(instruction->name() + ": split dimension changes extent");
-      }
-      WhyNot whole = sharding_.MayLoopOver(*instruction, dim.dimension());
-      if (!whole.ok()) return whole;
-      for (int k = 0; k < instruction->operand_count(); ++k) {
-        DimensionMapping od = OperandDimension(*instruction, dim.dimension(), k);
-        if (od.is_not_splittable()) {
-          return Because(instruction->name() + " (" + std::string(instruction->opcode_name()) +
-                         ") cannot be computed from slices along dimension " +
-                         std::to_string(dim.dimension()));
-        }
-        member.operand_dims.push_back(od);
-      }
-    }
+    WhyNot error = dim.is_reduced_away()
+                       ? AccumulatingMember(*instruction, entering_operand, entering_dim, &member)
+                       : SlicedMember(*instruction, dim.dimension(), &member);
+    if (!error.ok()) return error;
     if (entering_operand >= 0 &&
         member.operand_dims[entering_operand] != DimensionMapping::Dimension(entering_dim)) {
       return Because(instruction->name() + ": inconsistent split dimension");
@@ -321,6 +287,61 @@ class RegionGrower {
     }
     if (follow_users) followed_.insert(instruction);
     worklist_.push_back({instruction, follow_users});
+    return WhyNot::Ok();
+  }
+
+  // A member reached again: on the same dimension it may now also be
+  // downstream, or have its users followed.
+  WhyNot RevisitMember(std::pair<HloInstruction* const, RegionMember>* existing,
+                       DimensionMapping dim, bool follow_users, bool downstream) {
+    HloInstruction* instruction = existing->first;
+    if (existing->second.result_dim != dim) {
+      return Because(instruction->name() + " would be split on two different dimensions");
+    }
+    existing->second.downstream |= downstream;
+    if (follow_users && !followed_.count(instruction)) {
+      followed_.insert(instruction);
+      worklist_.push_back({instruction, true});
+    }
+    return WhyNot::Ok();
+  }
+
+  // A member whose result no longer has the split dimension: it accumulates
+  // (or merges selections) slice by slice, and must be small enough to.
+  WhyNot AccumulatingMember(const HloInstruction& instruction, int entering_operand,
+                            int64_t entering_dim, RegionMember* member) {
+    member->merges_selection = IsMergedSelection(instruction, entering_operand, entering_dim);
+    std::optional<HloOpcode> accumulate =
+        member->merges_selection ? HloOpcode::kTuple : AccumulationOpcode(instruction);
+    if (!accumulate.has_value()) {
+      return Because(instruction.name() + " reduces the split dimension with a reducer that "
+                     "cannot be accumulated slice by slice");
+    }
+    member->accumulate_opcode = *accumulate;
+    const int64_t bytes = sharding_.LargestDeviceBytes(instruction);
+    if (bytes > exit_limit_ && !AccumulatesWhatMustExistAnyway(bytes)) {
+      return Because(instruction.name() + " reduces the split dimension but is itself too large");
+    }
+    member->operand_dims = ContractedOperandDims(instruction, entering_operand, entering_dim);
+    return WhyNot::Ok();
+  }
+
+  // A member computed slice by slice along result dimension `dim`: each
+  // operand's dimension, or the reason one cannot be sliced.
+  WhyNot SlicedMember(const HloInstruction& instruction, int64_t dim, RegionMember* member) {
+    if (ExtentOfDim(instruction.shape(), dim) != region_->size) {
+      return Because(instruction.name() + ": split dimension changes extent");
+    }
+    WhyNot whole = sharding_.MayLoopOver(instruction, dim);
+    if (!whole.ok()) return whole;
+    for (int k = 0; k < instruction.operand_count(); ++k) {
+      DimensionMapping od = OperandDimension(instruction, dim, k);
+      if (od.is_not_splittable()) {
+        return Because(instruction.name() + " (" + std::string(instruction.opcode_name()) +
+                       ") cannot be computed from slices along dimension " + std::to_string(dim));
+      }
+      member->operand_dims.push_back(od);
+    }
     return WhyNot::Ok();
   }
 
