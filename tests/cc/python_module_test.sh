@@ -21,7 +21,9 @@ ENTRY main.4 {
 }
 """
 assert " ".join(_exla.round_trip(text).split()) == " ".join(text.split())
-out, records = _exla.optimize(text, passes=["dce"])
+options = _exla.Options()
+options.passes = ["dce"]
+out, records = _exla.optimize(text, options)
 assert "dead.3" not in out and "ROOT sum.4" in out, out
 assert records[0][0] == "dce" and records[0][1], records
 try:
