@@ -73,6 +73,10 @@ setup(
                  "flax==0.11.2", "tensorflow-probability==0.25.0"],
         "experiments": ["tqdm", "matplotlib", "pykeops==2.3", "faiss-cpu==1.15.1", "scikit-learn", "scipy",
                         "gpflow==2.11.2", "tf_keras==2.21.0", "optax==0.2.5", "chex==0.1.92"],
+        # The alternatives some experiments measure exla against (sgpr_scale:
+        # GPyTorch). Not in "experiments": torch brings gigabytes of CUDA
+        # libraries that the tests and the other experiments do not need.
+        "peers": ["torch==2.14.1", "gpytorch==1.15.2"],
     },
     entry_points={"console_scripts": ["exla=exla.cli:main"]},
     zip_safe=False,

@@ -22,6 +22,7 @@ def exla_source_paths() -> list[str]:
 EXPERIMENTS = {
     "kernel_matvec": "experiments.kernel_matvec",
     "sgpr": "experiments.sgpr",
+    "sgpr_scale": "experiments.sgpr_scale",
     "knn": "experiments.knn",
     "knn_split": "experiments.knn_split",
     "transformer": "experiments.transformer",

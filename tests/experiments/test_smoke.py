@@ -152,3 +152,21 @@ def test_memory_limit_script_smoke(tmp_path: Path) -> None:
     assert float(row["exla_time_min_s"]) <= float(row["exla_time_s"]) <= float(row["exla_time_max_s"])
     assert float(row["error"]) < 1e-4, row
     assert (tmp_path / "memory_limit.machine.json").exists()
+
+
+def test_sgpr_scale_smoke(tmp_path: Path) -> None:
+    # GPyTorch runs where torch is installed (the "peers" extra), not in CI.
+    import importlib.util
+
+    backends = ["tf", "exla", "svgp"] + (["gpytorch"] if importlib.util.find_spec("gpytorch") else [])
+    rows = _run("sgpr_scale", tmp_path, "--backends", *backends)
+    _check(rows, set(backends), 1e-8)
+    by_backend = {r["backend"]: r for r in rows}
+    for r in rows:
+        assert 0 < float(r["rmse"]) < 1 and float(r["nlpd"]) < 1.5, r
+        assert float(r["loss_final"]) < float(r["loss0"]), r  # the optimiser made progress
+    # Every SGPR implementation starts from the same model: the same bound.
+    if "gpytorch" in by_backend:
+        ref = float(by_backend["tf"]["loss0"])
+        assert abs(float(by_backend["gpytorch"]["loss0"]) - ref) <= 1e-6 * abs(ref)
+    assert (tmp_path / "sgpr_scale.png").stat().st_size > 1000
