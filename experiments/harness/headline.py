@@ -38,6 +38,8 @@ WORKLOADS: list[tuple[str, str, str, str, str, str, dict[str, str], Sequence[str
      {"dataset": "uniform", "metric": "cosine", "d": "10"}, ("n", "dataset", "metric", "d", "k", "queries")),
     ("GPflow SGPR, N = 20,000", "sgpr", "m", "M", "tf", "exla (memory_limit=2GB)", {},
      ("m", "n_train", "iterations")),
+    ("GPflow SGPR, N = 278,319 (3droad's shape)", "sgpr_scale", "m", "M", "tf",
+     "exla (memory_limit=6GB)", {}, ("m", "n_train", "n_test", "iterations", "svgp_epochs")),
     ("Transformer forward, batch 4, 2 layers", "transformer", "seq", "seq", "tf", "exla (100MB)", {},
      ("seq", "batch", "layers")),
     ("Wide MLP, full-batch Adam", "wide_mlp", "hidden", "width", "tf", "exla (100MB)", {},
