@@ -20,3 +20,18 @@ def load_extension():
             raise
         pytest.skip(f"exla is not built ({e})", allow_module_level=True)
     return _exla
+
+
+def core_optimize(text: str, **fields):
+    """``_exla.optimize`` with the ``exla::Options`` fields given by name (None: the default).
+
+    >>> out, records = core_optimize("HloModule m\\n\\nENTRY e {\\n  ROOT x = f32[2] parameter(0)\\n}",
+    ...                              passes=["dce"])  # doctest: +SKIP
+    """
+    from exla import _exla
+
+    options = _exla.Options()
+    for name, value in fields.items():
+        if value is not None:
+            setattr(options, name, value)
+    return _exla.optimize(text, options)

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
 
 from corpus import programs  # noqa: E402
-from tests._extension import load_extension  # noqa: E402
+from tests._extension import core_optimize, load_extension  # noqa: E402
 
 _exla = load_extension()
 
@@ -342,7 +342,7 @@ def test_corpus_program_and_every_pass_output_verify(name):
     _exla.verify(text)
     for passes in [None] + [[p] for p in _exla.available_passes()]:
         for threshold in (0, 16 << 10):  # 16 KB: the splitter rewrites every corpus program
-            out, _ = _exla.optimize(text, passes=passes, threshold=threshold)
+            out, _ = core_optimize(text, passes=passes, threshold=threshold)
             try:
                 _exla.verify(out)
             except ValueError as e:

@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 
-from tests._extension import load_extension  # noqa: E402,F401  (re-exported)
+from tests._extension import core_optimize, load_extension  # noqa: E402,F401  (re-exported)
 
 
 def tf_hlo(fn, *args) -> str:
@@ -40,7 +40,7 @@ def run_passes(text: str, passes: list[str], **options) -> tuple[str, bool]:
     """Runs `passes`; returns the new text and whether the first pass changed it."""
     from exla import _exla
 
-    new_text, records = _exla.optimize(text, passes=passes, **options)
+    new_text, records = core_optimize(text, passes=passes, **options)
     return new_text, bool(records[0][1])
 
 

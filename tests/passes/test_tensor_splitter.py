@@ -18,7 +18,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from tests._extension import load_extension
+from tests._extension import core_optimize, load_extension
 
 _exla = load_extension()
 
@@ -49,7 +49,8 @@ def _entry_arguments(function, *args) -> list:
 
 def _split(text: str, threshold: int, split_size: int, passes=("tensor-splitter", "dce"),
            large_sums: bool = False):
-    out, records = _exla.optimize(text, list(passes), threshold, split_size, "", False, large_sums)
+    out, records = core_optimize(text, passes=list(passes), threshold=threshold,
+                                 split_size=split_size, large_sums=large_sums)
     assert any(name == "tensor-splitter" and changed for name, changed, *_ in records)
     messages = [m for record in records for m in record[3]]
     return out, messages
@@ -241,7 +242,7 @@ def test_attention_forward_and_backward():
 def test_program_below_threshold_is_unchanged():
     x, v = workloads.kernel_matvec_inputs(300)
     text = _hlo(workloads.kernel_matvec("broadcast"), x, v)
-    out, records = _exla.optimize(text, None, 100 * MB, 20 * MB, "")
+    out, records = core_optimize(text, threshold=100 * MB, split_size=20 * MB)
     assert out == _exla.round_trip(text)
     assert not any(changed for _, changed, *_ in records)
 
@@ -255,7 +256,8 @@ def test_unsplittable_consumer_is_left_alone_and_logged():
 
     x = np.arange(4000, dtype=np.float64)
     text = _hlo(outer, x)
-    out, records = _exla.optimize(text, ["tensor-splitter"], 10 * MB, 2 * MB, "")
+    out, records = core_optimize(text, passes=["tensor-splitter"], threshold=10 * MB,
+                                 split_size=2 * MB)
     assert out == _exla.round_trip(text)
     messages = [m for record in records for m in record[3]]
     assert any("unsplit" in m and "128.0 MB" in m for m in messages), messages
