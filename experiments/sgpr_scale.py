@@ -58,6 +58,7 @@ LEARNING_RATE = 0.02
 SVGP_BATCH = 1024
 PREDICT_BATCH = 10_000
 LENGTHSCALE, VARIANCE, NOISE = 0.2, 1.0, 0.1
+JITTER = 1e-6  # on K_uu, gpflow.config.default_jitter()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -251,6 +252,16 @@ def _run_gpytorch(config: dict[str, Any], rec: Recorder, data: tuple[np.ndarray,
     m = int(config["m"])
     x, y = torch.from_numpy(x_np), torch.from_numpy(y_np[:, 0])
 
+    class _JitteredInducingPointKernel(gpytorch.kernels.InducingPointKernel):
+        # GPflow's SGPR adds gpflow.config.default_jitter() (1e-6) to K_uu and
+        # GPyTorch adds none: the same jitter here makes both fit one model
+        # (their first losses then agree to 1e-6, where inducing points that
+        # nearly coincide otherwise put them 8e-4 apart).
+        @property
+        def _inducing_mat(self) -> Any:
+            k_uu = super()._inducing_mat
+            return k_uu + JITTER * torch.eye(k_uu.shape[-1], dtype=k_uu.dtype)
+
     class SGPR(gpytorch.models.ExactGP):
         def __init__(self) -> None:
             likelihood = gpytorch.likelihoods.GaussianLikelihood()
@@ -259,7 +270,7 @@ def _run_gpytorch(config: dict[str, Any], rec: Recorder, data: tuple[np.ndarray,
             base = gpytorch.kernels.ScaleKernel(gpytorch.kernels.RBFKernel(ard_num_dims=3))
             base.base_kernel.lengthscale = LENGTHSCALE
             base.outputscale = VARIANCE
-            self.covar_module = gpytorch.kernels.InducingPointKernel(
+            self.covar_module = _JitteredInducingPointKernel(
                 base, inducing_points=x[:m].clone(), likelihood=likelihood)
 
         def forward(self, inputs: Any) -> Any:
