@@ -40,7 +40,7 @@ from collections import OrderedDict
 from typing import Callable
 
 from exla.options import format_size
-from exla._splitter_result import SplitterResult, of_records
+from exla._splitter_result import SplitLoop, SplitterResult, of_records
 from exla.errors import MemoryLimitError
 
 __all__ = ["Candidate", "LimitPlan", "search", "planned_memory_cached", "unsplit_instructions",
@@ -114,6 +114,8 @@ class LimitPlan:
       split: the loops of the chosen plan, one line each from the
         splitter's notes: the instruction, the dimension and the chunks, and
         what the loop computes again.
+      split_loops: the same loops as data (``exla._splitter_result.SplitLoop``:
+        the tensor, the dimension, its extent and the chunks), for code.
       program_flops: the input program's arithmetic, the yardstick for
         ``chosen.recomputed_flops``.
     """
@@ -130,6 +132,7 @@ class LimitPlan:
     exla_seconds: float = 0.0
     unsplit: list[str] = dataclasses.field(default_factory=list)
     split: list[str] = dataclasses.field(default_factory=list)
+    split_loops: list[SplitLoop] = dataclasses.field(default_factory=list)
     program_flops: int = 0
 
     def summary(self) -> list[str]:
@@ -402,6 +405,7 @@ class _LimitSearch:
         splitter = of_records(records)
         plan.unsplit = unsplit_instructions(splitter, out)
         plan.split = split_loops(splitter)
+        plan.split_loops = list(splitter.loops)
         return out, records, plan
 
 
