@@ -177,6 +177,9 @@ def write_report(results_dir: Path = RESULTS_DIR) -> Path:
     from experiments.memory_model import memory_model_section
 
     lines += memory_model_section(results_dir)
+    from experiments.attention import attention_section
+
+    lines += attention_section(results_dir)
     for name, module_name in EXPERIMENTS.items():
         rows = read_rows(results_dir / f"{name}.csv")
         if not rows:

@@ -171,3 +171,29 @@ def test_sgpr_scale_smoke(tmp_path: Path) -> None:
         ref = float(by_backend["tf"]["loss0"])
         assert abs(float(by_backend["gpytorch"]["loss0"]) - ref) <= 1e-6 * abs(ref)
     assert (tmp_path / "sgpr_scale.png").stat().st_size > 1000
+
+
+def test_attention_script_smoke(tmp_path: Path) -> None:
+    # experiments/attention.py at seq = 1,024 under a 24MB limit (plain XLA
+    # plans 179 MB): exla's rewrite is what ran, within the limit, and every
+    # JAX backend is as accurate as plain XLA against the float64 reference.
+    import exla
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(Path(exla.__file__).resolve().parents[1]),
+                                         env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-m", "experiments.attention", "--seqs", "1024",
+                           "--time-up-to", "1024", "--limit", "24MB", "--repeats", "1",
+                           "--backends", "jax", "--results-dir", str(tmp_path)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(tmp_path / "attention.csv", newline="") as f:
+        rows = {r["backend"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {"plain", "exla", "blocked"}
+    plain, rewritten = rows["plain"], rows["exla"]
+    assert (rewritten["status"], rewritten["ran_rewritten"]) == ("ok", "yes"), rewritten
+    assert float(rewritten["planned_peak_mb"]) * 2**20 <= 24e6 < float(plain["planned_peak_mb"]) * 2**20
+    assert int(rewritten["loops"]) > int(plain["loops"])
+    for row in rows.values():
+        assert float(row["error"]) <= 4 * float(plain["error"]) + 1e-7, row
+        assert float(row["time_s"]) > 0 and row["repeats"] == "1", row
