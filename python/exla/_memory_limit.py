@@ -206,21 +206,24 @@ def unsplit_instructions(result: SplitterResult, text: str, *, above: int = 0) -
     parser from ``text``, the rewritten module), its shape and the
     splitter's reason. Only what the splitter itself reports counts:
     program inputs and the loop state that carries them are buffers that
-    exist anyway, not tensors exla failed to split.
+    exist anyway, not tensors exla failed to split. The largest come first:
+    near the floor the search's threshold is small, and the user needs the
+    tensors that keep the peak up, not the kilobyte ones listed beside them.
     """
     from exla import _core
 
     sizes = {f"{computation}/{name}": (opcode, size)
              for computation, name, opcode, size, _ in _core.tensor_sizes(text)}
-    lines = []
+    found = []
     for tensor in result.unsplit:
         if tensor.where not in sizes:
             continue  # removed by a later pass: it no longer exists
         opcode, size = sizes[tensor.where]
-        if size <= above:
-            continue
-        lines.append(f"{tensor.where} ({opcode}) {tensor.shape} {tensor.size}: {tensor.reason}")
-    return lines
+        if size > above:
+            found.append((size, f"{tensor.where} ({opcode}) {tensor.shape} {tensor.size}: "
+                                f"{tensor.reason}"))
+    found.sort(key=lambda pair: -pair[0])  # stable: equal sizes keep the splitter's order
+    return [line for _, line in found]
 
 
 def _slice_bytes(candidate: Candidate) -> int:
@@ -427,5 +430,6 @@ def over_limit_message(plan: LimitPlan) -> str:
         "live at once")
     return (f"exla cannot fit the program in memory limit {format_size(plan.limit)}: the "
             f"smallest planned peak reached is {format_size(plan.peak_bytes)} "
-            f"({plan.peak_bytes} bytes; {len(plan.candidates)} plans tried). Instructions "
-            f"kept above the threshold: {names}")
+            f"({plan.peak_bytes} bytes; {len(plan.candidates)} plans tried; the program's own "
+            f"arguments and outputs are {format_size(plan.floor_bytes)}). Instructions "
+            f"kept above the threshold, largest first: {names}")

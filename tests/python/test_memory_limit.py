@@ -216,6 +216,43 @@ def test_limit_that_cannot_be_met_warns_once_naming_the_instruction(caplog):
         exla.optimize_hlo(text, memory_limit="6MB", strict=True)
 
 
+TWO_SORTS = """HloModule two_sorts
+
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+
+ENTRY two_sorts {
+  y = f32[700,8] parameter(1)
+  small = f32[700,700] dot(y, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  es = f32[700,700] exponential(small)
+  ss = f32[700,700] sort(es), dimensions={1}, to_apply=less
+  x = f32[1000,8] parameter(0)
+  big = f32[1000,1000] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  eb = f32[1000,1000] exponential(big)
+  sb = f32[1000,1000] sort(eb), dimensions={1}, to_apply=less
+  ROOT t = (f32[700,700], f32[1000,1000]) tuple(ss, sb)
+}
+"""
+
+
+def test_limit_that_cannot_be_met_names_the_largest_first(caplog):
+    # The 2 MB sort comes first in the program and in the splitter's records;
+    # the warning lists the 4 MB tensors of the other sort before its own,
+    # and states the floor no plan can go below.
+    with caplog.at_level(logging.WARNING, logger="exla"):
+        _, report = exla.optimize_hlo(TWO_SORTS, memory_limit="8MB", strict=False)
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    shapes = [line.split()[2] for line in warning.splitlines()[1:] if line.startswith("  two_sorts/")]
+    assert "f32[700,700]" in shapes and "f32[1000,1000]" in shapes, warning
+    assert shapes == sorted(shapes, key=lambda shape: shape != "f32[1000,1000]"), shapes
+    floor = report.limit_plan.floor_bytes
+    assert floor == 4 * (700 * 8 + 1000 * 8 + 700 * 700 + 1000 * 1000) + 16  # + the tuple's table
+    assert f"arguments and outputs are {exla.options.format_size(floor)}" in warning
+
+
 def test_strict_from_environment(monkeypatch):
     monkeypatch.setenv("EXLA_STRICT", "1")
     with pytest.raises(exla.ExlaError, match="cannot fit"):
