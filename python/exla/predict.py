@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["MemoryPrediction", "predict_memory", "predict_peak"]
+from exla._timeline import MemoryTimeline, PeakBuffer, predict_timeline
+
+__all__ = ["MemoryPrediction", "MemoryTimeline", "PeakBuffer", "predict_memory", "predict_peak",
+           "predict_timeline"]
 
 
 @dataclasses.dataclass(frozen=True)

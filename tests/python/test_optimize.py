@@ -134,7 +134,8 @@ def test_report_formatting_without_extension_values():
                                     "exla.program_info", "exla._explanation", "exla.function",
                                     "exla.bridge.tensorflow_call", "exla.explain",
                                     "exla._collectives", "exla._setting", "exla._entry_settings",
-                                    "exla._fallback_policy", "exla._splitter_result"])
+                                    "exla._fallback_policy", "exla._splitter_result",
+                                    "exla._timeline"])
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
