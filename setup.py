@@ -67,7 +67,10 @@ setup(
     ],
     extras_require={
         "gpflow": ["gpflow==2.11.2", "tf_keras==2.21.0"],
-        "test": ["pytest>=8", "gpflow==2.11.2", "tf_keras==2.21.0",
+        # Explanation.plot and `--plot`: the memory timeline as a picture
+        # ("outside" legends need 3.7).
+        "plot": ["matplotlib>=3.7"],
+        "test": ["pytest>=8", "gpflow==2.11.2", "tf_keras==2.21.0", "matplotlib>=3.7",
                  "optax==0.2.5", "chex==0.1.92",  # optax: the JAX training test
                  # the corpus of real programs (tests/corpus)
                  "flax==0.11.2", "tensorflow-probability==0.25.0"],

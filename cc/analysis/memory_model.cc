@@ -28,6 +28,14 @@ void FlattenLeaves(const Shape& shape, std::vector<int64_t>* bytes) {
   bytes->push_back(shape.IsArray() ? shape.ByteSize() : 0);
 }
 
+void FlattenLeafShapes(const Shape& shape, std::vector<const Shape*>* shapes) {
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) FlattenLeafShapes(element, shapes);
+    return;
+  }
+  shapes->push_back(&shape);
+}
+
 int64_t LeafCount(const Shape& shape) {
   std::vector<int64_t> bytes;
   FlattenLeaves(shape, &bytes);
@@ -45,6 +53,7 @@ int64_t TupleTableBytes(const Shape& shape) {
 // One array (or token) that an instruction defines: a leaf of its shape.
 struct Leaf {
   const HloInstruction* instruction = nullptr;
+  const Shape* shape = nullptr;
   int64_t bytes = 0;
 };
 
@@ -57,6 +66,7 @@ struct Group {
   bool argument = false;      // an entry parameter
   bool constant = false;      // a literal
   bool output = false;        // an entry result
+  std::vector<int> writers;   // the leaves written to memory
 
   bool IsTemporary() const { return materialised && !argument && !constant && !output; }
 };
@@ -67,13 +77,16 @@ class ModuleMemory {
  public:
   explicit ModuleMemory(const HloModule& module) : module_(module) {}
 
-  MemoryPrediction Predict() {
+  ModuleBuffers Predict() {
     const HloComputation& entry = *module_.entry();
+    schedule_.push_back(nullptr);  // step 0: nothing has run yet
     Walk(entry);
     AliasViewsAndControlFlow();
     RecordUses();
     ShareInPlace();
-    return Figures(entry);
+    ModuleBuffers buffers = Figures(entry);
+    buffers.schedule = schedule_;
+    return buffers;
   }
 
  private:
@@ -83,10 +96,12 @@ class ModuleMemory {
     if (it != leaves_.end()) return it->second;
     std::vector<int64_t> bytes;
     FlattenLeaves(instruction->shape(), &bytes);
+    std::vector<const Shape*> shapes;
+    FlattenLeafShapes(instruction->shape(), &shapes);
     std::vector<int>& ids = leaves_[instruction];
     for (size_t i = 0; i < bytes.size(); ++i) {
       ids.push_back(static_cast<int>(leaf_.size()));
-      leaf_.push_back({instruction, LeafBytes(*instruction, static_cast<int64_t>(i), bytes[i])});
+      leaf_.push_back({instruction, shapes[i], LeafBytes(*instruction, static_cast<int64_t>(i), bytes[i])});
       parent_.push_back(static_cast<int>(parent_.size()));
     }
     return ids;
@@ -125,8 +140,14 @@ class ModuleMemory {
     for (const HloInstruction* instruction : DepthFirstSchedule(computation, bytes)) {
       LeavesOf(instruction);
       start_[instruction] = ++clock_;
+      schedule_.push_back(instruction);
       for (const HloComputation* called : RunComputations(*instruction)) Walk(*called);
-      end_[instruction] = clock_ == start_[instruction] ? clock_ : ++clock_;
+      if (clock_ == start_[instruction]) {
+        end_[instruction] = clock_;
+      } else {
+        end_[instruction] = ++clock_;
+        schedule_.push_back(instruction);  // the loop or call returns
+      }
     }
   }
 
@@ -369,6 +390,7 @@ class ModuleMemory {
       if (own && !FoldedAway(instruction)) {
         g.materialised = true;
         g.bytes = std::max(g.bytes, leaf_[i].bytes);
+        g.writers.push_back(static_cast<int>(i));
       }
       if (h == Holding::kParameter && instruction->parent() == &entry) g.argument = true;
       if (h == Holding::kConstant) g.constant = true;
@@ -379,9 +401,12 @@ class ModuleMemory {
 
   // The pointer tables of tuple-shaped results (alive as long as their
   // elements) and the scratch of expanded instructions (alive while they run).
-  void AddTablesAndScratch(const HloComputation& entry, std::vector<BufferLife>* lives) {
+  void AddTablesAndScratch(const HloComputation& entry, std::vector<HeapBuffer>* lives) {
+    using Kind = HeapBuffer::Kind;
     for (const auto& [instruction, step] : start_) {
-      if (const int64_t scratch = ScratchBytes(*instruction)) lives->push_back({scratch, step, step});
+      if (const int64_t scratch = ScratchBytes(*instruction)) {
+        lives->push_back({{scratch, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
+      }
       if (!instruction->shape().IsTuple() || instruction == entry.root()) continue;
       const Holding h = HoldingOfCached(instruction);
       if (h == Holding::kParameter || instruction->Is(HloOpcode::kGetTupleElement) ||
@@ -390,7 +415,8 @@ class ModuleMemory {
       }
       int64_t end = instruction->Is(HloOpcode::kWhile) ? end_[instruction] : step;
       for (int leaf : LeavesOf(instruction)) end = std::max(end, last_use_[leaf]);
-      lives->push_back({TupleTableBytes(instruction->shape()), step, end});
+      lives->push_back({{TupleTableBytes(instruction->shape()), step, end},
+                        Kind::kTupleTable, {instruction}, {&instruction->shape()}, {step}});
     }
   }
 
@@ -409,23 +435,41 @@ class ModuleMemory {
     return bytes;
   }
 
-  MemoryPrediction Figures(const HloComputation& entry) {
-    MemoryPrediction p;
+  // The buffer of a group of leaves, its writers in schedule order.
+  HeapBuffer ValueBuffer(const Group& g) {
+    std::vector<int> writers = g.writers;
+    std::stable_sort(writers.begin(), writers.end(), [this](int a, int b) {
+      return start_[leaf_[a].instruction] < start_[leaf_[b].instruction];
+    });
+    HeapBuffer buffer{{g.bytes, g.start, g.end}, HeapBuffer::Kind::kValue, {}, {}, {}};
+    for (int leaf : writers) {
+      buffer.writers.push_back(leaf_[leaf].instruction);
+      buffer.shapes.push_back(leaf_[leaf].shape);
+      buffer.steps.push_back(start_[leaf_[leaf].instruction]);
+    }
+    return buffer;
+  }
+
+  ModuleBuffers Figures(const HloComputation& entry) {
+    ModuleBuffers buffers;
+    MemoryPrediction& p = buffers.prediction;
     for (const HloInstruction* parameter : entry.parameters()) {
       p.argument_bytes += parameter->shape().ByteSize() + TupleTableBytes(parameter->shape());
     }
     p.output_bytes = entry.root()->shape().ByteSize() + TupleTableBytes(entry.root()->shape());
     p.alias_bytes = AliasedOutputBytes(entry);
     p.constant_bytes = ConstantBytes();
-    std::vector<BufferLife> lives;
+    std::vector<HeapBuffer>& temporaries = buffers.temporaries;
     for (const auto& [root, g] : Groups(entry)) {
-      if (g.IsTemporary() && g.bytes > 0) lives.push_back({g.bytes, g.start, g.end});
+      if (g.IsTemporary() && g.bytes > 0) temporaries.push_back(ValueBuffer(g));
     }
-    AddTablesAndScratch(entry, &lives);
+    AddTablesAndScratch(entry, &temporaries);
+    std::vector<BufferLife> lives;
+    for (const HeapBuffer& buffer : temporaries) lives.push_back(buffer.life);
     p.buffers = static_cast<int64_t>(lives.size());
     p.live_bytes = PeakLiveBytes(lives);
     p.temp_bytes = PackedHeapBytes(lives, kAlignment);
-    return p;
+    return buffers;
   }
 
   // Bytes of the results the header's input_output_alias gives a
@@ -469,6 +513,7 @@ class ModuleMemory {
   std::unordered_map<const HloInstruction*, std::vector<int>> leaves_;
   std::unordered_map<const HloInstruction*, Holding> holding_;
   std::unordered_map<const HloInstruction*, int64_t> start_, end_;
+  std::vector<const HloInstruction*> schedule_;  // the instruction of each step
   std::vector<Leaf> leaf_;
   std::vector<int> parent_;
   std::vector<int64_t> last_use_;
@@ -479,8 +524,12 @@ class ModuleMemory {
 
 }  // namespace
 
-MemoryPrediction PredictMemory(const HloModule& module) {
+ModuleBuffers PredictBuffers(const HloModule& module) {
   return ModuleMemory(module).Predict();
+}
+
+MemoryPrediction PredictMemory(const HloModule& module) {
+  return PredictBuffers(module).prediction;
 }
 
 MemoryPrediction PredictMemory(const std::string& hlo_text) {

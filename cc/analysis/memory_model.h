@@ -18,7 +18,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "analysis/heap_packing.h"
 #include "ir/module.h"
 
 namespace exla {
@@ -40,9 +42,40 @@ struct MemoryPrediction {
   }
 };
 
+// One buffer of the heap of temporaries, with the instructions that write
+// it, so that an analysis can say which value a step's bytes belong to.
+struct HeapBuffer {
+  enum class Kind {
+    kValue,       // an array value (several, when a loop or an in-place op reuses it)
+    kTupleTable,  // the pointer table of a tuple-shaped result
+    kScratch,     // scratch an expanded instruction holds while it runs
+  };
+  BufferLife life;
+  Kind kind = Kind::kValue;
+  // For a value, the instructions that write it, in schedule order, with the
+  // shape of what each writes; for a table or scratch, the one it serves.
+  std::vector<const HloInstruction*> writers;
+  std::vector<const Shape*> shapes;
+  std::vector<int64_t> steps;  // the step at which each writer runs
+};
+
+// The model's buffers and schedule, for analyses that need more than the
+// figures (analysis/timeline.h draws memory over the schedule from them).
+struct ModuleBuffers {
+  MemoryPrediction prediction;
+  std::vector<HeapBuffer> temporaries;  // exactly the buffers the heap packs
+  // The instruction that runs at each step (index 0 is before the first);
+  // a while loop has a second step after its body, where it ends.
+  std::vector<const HloInstruction*> schedule;
+};
+
 // Predicts XLA CPU's buffer assignment of `module` (entry parameters as
 // XLA's own compile sees them; sizes per device for a module on one device).
 MemoryPrediction PredictMemory(const HloModule& module);
+
+// The prediction with the buffers behind it. `module` must outlive the
+// result, which points into it.
+ModuleBuffers PredictBuffers(const HloModule& module);
 
 // The same for HLO text. Throws std::invalid_argument on malformed text.
 MemoryPrediction PredictMemory(const std::string& hlo_text);

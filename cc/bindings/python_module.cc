@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "analysis/memory_model.h"
+#include "analysis/timeline.h"
 #include "api/exla.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -197,6 +198,49 @@ py::dict PredictMemoryData(const std::string& text) {
   return data;
 }
 
+// The timeline as plain values: exla/predict.py reads it into a
+// MemoryTimeline dataclass.
+py::dict TimelineData(const MemoryTimeline& timeline) {
+  py::list buffers;
+  for (const TimelineBuffer& buffer : timeline.peak_buffers) {
+    py::dict d;
+    d["instruction"] = buffer.instruction;
+    d["computation"] = buffer.computation;
+    d["opcode"] = buffer.opcode;
+    d["shape"] = buffer.shape;
+    d["kind"] = buffer.kind;
+    d["bytes"] = buffer.bytes;
+    d["start"] = buffer.start;
+    d["end"] = buffer.end;
+    buffers.append(d);
+  }
+  py::dict data;
+  data["baseline_bytes"] = timeline.baseline_bytes;
+  data["live_bytes"] = timeline.live_bytes;
+  data["instructions"] = timeline.instructions;
+  data["peak_steps"] = timeline.peak_steps;
+  data["peak_buffers"] = buffers;
+  data["temp_bytes"] = timeline.prediction.temp_bytes;
+  data["live_peak_bytes"] = timeline.prediction.live_bytes;
+  data["peak_bytes"] = timeline.prediction.peak_bytes();
+  return data;
+}
+
+py::dict PredictTimelineData(const std::string& text, int max_named) {
+  MemoryTimeline timeline;
+  std::string entry;
+  {
+    py::gil_scoped_release release;
+    std::unique_ptr<HloModule> module = ParseHloModule(text);
+    VerifyModuleOrThrow(*module, text);  // as for predict_memory
+    timeline = PredictMemoryTimeline(*module, max_named);
+    entry = module->entry()->name();
+  }
+  py::dict data = TimelineData(timeline);
+  data["entry"] = entry;  // so that a picture names only the other computations
+  return data;
+}
+
 }  // namespace
 }  // namespace exla
 
@@ -249,4 +293,7 @@ PYBIND11_MODULE(_exla, m) {
   m.def("predict_memory", &exla::PredictMemoryData, py::arg("text"),
         "The memory model's prediction of XLA CPU's buffer assignment: {argument_bytes, "
         "output_bytes, alias_bytes, temp_bytes, live_bytes, constant_bytes, buffers, peak_bytes}.");
+  m.def("predict_timeline", &exla::PredictTimelineData, py::arg("text"), py::arg("max_named") = 8,
+        "The memory model's live bytes at each step of its schedule: {baseline_bytes, live_bytes, "
+        "instructions, peak_steps, peak_buffers, temp_bytes, live_peak_bytes, peak_bytes, entry}.");
 }

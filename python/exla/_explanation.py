@@ -11,10 +11,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from exla.options import Options, format_size
 from exla.report import Report
+
+if TYPE_CHECKING:  # matplotlib is imported only when a picture is drawn
+    from matplotlib.figure import Figure
 
 __all__ = ["Explanation", "explain_function"]
 
@@ -72,6 +75,38 @@ class Explanation(Report):
             lines.append(f"planned temp memory after vs threshold: "
                          f"{format_size(self.planned_temp_bytes_after)} / {format_size(self.threshold)}")
         return "\n".join(lines)
+
+    def plot(self, path: str | None = None) -> "Figure":
+        """Draws the program's memory over its schedule before and after exla.
+
+        One panel per program (only one when exla leaves it unchanged), from
+        exla's memory model of ``hlo_before`` and ``hlo_after`` (nothing is
+        compiled again): the memory held at each step, the predicted planned
+        peak, ``memory_limit`` as a red line when one was set, and the largest
+        tensors at each peak named (see :func:`exla.predict.plot_memory`).
+
+        Args:
+          path: where to write the picture (PNG, SVG or PDF, from the suffix).
+
+        Returns:
+          The ``matplotlib.figure.Figure``.
+
+        Raises:
+          ImportError: matplotlib is not installed.
+
+        >>> import tensorflow as tf, exla
+        >>> big = tf.TensorSpec([2000, 3], tf.float32)
+        >>> e = exla.explain(lambda x: tf.reduce_sum(tf.matmul(x, x, transpose_b=True)), big,
+        ...                  threshold="1MB")
+        >>> figure = e.plot()  # e.plot("memory.png") also writes it
+        >>> [ax.get_title(loc="left").split(":")[0] for ax in figure.axes]
+        ['before exla', 'after exla']
+        """
+        from exla.predict import plot_memory
+
+        after = self.hlo_after if self.rewritten else None
+        title = f"exla.explain({self.function})" + ("" if self.rewritten else ": left unchanged")
+        return plot_memory(self.hlo_before, after, memory_limit=self.memory_limit, title=title, path=path)
 
 
 def explain_function(exla_fn: Any, options: Options, args: tuple, kwargs: dict) -> Explanation:

@@ -4,8 +4,8 @@
                                  [--memory-limit SIZE] [--passes A,B]
                                  [--disabled-passes A,B] [--dump-dir DIR]
                                  [--strict] [--fast-math]
-                                 [--output FILE] [--no-memory]
-    python -m exla predict FILE
+                                 [--output FILE] [--no-memory] [--plot FILE.png]
+    python -m exla predict FILE [--plot FILE.png]
     python -m exla passes
 
 ``optimize`` has one option per setting of :class:`exla.options.Options`, named after it.
@@ -18,6 +18,11 @@ status 2; an internal failure gives exit status 1.
 
 ``predict`` prints the memory model's prediction of XLA's planned peak for a
 module (arguments, outputs, temporaries, constants) without compiling it.
+
+``--plot FILE.png`` draws the memory model's memory over the schedule
+(matplotlib): for ``optimize`` the module before and after, with the memory
+limit, for ``predict`` the module alone; the largest tensors at each peak are
+named.
 """
 
 from __future__ import annotations
@@ -61,6 +66,10 @@ def _add_settings(parser: argparse.ArgumentParser) -> None:
                                 **declaration.kind.cli_arguments())
 
 
+_PLOT_HELP = ("draw the memory model's memory over the schedule into FILE.png "
+              "(needs matplotlib), the largest tensors at the peak named")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     from exla import __version__
 
@@ -78,12 +87,14 @@ def _build_parser() -> argparse.ArgumentParser:
                           help="write the optimised HLO to FILE instead of stdout")
     optimize.add_argument("--no-memory", action="store_true",
                           help="skip XLA's planned memory before/after (needs no jax then)")
+    optimize.add_argument("--plot", metavar="FILE.png", help=_PLOT_HELP + " before and after exla")
 
     predict = commands.add_parser(
         "predict", help="predict XLA's planned memory of an HLO module",
         description="Prints the memory model's prediction of XLA CPU's planned peak "
         "(arguments + outputs - aliased + temporaries + constants), without compiling.")
     predict.add_argument("file", metavar="FILE", help="HLO text or serialized HloModuleProto; '-' for stdin")
+    predict.add_argument("--plot", metavar="FILE.png", help=_PLOT_HELP)
 
     commands.add_parser("demo", help="run the out-of-memory demonstration "
                         "(python -m exla demo --help)", add_help=False)
@@ -166,6 +177,9 @@ def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write(optimised if optimised.endswith("\n") else optimised + "\n")
         stdout.flush()
     print(report, file=stderr)
+    if args.plot:
+        _plot(args.plot, text, optimised if report.rewrote_program else None, report.memory_limit,
+              args.file)
     if memory_error:
         print(f"{_PROG}: error: {memory_error}", file=stderr)
     return status
@@ -187,7 +201,21 @@ def _predict(args: argparse.Namespace, stdout: TextIO) -> int:
           f"{format_size(p.argument_bytes)}, outputs {format_size(p.output_bytes)}, aliased "
           f"{format_size(p.alias_bytes)}, temporaries {format_size(p.temp_bytes)} "
           f"({p.buffers} buffers), constants {format_size(p.constant_bytes)}", file=stdout)
+    if args.plot:
+        _plot(args.plot, text, None, None, args.file)
     return 0
+
+
+def _plot(path: str, before: str, after: str | None, memory_limit: int | None, name: str) -> None:
+    """Writes the picture of :func:`exla.predict.plot_memory` to ``path``."""
+    from exla.predict import plot_memory
+
+    try:
+        plot_memory(before, after, memory_limit=memory_limit, title=os.path.basename(name), path=path)
+    except OSError as e:
+        raise _Failure(f"cannot write {path!r}: {e.strerror}") from None
+    except ValueError as e:  # matplotlib's: an unknown picture format
+        raise _Failure(f"cannot write {path!r}: {_one_line(e)}") from None
 
 
 def _passes(stdout: TextIO) -> int:

@@ -25,8 +25,15 @@ known in microseconds instead of one XLA compilation.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-__all__ = ["MemoryPrediction", "predict_memory", "predict_peak"]
+from exla._timeline import MemoryTimeline, PeakBuffer, predict_timeline
+
+if TYPE_CHECKING:  # matplotlib is imported only when a picture is drawn
+    from matplotlib.figure import Figure
+
+__all__ = ["MemoryPrediction", "MemoryTimeline", "PeakBuffer", "plot_memory", "predict_memory",
+           "predict_peak", "predict_timeline"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,3 +104,34 @@ def predict_peak(hlo_text: str) -> int:
     2048
     """
     return predict_memory(hlo_text).peak_bytes
+
+
+def plot_memory(before: str, after: str | None = None, *, memory_limit: int | str | None = None,
+                title: str | None = None, path: str | None = None) -> "Figure":
+    """Draws the memory model's live memory over the schedule of a module, and of its rewrite.
+
+    One panel per module (``before``, then ``after`` when given), each over its
+    own schedule steps: the memory the process holds at each step (the
+    baseline of arguments, outputs and constants shaded), the predicted
+    planned peak (the packed heap, a little above the curve's top) dotted,
+    ``memory_limit`` as a red line, and the largest tensors at the peak named.
+    Needs matplotlib (``pip install matplotlib``); draws without pyplot, so
+    no window opens and no global figure is kept.
+
+    Args:
+      before: HLO text of the module (as given to exla).
+      after: HLO text of its rewrite, if any.
+      memory_limit: a limit to draw, in bytes or as a size (``"300MB"``).
+      title: the figure's title.
+      path: where to write the picture (its format from the suffix, e.g. PNG).
+
+    Returns:
+      The ``matplotlib.figure.Figure``.
+
+    Raises:
+      ValueError: a text is not a well-formed HLO module, or a bad size.
+      ImportError: matplotlib is not installed.
+    """
+    from exla import _plot
+
+    return _plot.plot_programs(before, after, memory_limit=memory_limit, title=title, path=path)

@@ -72,6 +72,36 @@ def test_optimize_stdin_and_passes(run, kmv_file):
     assert "changed: none" in done.stderr.decode()
 
 
+def _png_axes(path):
+    """The number of panels of a picture exla wrote, read back from the PNG."""
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(str(path))
+    return pixels.shape
+
+
+def test_optimize_plot_writes_before_and_after(run, kmv_file, tmp_path):
+    pytest.importorskip("matplotlib")
+    picture = tmp_path / "kmv.png"
+    done = run("optimize", str(kmv_file), "--memory-limit", "1MB", "--no-memory",
+               "--plot", str(picture), "-o", str(tmp_path / "out.hlo"))
+    assert done.returncode == 0, done.stderr.decode()
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    height, width = _png_axes(picture)[:2]
+    single = tmp_path / "single.png"
+    assert run("predict", str(kmv_file), "--plot", str(single)).returncode == 0
+    # Two panels (before and after exla) against one for `predict`, same width.
+    assert _png_axes(single)[1] == width and height > 1.5 * _png_axes(single)[0]
+
+
+def test_plot_to_an_unwritable_path_is_one_line(run, kmv_file, tmp_path):
+    pytest.importorskip("matplotlib")
+    done = run("predict", str(kmv_file), "--plot", str(tmp_path / "no" / "such" / "dir.png"))
+    stderr = done.stderr.decode()
+    assert done.returncode == 2 and "Traceback" not in stderr
+    assert stderr.startswith("exla: error: cannot write") and "dir.png" in stderr
+
+
 def test_passes_command(run):
     done = run("passes")
     assert done.returncode == 0

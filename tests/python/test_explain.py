@@ -120,3 +120,31 @@ def test_distance_expansion_only_with_fast_math(how, monkeypatch):
         fast = exla.explain(nearest_distances, *specs, threshold="1MB")
     assert "algebraic-rewriter" in fast.changed_passes
     assert " dot(" in fast.hlo_after
+
+
+def test_plot_before_and_after_under_a_memory_limit(tmp_path):
+    # The picture is drawn from the explanation's own HLO texts: the limit
+    # in both panels, the rewritten program's curve under it, the original's
+    # over it, and the kernel matrix named at the original's peak.
+    pytest.importorskip("matplotlib")
+    import exla
+
+    report = exla.explain(kernel_matvec, *_inputs(), memory_limit="2MB")
+    path = tmp_path / "kmv.png"
+    figure = report.plot(str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert figure.get_suptitle() == "exla.explain(kernel_matvec)"
+    artists = {a.get_gid(): a for ax in figure.axes for a in ax.get_children() if a.get_gid()}
+    assert list(artists["memory-limit"].get_ydata()) == [2_000_000, 2_000_000]
+    assert max(artists["live-after"].get_ydata()) <= 2_000_000 < max(artists["live-before"].get_ydata())
+    names = artists["peak-names-before"].get_text().splitlines()[1]
+    assert "f64[1000,1000]" in names and names.split()[0] + " = " in report.hlo_before
+
+
+def test_plot_of_an_unchanged_program_has_one_panel():
+    pytest.importorskip("matplotlib")
+    import exla
+
+    figure = exla.explain(kernel_matvec, *_inputs(100)).plot()
+    assert [ax.get_title(loc="left").split(":")[0] for ax in figure.axes] == ["program"]
+    assert figure.get_suptitle().endswith("left unchanged")

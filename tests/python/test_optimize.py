@@ -134,15 +134,16 @@ def test_report_formatting_without_extension_values():
                                     "exla.program_info", "exla._explanation", "exla.function",
                                     "exla.bridge.tensorflow_call", "exla.explain",
                                     "exla._collectives", "exla._setting", "exla._entry_settings",
-                                    "exla._fallback_policy", "exla._splitter_result"])
+                                    "exla._fallback_policy", "exla._splitter_result",
+                                    "exla._timeline"])
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
 
 
 def test_import_is_light(subprocess_env):
-    code = ("import sys, exla; heavy = [m for m in ('tensorflow', 'jax', 'jaxlib') if m in sys.modules]; "
-            "print(exla.__version__, heavy)")
+    code = ("import sys, exla; heavy = [m for m in ('tensorflow', 'jax', 'jaxlib', 'matplotlib') "
+            "if m in sys.modules]; print(exla.__version__, heavy)")
     done = subprocess.run([sys.executable, "-c", code], env=subprocess_env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
