@@ -191,6 +191,13 @@ def format_flops(flops: int) -> str:
     return f"{flops} FLOP" if unit == 0 else f"{value:.3g} {units[unit]}"
 
 
+def format_seconds(seconds: float) -> str:
+    """``0.0123`` -> ``"12.3 ms"``."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
+
 def split_loops(result: SplitterResult) -> list[str]:
     """The splitter's line for each loop it built: ``where shape (size) on dimension ...``."""
     return [loop.description for loop in result.loops]
