@@ -23,10 +23,13 @@ when the ordinary ones cannot fit and the user set no threshold, as they give
 up the per-tensor bound. At most
 :data:`MAX_CANDIDATES` XLA compilations are spent per module.
 
-Cost of a plan: the work its loops compute again (producers recomputed slice by
-slice, from the splitter's records), then the number of ``while`` loops, then
-the slice size and the threshold (larger is better: fewer iterations, larger
-matrix products).
+Cost of a plan: its time as exla's cost model predicts it
+(:func:`exla.predict.predict_cost`: each kernel's flops and bytes, loops
+multiplied by their trips, so that a loop re-reading a whole weight on every
+trip, or recomputing a producer slice by slice, pays for it; rates calibrated
+on this machine), then, on a tie, the work its loops compute again (from the
+splitter's records), the number of ``while`` loops, and the slice size and the
+threshold (larger is better: fewer iterations, larger matrix products).
 """
 
 from __future__ import annotations
@@ -74,6 +77,9 @@ class Candidate:
       fits: whether ``peak_bytes`` is at most the limit.
       recomputed_flops: work the loops repeat (producers computed again
         because they stay for other users), from the splitter's notes.
+      large_sums: the splitter may accumulate sums above the threshold.
+      predicted_seconds: the cost model's time for the rewritten module,
+        the first key of the search's order.
     """
 
     threshold: int | None
@@ -83,6 +89,7 @@ class Candidate:
     fits: bool
     recomputed_flops: int = 0
     large_sums: bool = False
+    predicted_seconds: float = 0.0
 
     def __str__(self) -> str:
         split = format_size(self.split_size) if self.split_size else "auto"
@@ -90,7 +97,8 @@ class Candidate:
         verdict = "fits" if self.fits else "over"
         return (f"threshold {format_size(self.threshold)}, split {split}: peak "
                 f"{format_size(self.peak_bytes)}, {self.loops} loop(s), "
-                f"{format_flops(self.recomputed_flops)} recomputed, {verdict}")
+                f"{format_flops(self.recomputed_flops)} recomputed, predicted "
+                f"{format_seconds(self.predicted_seconds)}, {verdict}")
 
 
 @dataclasses.dataclass
@@ -116,6 +124,8 @@ class LimitPlan:
         what the loop computes again.
       program_flops: the input program's arithmetic, the yardstick for
         ``chosen.recomputed_flops``.
+      predicted_seconds_before: the cost model's time for the input module
+        (``chosen.predicted_seconds`` is the plan's).
     """
 
     limit: int
@@ -131,6 +141,7 @@ class LimitPlan:
     unsplit: list[str] = dataclasses.field(default_factory=list)
     split: list[str] = dataclasses.field(default_factory=list)
     program_flops: int = 0
+    predicted_seconds_before: float = 0.0
 
     def summary(self) -> list[str]:
         """Lines for a report."""
@@ -140,6 +151,8 @@ class LimitPlan:
                  f"({verdict} the limit; arguments + outputs {format_size(self.floor_bytes)})"]
         if self.chosen is not None:
             lines.append(f"  plan chosen: {self.chosen}")
+            lines.append(f"  predicted time: {format_seconds(self.predicted_seconds_before)} -> "
+                         f"{format_seconds(self.chosen.predicted_seconds)} (exla's cost model)")
         if self.split:
             lines.append(f"  split into loops: {'; '.join(self.split)}")
         if self.chosen is not None and self.chosen.recomputed_flops:
@@ -269,11 +282,18 @@ def search(text: str, limit: int, optimize: Optimize,
 
 
 def _cost(candidate: Candidate) -> tuple:
-    """The order of fitting plans: the least repeated work, then the fewest
-    loops, then the largest slices (fewer iterations, larger matrix
-    products), then the largest threshold."""
-    return (candidate.recomputed_flops, candidate.loops, -_slice_bytes(candidate),
-            -(candidate.threshold or 2**63))
+    """The order of fitting plans: the shortest predicted time; on a tie the
+    least repeated work, then the fewest loops, then the largest slices
+    (fewer iterations, larger matrix products), then the largest threshold."""
+    return (candidate.predicted_seconds, candidate.recomputed_flops, candidate.loops,
+            -_slice_bytes(candidate), -(candidate.threshold or 2**63))
+
+
+def _predicted_seconds(text: str) -> float:
+    """The cost model's time for a module (microseconds to compute, no compile)."""
+    from exla.predict import predict_time
+
+    return predict_time(text)
 
 
 class _LimitSearch:
@@ -307,6 +327,7 @@ class _LimitSearch:
         plan = self.plan
         before = planned_memory_cached(self.text, plan)
         plan.peak_bytes_before = before.total_bytes
+        plan.predicted_seconds_before = _predicted_seconds(self.text)
         plan.floor_bytes = before.argument_bytes + before.output_bytes - before.alias_bytes
         if self.limit < plan.floor_bytes:
             raise MemoryLimitError(
@@ -332,7 +353,7 @@ class _LimitSearch:
             splitter = of_records(records)
             plan.program_flops = max(plan.program_flops, splitter.program_flops)
             candidate = Candidate(t, split, peak, len(splitter.loops), peak <= self.limit,
-                                  splitter.recomputed_flops, large)
+                                  splitter.recomputed_flops, large, _predicted_seconds(out))
             plan.candidates.append(candidate)
             self.results[key] = (out, records, candidate)
             _log.debug("exla: memory limit %s: %s", format_size(self.limit), candidate)
