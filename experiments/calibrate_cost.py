@@ -16,6 +16,14 @@ after a warm-up:
   elementwise rate;
 * ``bandwidth``: ``a + b`` over 16M f32 values: 192 MB read and written
   (fresh output pages included, as every program's temporaries are);
+* ``cache``: the last-level cache. Its size is read from
+  ``/sys/devices/system/cpu/cpu0/cache`` (the highest level); ``a + b`` is run
+  over working sets (three arrays) of 1/8 to 4 times that size. The cache's
+  bandwidth is the stream's at 1/4 of the size (above the private levels,
+  well inside the shared one); the effective capacity, ``cache_bytes``, is the
+  largest working set still streamed faster than the geometric mean of the
+  cache's and memory's bandwidths (a cache shared with other cores' jobs holds
+  less than its nominal size), at most the nominal size;
 * ``trip`` and ``op``: a while loop of 20,000 trips that adds one to a
   scalar and does 1 (``trip``) or 8 (``op``) small dependent matrix products,
   each a kernel of its own: the extra time per product is the launch overhead,
@@ -113,8 +121,8 @@ def _exp_negate(shape: str, k: int) -> list[str]:
     return [f"  n{k} = {shape} negate(y{k})", f"  y{k + 1} = {shape} exponential(n{k})"]
 
 
-def _stream() -> str:
-    shape = f"f32[{_STREAM}]{{0}}"
+def _stream(elements: int = _STREAM) -> str:
+    shape = f"f32[{elements}]{{0}}"
     return (f"HloModule stream\n\nENTRY e {{\n  a = {shape} parameter(0)\n  b = {shape} parameter(1)\n"
             f"  ROOT s = {shape} add(a, b)\n}}\n")
 
@@ -161,6 +169,44 @@ ENTRY e {{
 """
 
 
+def llc_bytes() -> int:
+    """The size of the highest cache level cpu0 sees, from sysfs (32 MB if unreadable)."""
+    best = (0, 32 << 20)
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            level = int((index / "level").read_text())
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            text = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+        size = int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+        best = max(best, (level, size))
+    return best[1]
+
+
+def measure_cache(repeats: int, memory_bandwidth: float,
+                  seconds: dict[str, float]) -> dict[str, float]:
+    """``cache_bytes`` and ``cache_bytes_per_second`` from ``a + b`` over working
+    sets of 1/8 to 4 times the last-level cache (three arrays of f32)."""
+    nominal = llc_bytes()
+    rng = np.random.default_rng(1)
+    bandwidth: dict[int, float] = {}
+    for eighths in (1, 2, 4, 8, 16, 32):
+        working_set = nominal * eighths // 8
+        elements = working_set // 12
+        a = rng.standard_normal(elements).astype(np.float32)
+        took = median_seconds(_stream(elements), [a, a], repeats)
+        seconds[f"cache_ws_{working_set >> 20}MB"] = took
+        bandwidth[working_set] = 12 * elements / took
+    cache_bandwidth = bandwidth[nominal // 4]
+    midpoint = (cache_bandwidth * memory_bandwidth) ** 0.5
+    fast = [ws for ws, bw in bandwidth.items() if bw >= midpoint and ws <= nominal]
+    return {"cache_bytes": float(max(fast, default=nominal // 8)),
+            "cache_bytes_per_second": cache_bandwidth}
+
+
 def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
     """``(constants, seconds per benchmark)``, constants named as CostConstants' fields."""
     rng = np.random.default_rng(0)
@@ -193,6 +239,7 @@ def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
         "op_seconds": op,
         "trip_seconds": trip,
     }
+    constants.update(measure_cache(repeats, constants["bytes_per_second"], seconds))
     return constants, seconds
 
 
@@ -204,6 +251,8 @@ _COMMENTS = {
     "bytes_per_second": "a stream through memory, read plus write",
     "op_seconds": "launching one kernel (a fused loop, a GEMM call)",
     "trip_seconds": "one trip of a while loop: condition, state",
+    "cache_bytes": "what a stream finds in the last-level cache (effective size)",
+    "cache_bytes_per_second": "a stream through the last-level cache, read plus write",
 }
 
 
@@ -220,7 +269,7 @@ def machine() -> dict[str, Any]:
     from exla.bridge import xla as bridge
 
     return {"date": datetime.date.today().isoformat(), "cpu": cpu, "cores": os.cpu_count(),
-            "load": os.getloadavg(), "jaxlib": bridge._xla().version}
+            "load": os.getloadavg(), "jaxlib": bridge._xla().version, "llc": llc_bytes()}
 
 
 def header_text(constants: dict[str, float], seconds: dict[str, float],
@@ -236,7 +285,8 @@ def header_text(constants: dict[str, float], seconds: dict[str, float],
 // not this file.
 //
 // Calibrated {where['date']} on {where['cpu']}, {where['cores']} cores, jaxlib
-// {where['jaxlib']}, load average {load} (shared machine: other jobs running).
+// {where['jaxlib']}, last-level cache {where['llc'] >> 20} MB (sysfs), load average
+// {load} (shared machine: other jobs running).
 // Median times of the benchmarks:
 {measured}
 #ifndef EXLA_ANALYSIS_COST_CONSTANTS_H_

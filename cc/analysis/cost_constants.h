@@ -4,15 +4,22 @@
 // not this file.
 //
 // Calibrated 2026-11-26 on AMD EPYC, 2 cores, jaxlib
-// 0.7.1, load average 3.48, 2.28, 1.04 (shared machine: other jobs running).
+// 0.7.1, last-level cache 32 MB (sysfs), load average
+// 4.57, 4.01, 2.52 (shared machine: other jobs running).
 // Median times of the benchmarks:
-//   dot_f32            35.502 ms
-//   dot_f64            68.109 ms
-//   elementwise         0.444 ms
-//   transcendental     18.340 ms
-//   bandwidth          56.579 ms
-//   trip               15.388 ms
-//   op                116.604 ms
+//   dot_f32            50.330 ms
+//   dot_f64           108.350 ms
+//   elementwise         1.039 ms
+//   transcendental     21.743 ms
+//   bandwidth          78.861 ms
+//   trip               32.060 ms
+//   op                243.996 ms
+//   cache_ws_4MB        0.312 ms
+//   cache_ws_8MB        0.413 ms
+//   cache_ws_16MB       0.354 ms
+//   cache_ws_32MB       1.092 ms
+//   cache_ws_64MB       7.969 ms
+//   cache_ws_128MB     49.691 ms
 #ifndef EXLA_ANALYSIS_COST_CONSTANTS_H_
 #define EXLA_ANALYSIS_COST_CONSTANTS_H_
 
@@ -20,13 +27,15 @@ namespace exla {
 
 // Rates in operations (or bytes) per second, overheads in seconds.
 struct CostConstants {
-  double dot_f32_flops_per_second = 6.049e+10;  // a large f32 matrix product (Eigen's GEMM)
-  double dot_f64_flops_per_second = 3.153e+10;  // the same in f64
-  double elementwise_per_second = 7.56e+10;  // cheap elementwise results (add, multiply, select)
-  double transcendental_per_second = 4.602e+08;  // exp, log, tanh... results
-  double bytes_per_second = 3.558e+09;  // a stream through memory, read plus write
-  double op_seconds = 7.23e-07;  // launching one kernel (a fused loop, a GEMM call)
-  double trip_seconds = 4.642e-08;  // one trip of a while loop: condition, state
+  double dot_f32_flops_per_second = 4.267e+10;  // a large f32 matrix product (Eigen's GEMM)
+  double dot_f64_flops_per_second = 1.982e+10;  // the same in f64
+  double elementwise_per_second = 3.229e+10;  // cheap elementwise results (add, multiply, select)
+  double transcendental_per_second = 3.905e+08;  // exp, log, tanh... results
+  double bytes_per_second = 2.553e+09;  // a stream through memory, read plus write
+  double op_seconds = 1.514e-06;  // launching one kernel (a fused loop, a GEMM call)
+  double trip_seconds = 8.918e-08;  // one trip of a while loop: condition, state
+  double cache_bytes = 3.355e+07;  // what a stream finds in the last-level cache (effective size)
+  double cache_bytes_per_second = 2.029e+10;  // a stream through the last-level cache, read plus write
 };
 
 }  // namespace exla
