@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "analysis/buffer_model.h"
@@ -122,12 +124,47 @@ struct Tally {
   }
 };
 
+// Which buffers are still in the last-level cache, by reuse distance: a clock
+// counts the bytes the kernels have moved so far, and a buffer touched in full
+// at clock t is still cached at clock now while (now - t) + its size fits in
+// the cache (what an LRU cache keeps). A loop that re-reads a buffer smaller
+// than the cache every trip thus pays memory bandwidth on the first trip
+// only, and a trip whose whole working set fits finds its temporaries, which
+// XLA places at the same addresses every trip, still cached.
+class CacheState {
+ public:
+  explicit CacheState(double capacity) : capacity_(capacity) {}
+
+  bool Holds(const HloInstruction* buffer, int64_t size) const {
+    const auto at = last_.find(buffer);
+    if (at == last_.end()) return false;
+    return static_cast<double>(clock_ - at->second + size) <= capacity_;
+  }
+  // Marks `buffer` as touched in full now (call after Advance).
+  void Touch(const HloInstruction* buffer) { last_[buffer] = clock_; }
+  void Advance(int64_t bytes) { clock_ += bytes; }
+
+ private:
+  double capacity_;
+  int64_t clock_ = 0;
+  std::unordered_map<const HloInstruction*, int64_t> last_;
+};
+
+// The buffer a value lives in: resolved through tuples, views and loop state
+// by the walker, so that a loop's body and its caller name a buffer alike.
+using Resolver = std::function<const HloInstruction*(const HloInstruction&)>;
+
 // One kernel: the materialised `root` with the producers fused into it.
 class Kernel {
  public:
-  Kernel(const HloInstruction& root, const CostConstants& constants) : constants_(constants) {
+  Kernel(const HloInstruction& root, const CostConstants& constants, const Resolver& resolve,
+         CacheState* cache)
+      : constants_(constants), resolve_(resolve), cache_(cache) {
     Visit(root);
-    bytes_ += WrittenBytes(root);
+    Write(root);
+    // Touched after the kernel: its own reads do not hit what it writes.
+    cache_->Advance(bytes_ + cached_bytes_);
+    for (const HloInstruction* buffer : touched_) cache_->Touch(buffer);
   }
 
   Tally Cost() const {
@@ -135,7 +172,7 @@ class Kernel {
     tally.flops = dot_f32_ + dot_f64_ + elementwise_ + transcendental_;
     tally.dot_flops = dot_f32_ + dot_f64_;
     tally.transcendentals = transcendental_;
-    tally.bytes = bytes_;
+    tally.bytes = bytes_ + cached_bytes_;
     tally.kernels = 1;
     const CostConstants& c = constants_;
     // A roofline: arithmetic and memory traffic overlap, the slower decides.
@@ -143,7 +180,7 @@ class Kernel {
                            dot_f64_ / c.dot_f64_flops_per_second +
                            elementwise_ / c.elementwise_per_second +
                            transcendental_ / c.transcendental_per_second;
-    const double memory = bytes_ / c.bytes_per_second;
+    const double memory = bytes_ / c.bytes_per_second + cached_bytes_ / c.cache_bytes_per_second;
     tally.seconds = std::max(compute, memory) + c.op_seconds;
     return tally;
   }
@@ -165,18 +202,45 @@ class Kernel {
       const HloInstruction& operand = *member.operand(i);
       if (InsideConsumer(operand)) {
         Visit(operand);
-      } else if (ReadBytes(member, i) == ArrayBytes(operand.shape())) {
-        // A whole buffer read twice in one kernel comes from cache the second time.
-        if (read_whole_.insert(&operand).second) bytes_ += ReadBytes(member, i);
       } else {
-        bytes_ += ReadBytes(member, i);
+        Read(operand, ReadBytes(member, i));
       }
     }
   }
 
+  // A read of `bytes` of `operand`'s buffer: from cache when the whole buffer
+  // was touched recently. A partial read (a slice) does not make the rest of
+  // the buffer cached, so only a whole read marks it touched.
+  void Read(const HloInstruction& operand, int64_t bytes) {
+    const int64_t size = ArrayBytes(operand.shape());
+    const HloInstruction* buffer = resolve_(operand);
+    if (bytes == size) {
+      // A whole buffer read twice in one kernel comes from cache the second time.
+      if (!read_whole_.insert(buffer).second) return;
+      touched_.push_back(buffer);
+    }
+    (cache_->Holds(buffer, size) ? cached_bytes_ : bytes_) += bytes;
+  }
+
+  // The kernel's output: written at cache speed when its buffer was touched
+  // recently (a loop's temporary, written at the same address last trip). An
+  // update in place writes a part of its operand's buffer.
+  void Write(const HloInstruction& root) {
+    const bool in_place = root.Is(HloOpcode::kDynamicUpdateSlice) || root.Is(HloOpcode::kScatter);
+    const HloInstruction* buffer = in_place ? resolve_(*root.operand(0)) : &root;
+    const int64_t written = WrittenBytes(root);
+    (cache_->Holds(buffer, ArrayBytes(root.shape())) ? cached_bytes_ : bytes_) += written;
+    if (!in_place) touched_.push_back(buffer);
+  }
+
   const CostConstants& constants_;
+  const Resolver& resolve_;
+  CacheState* cache_;
   std::unordered_set<const HloInstruction*> read_whole_;
-  int64_t dot_f32_ = 0, dot_f64_ = 0, elementwise_ = 0, transcendental_ = 0, bytes_ = 0;
+  std::vector<const HloInstruction*> touched_;
+  int64_t dot_f32_ = 0, dot_f64_ = 0, elementwise_ = 0, transcendental_ = 0;
+  int64_t bytes_ = 0;         // moved through memory
+  int64_t cached_bytes_ = 0;  // moved through the cache
 };
 
 std::optional<int64_t> ScalarConstant(const HloInstruction& instruction) {
@@ -221,7 +285,8 @@ std::optional<int64_t> CounterIndex(const HloInstruction& value) {
 class CostWalker {
  public:
   CostWalker(const CostConstants& constants, TimePrediction* out)
-      : constants_(constants), out_(out) {}
+      : constants_(constants), out_(out), cache_(constants.cache_bytes),
+        resolve_([this](const HloInstruction& value) { return Resolve(value); }) {}
 
   Tally Computation(const HloComputation& computation) {
     Tally tally;
@@ -251,33 +316,93 @@ class CostWalker {
         break;
     }
     if (HoldingOf(instruction) != Holding::kOwn) return {};  // no kernel of its own
-    return Kernel(instruction, constants_).Cost();
+    return Kernel(instruction, constants_, resolve_, &cache_).Cost();
   }
 
+  // The buffer `value` lives in: a tuple's element, a view's operand, a loop
+  // state's element as the trip walked now received it, a loop's result as
+  // its last trip left it.
+  const HloInstruction* Resolve(const HloInstruction& value) {
+    if (value.Is(HloOpcode::kGetTupleElement)) {
+      const HloInstruction& tuple = *value.operand(0);
+      const int64_t index = value.IntAttribute("index").value_or(-1);
+      if (index < 0) return &value;
+      if (tuple.Is(HloOpcode::kTuple) && index < tuple.operand_count()) {
+        return Resolve(*tuple.operand(static_cast<int>(index)));
+      }
+      const auto bound = state_.find(&tuple);
+      if (bound != state_.end() && index < static_cast<int64_t>(bound->second.size())) {
+        return bound->second[index];
+      }
+      return &value;
+    }
+    if (HoldingOf(value) == Holding::kOperand && value.operand_count() == 1 &&
+        value.shape().IsArray()) {
+      return Resolve(*value.operand(0));  // a view: bitcast, reshape
+    }
+    return &value;
+  }
+
+  // The buffers of a loop state's elements: those of `tuple`'s operands.
+  std::vector<const HloInstruction*> Elements(const HloInstruction& tuple) {
+    std::vector<const HloInstruction*> buffers;
+    if (!tuple.Is(HloOpcode::kTuple)) return buffers;
+    for (int i = 0; i < tuple.operand_count(); ++i) buffers.push_back(Resolve(*tuple.operand(i)));
+    return buffers;
+  }
+
+  // One trip of `loop` on a state whose elements live in `state`; returns
+  // the buffers of the state it passes on.
+  Tally Trip(const HloInstruction& loop, const std::vector<const HloInstruction*>& state,
+             std::vector<const HloInstruction*>* next) {
+    const HloComputation& body = *loop.CalledComputation("body");
+    const HloComputation& condition = *loop.CalledComputation("condition");
+    state_[condition.parameter(0)] = state;
+    Tally once = Computation(condition);
+    state_[body.parameter(0)] = state;
+    once.Add(Computation(body), 1);
+    once.trips += 1;
+    once.seconds += constants_.trip_seconds;
+    *next = Elements(*body.root());
+    return once;
+  }
+
+  // A loop costs its first trip and then `trips - 1` trips like the second:
+  // what the first trip brought into the cache is there for the others.
   Tally Loop(const HloInstruction& loop) {
     const int64_t counted = TripCount(loop);
     const int64_t trips = counted < 0 ? 1 : counted;
+    const bool record = replaying_ == 0;  // a nested loop is recorded on its outer loop's first trip
     const size_t slot = out_->loops.size();
-    out_->loops.emplace_back();  // nested loops are listed after the one that holds them
-    Tally once = Computation(*loop.CalledComputation("body"));
-    once.Add(Computation(*loop.CalledComputation("condition")), 1);
-    once.trips += 1;
-    once.seconds += constants_.trip_seconds;
+    if (record) out_->loops.emplace_back();  // nested loops are listed after the one that holds them
+    std::vector<const HloInstruction*> state = Elements(*loop.operand(0)), next;
     Tally all;
-    all.Add(once, trips);
-    LoopCost& record = out_->loops[slot];
-    record.computation = loop.parent()->name();
-    record.instruction = loop.name();
-    record.trips = trips;
-    record.trips_known = counted >= 0;
-    record.flops = all.flops;
-    record.bytes = all.bytes;
-    record.seconds = all.seconds;
+    if (trips > 0) all.Add(Trip(loop, state, &next), 1);
+    if (trips > 1) {
+      ++replaying_;
+      all.Add(Trip(loop, next, &next), trips - 1);
+      --replaying_;
+    }
+    state_[&loop] = next;  // get-tuple-element of the loop reads its last state
+    if (!record) return all;
+    LoopCost& entry = out_->loops[slot];
+    entry.computation = loop.parent()->name();
+    entry.instruction = loop.name();
+    entry.trips = trips;
+    entry.trips_known = counted >= 0;
+    entry.flops = all.flops;
+    entry.bytes = all.bytes;
+    entry.seconds = all.seconds;
     return all;
   }
 
   const CostConstants& constants_;
   TimePrediction* out_;
+  CacheState cache_;
+  Resolver resolve_;
+  // The buffers of each loop parameter's (or loop result's) tuple elements.
+  std::unordered_map<const HloInstruction*, std::vector<const HloInstruction*>> state_;
+  int replaying_ = 0;  // > 0 while walking a loop's second trip
 };
 
 }  // namespace

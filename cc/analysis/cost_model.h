@@ -11,8 +11,16 @@
 // overhead. A while loop costs its body and condition once per trip plus a
 // trip overhead; a plan that re-reads a whole weight on every trip therefore
 // pays for every re-read, and one that recomputes a producer pays for it on
-// every trip. Caches are not modelled: a re-read is a read from memory, which
-// errs high for operands that fit in cache.
+// every trip.
+//
+// The last-level cache is modelled by reuse distance: a buffer read or
+// written in full is still cached while fewer bytes than the cache holds
+// have been moved since, and is then read (or rewritten) at the cache's
+// bandwidth. A loop is costed as its first trip plus the others like its
+// second, so a weight smaller than the cache re-read every trip costs
+// memory bandwidth once, and a trip whose working set fits in the cache
+// streams its temporaries at cache speed. Slices never count as touching a
+// buffer in full, so a loop slicing a large operand reads it from memory.
 #ifndef EXLA_ANALYSIS_COST_MODEL_H_
 #define EXLA_ANALYSIS_COST_MODEL_H_
 

@@ -294,7 +294,9 @@ PYBIND11_MODULE(_exla, m) {
       .def_readwrite("transcendental_per_second", &exla::CostConstants::transcendental_per_second)
       .def_readwrite("bytes_per_second", &exla::CostConstants::bytes_per_second)
       .def_readwrite("op_seconds", &exla::CostConstants::op_seconds)
-      .def_readwrite("trip_seconds", &exla::CostConstants::trip_seconds);
+      .def_readwrite("trip_seconds", &exla::CostConstants::trip_seconds)
+      .def_readwrite("cache_bytes", &exla::CostConstants::cache_bytes)
+      .def_readwrite("cache_bytes_per_second", &exla::CostConstants::cache_bytes_per_second);
   m.def("predict_time", &exla::PredictTimeData, py::arg("text"),
         py::arg("constants") = exla::CostConstants(),
         "The cost model's prediction of XLA CPU's time for a module: {seconds, flops, dot_flops, "

@@ -16,7 +16,7 @@ using exla::CostConstants;
 using exla::PredictTime;
 using exla::TimePrediction;
 
-// Round figures: 1 GFLOP/s everywhere, 1 GB/s, no overheads.
+// Round figures: 1 GFLOP/s everywhere, 1 GB/s, no overheads, no cache.
 CostConstants Plain() {
   CostConstants c;
   c.dot_f32_flops_per_second = 1e9;
@@ -26,6 +26,18 @@ CostConstants Plain() {
   c.bytes_per_second = 1e9;
   c.op_seconds = 0;
   c.trip_seconds = 0;
+  c.cache_bytes = 0;
+  c.cache_bytes_per_second = 1e9;
+  return c;
+}
+
+// Plain(), with a last-level cache of `bytes` ten times faster than memory
+// and matrix products fast enough for memory traffic to decide.
+CostConstants Cached(double bytes) {
+  CostConstants c = Plain();
+  c.dot_f32_flops_per_second = 1e13;
+  c.cache_bytes = bytes;
+  c.cache_bytes_per_second = 1e10;
   return c;
 }
 
@@ -230,6 +242,96 @@ TEST(CostModel, LoopThatRereadsAWholeOperandCostsMoreThanOneThatSlicesIt) {
   EXPECT_GT(rows.bytes, 16LL * 1024 * 1024 * 4);
   EXPECT_LT(blocks.bytes, 4LL * 1024 * 1024 * 4);
   EXPECT_GT(rows.seconds, 4 * blocks.seconds);
+}
+
+// The rows plan of kProductLoop: every trip reads all of w (4 MB).
+constexpr char kRereadBody[] = R"(
+  xi = f32[1,1024]{1,0} dynamic-slice(x, i, zero), dynamic_slice_sizes={1,1024}
+  d = f32[1,1024]{1,0} dot(xi, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  put = f32[16,1024]{1,0} dynamic-update-slice(out, d, i, zero))";
+
+TEST(CostModel, RereadOfABufferSmallerThanTheCacheIsReadFromMemoryOnce) {
+  const std::string text = Fill(kProductLoop, "@BODY@", kRereadBody);
+  const TimePrediction uncached = Predict(text, Cached(0));
+  const TimePrediction cached = Predict(text, Cached(8 << 20));  // w (4 MB) fits
+  EXPECT_EQ(cached.bytes, uncached.bytes);  // the same traffic, from another level
+  // 16 reads of w from memory against one, and 15 at ten times the speed.
+  const double w_seconds = 1024.0 * 1024 * 4 / 1e9;  // one read of w from memory
+  EXPECT_GT(uncached.seconds, 16 * w_seconds);
+  EXPECT_LT(cached.seconds, (1 + 15 / 10.0) * w_seconds * 1.05);
+  EXPECT_GT(cached.seconds, (1 + 15 / 10.0) * w_seconds);
+}
+
+TEST(CostModel, RereadOfABufferLargerThanTheCacheIsReadFromMemoryEveryTrip) {
+  const std::string text = Fill(kProductLoop, "@BODY@", kRereadBody);
+  const TimePrediction uncached = Predict(text, Cached(0));
+  const TimePrediction cached = Predict(text, Cached(2 << 20));  // w (4 MB) does not fit
+  // w comes from memory on all 16 trips; only the small x and out hit the cache.
+  const double w_seconds = 1024.0 * 1024 * 4 / 1e9;  // one read of w from memory
+  EXPECT_GT(cached.seconds, 16 * w_seconds);
+  EXPECT_GT(cached.seconds, 0.99 * uncached.seconds);
+}
+
+// A loop of @T@ trips, each exp of a row of x (f32[@T@ x @N@]) into a
+// temporary and its squared norm (the slice written and read back, as a
+// split block of a kernel matrix is): the trip's working set is two rows.
+constexpr char kSliceLoop[] = R"(HloModule m
+
+body {
+  state = (s32[], f32[@T@,@N@]{1,0}, f32[@T@]{0}) parameter(0)
+  i = s32[] get-tuple-element(state), index=0
+  x = f32[@T@,@N@]{1,0} get-tuple-element(state), index=1
+  out = f32[@T@]{0} get-tuple-element(state), index=2
+  zero = s32[] constant(0)
+  xi = f32[1,@N@]{1,0} dynamic-slice(x, i, zero), dynamic_slice_sizes={1,@N@}
+  e = f32[1,@N@]{1,0} exponential(xi)
+  d = f32[1,1]{1,0} dot(e, e), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  r = f32[1]{0} reshape(d)
+  put = f32[@T@]{0} dynamic-update-slice(out, r, i)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[@T@,@N@]{1,0}, f32[@T@]{0}) tuple(next, x, put)
+}
+
+cond {
+  state = (s32[], f32[@T@,@N@]{1,0}, f32[@T@]{0}) parameter(0)
+  i = s32[] get-tuple-element(state), index=0
+  n = s32[] constant(@T@)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[@T@,@N@]{1,0} parameter(0)
+  zero = s32[] constant(0)
+  f = f32[] constant(0)
+  out = f32[@T@]{0} broadcast(f), dimensions={}
+  init = (s32[], f32[@T@,@N@]{1,0}, f32[@T@]{0}) tuple(zero, x, out)
+  loop = (s32[], f32[@T@,@N@]{1,0}, f32[@T@]{0}) while(init), condition=cond, body=body
+  ROOT r = f32[@T@]{0} get-tuple-element(loop), index=2
+}
+)";
+
+TimePrediction SliceLoop(int64_t trips, int64_t row, const CostConstants& c) {
+  return Predict(Fill(Fill(kSliceLoop, "@T@", std::to_string(trips)), "@N@", std::to_string(row)), c);
+}
+
+TEST(CostModel, SliceWorkingSetUnderTheCacheIsFasterPerByteThanOneAbove) {
+  // The same 64 MB of x, by 64 slices of 1 MB or by 4 slices of 16 MB,
+  // against a 4 MB cache: the small slices' temporaries stay cached.
+  const CostConstants c = Cached(4 << 20);
+  const TimePrediction small = SliceLoop(64, 1 << 18, c);
+  const TimePrediction large = SliceLoop(4, 1 << 22, c);
+  EXPECT_EQ(small.transcendentals, large.transcendentals);
+  const double small_per_byte = small.seconds / static_cast<double>(small.bytes);
+  const double large_per_byte = large.seconds / static_cast<double>(large.bytes);
+  EXPECT_LT(small_per_byte, 0.75 * large_per_byte);
+  // Without a cache the two plans move their bytes at one speed.
+  const TimePrediction small_plain = SliceLoop(64, 1 << 18, Plain());
+  const TimePrediction large_plain = SliceLoop(4, 1 << 22, Plain());
+  const double ratio = (small_plain.seconds / static_cast<double>(small_plain.bytes)) /
+                       (large_plain.seconds / static_cast<double>(large_plain.bytes));
+  EXPECT_GT(ratio, 0.99);
+  EXPECT_LT(ratio, 1.01);
 }
 
 }  // namespace
