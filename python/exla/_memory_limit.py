@@ -23,13 +23,19 @@ when the ordinary ones cannot fit and the user set no threshold, as they give
 up the per-tensor bound. At most
 :data:`MAX_CANDIDATES` XLA compilations are spent per module.
 
-Cost of a plan: its time as exla's cost model predicts it
+Cost of a plan: the order used before the cost model (the work its loops
+compute again, from the splitter's records, then the number of ``while``
+loops, then the slice size and the threshold, larger being better: fewer
+iterations, larger matrix products), overruled by exla's cost model
 (:func:`exla.predict.predict_cost`: each kernel's flops and bytes, loops
-multiplied by their trips, so that a loop re-reading a whole weight on every
-trip, or recomputing a producer slice by slice, pays for it; rates calibrated
-on this machine), then, on a tie, the work its loops compute again (from the
-splitter's records), the number of ``while`` loops, and the slice size and the
-threshold (larger is better: fewer iterations, larger matrix products).
+multiplied by their trips, a re-read within the last-level cache's reach at
+the cache's speed; rates calibrated on this machine) where the model predicts
+a plan :data:`CLEAR_GAIN` times faster than that order's choice, as for a
+loop re-reading a weight larger than the cache on every trip. Smaller
+predicted differences are not trusted: on the plans of
+``experiments/cost_rank.py`` the model's predicted gains were all below 1.4x
+where it disagreed with that order, and its choice was then slower as often
+as faster (``experiments/RESULTS.md``).
 """
 
 from __future__ import annotations
@@ -281,12 +287,26 @@ def search(text: str, limit: int, optimize: Optimize,
     return _LimitSearch(text, limit, optimize, threshold, split_size).run()
 
 
+CLEAR_GAIN = 1.5
+"""How much faster the cost model must predict a plan than the structural
+order's choice to overrule it (see the module's docstring)."""
+
+
 def _cost(candidate: Candidate) -> tuple:
-    """The order of fitting plans: the shortest predicted time; on a tie the
-    least repeated work, then the fewest loops, then the largest slices
-    (fewer iterations, larger matrix products), then the largest threshold."""
-    return (candidate.predicted_seconds, candidate.recomputed_flops, candidate.loops,
-            -_slice_bytes(candidate), -(candidate.threshold or 2**63))
+    """The structural order of fitting plans: the least repeated work, then
+    the fewest loops, then the largest slices (fewer iterations, larger matrix
+    products), then the largest threshold; the shortest predicted time breaks
+    what is left of a tie."""
+    return (candidate.recomputed_flops, candidate.loops, -_slice_bytes(candidate),
+            -(candidate.threshold or 2**63), candidate.predicted_seconds)
+
+
+def _best(fitting: list[Candidate]) -> Candidate:
+    """The plan to run: the structural order's first, unless the cost model
+    predicts another to be CLEAR_GAIN times faster (then the fastest predicted)."""
+    first = min(fitting, key=_cost)
+    fastest = min(fitting, key=lambda c: (c.predicted_seconds, _cost(c)))
+    return fastest if first.predicted_seconds > CLEAR_GAIN * fastest.predicted_seconds else first
 
 
 def _predicted_seconds(text: str) -> float:
@@ -405,7 +425,7 @@ class _LimitSearch:
         fitting = self._fitting()
         if not fitting:
             return
-        best = min(fitting, key=_cost)
+        best = _best(fitting)
         if best.threshold is None:
             return
         for split in (best.threshold // 2, best.threshold):
@@ -417,7 +437,8 @@ class _LimitSearch:
         """The cheapest plan that fits, else the one with the smallest peak."""
         fitting = [r for r in self.results.values() if r[2].fits]
         if fitting:
-            out, records, chosen = min(fitting, key=lambda r: _cost(r[2]))
+            chosen = _best([r[2] for r in fitting])
+            out, records, _ = next(r for r in fitting if r[2] is chosen)
         else:
             # The smallest peak; on a tie, the smallest threshold, whose
             # splitter records name what stays too large.

@@ -189,8 +189,9 @@ def test_the_plan_that_rereads_less_is_chosen(monkeypatch):
     # (largest slices first) would have chosen. The cost model sees the 1 GB
     # it reads against 14 x less and chooses the blocks: measured by XLA on
     # this machine (2026-11-26), 99 ms against 26 ms. (With a 4 MB weight,
-    # which stays in cache, the two take the same time: the model, which
-    # does not model caches, would still prefer the blocks.)
+    # which stays in cache, the two take the same time, and the model, which
+    # reads a re-read buffer smaller than the cache at the cache's speed,
+    # sees far less between them.)
     from exla.bridge import xla as bridge
     from exla.predict import predict_cost
 
