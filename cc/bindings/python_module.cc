@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "analysis/cost_model.h"
 #include "analysis/memory_model.h"
 #include "analysis/timeline.h"
 #include "api/exla.h"
@@ -241,6 +242,40 @@ py::dict PredictTimelineData(const std::string& text, int max_named) {
   return data;
 }
 
+// The cost model's figures for a module (analysis/cost_model.h), as data:
+// python/exla/predict.py reads them into TimePrediction.
+py::dict PredictTimeData(const std::string& text, const CostConstants& constants) {
+  TimePrediction prediction;
+  {
+    py::gil_scoped_release release;
+    std::unique_ptr<HloModule> module = ParseHloModule(text);
+    VerifyModuleOrThrow(*module, text);
+    prediction = PredictTime(*module, constants);
+  }
+  py::list loops;
+  for (const LoopCost& loop : prediction.loops) {
+    py::dict d;
+    d["computation"] = loop.computation;
+    d["instruction"] = loop.instruction;
+    d["trips"] = loop.trips;
+    d["trips_known"] = loop.trips_known;
+    d["flops"] = loop.flops;
+    d["bytes"] = loop.bytes;
+    d["seconds"] = loop.seconds;
+    loops.append(d);
+  }
+  py::dict data;
+  data["seconds"] = prediction.seconds;
+  data["flops"] = prediction.flops;
+  data["dot_flops"] = prediction.dot_flops;
+  data["transcendentals"] = prediction.transcendentals;
+  data["bytes"] = prediction.bytes;
+  data["kernels"] = prediction.kernels;
+  data["trips"] = prediction.trips;
+  data["loops"] = loops;
+  return data;
+}
+
 }  // namespace
 }  // namespace exla
 
@@ -296,4 +331,22 @@ PYBIND11_MODULE(_exla, m) {
   m.def("predict_timeline", &exla::PredictTimelineData, py::arg("text"), py::arg("max_named") = 8,
         "The memory model's live bytes at each step of its schedule: {baseline_bytes, live_bytes, "
         "instructions, peak_steps, peak_buffers, temp_bytes, live_peak_bytes, peak_bytes, entry}.");
+  // The calibrated constants are their defaults (analysis/cost_constants.h).
+  py::class_<exla::CostConstants>(m, "CostConstants",
+                                  "The cost model's rates and overheads (analysis/cost_constants.h).")
+      .def(py::init<>())
+      .def_readwrite("dot_f32_flops_per_second", &exla::CostConstants::dot_f32_flops_per_second)
+      .def_readwrite("dot_f64_flops_per_second", &exla::CostConstants::dot_f64_flops_per_second)
+      .def_readwrite("elementwise_per_second", &exla::CostConstants::elementwise_per_second)
+      .def_readwrite("transcendental_per_second", &exla::CostConstants::transcendental_per_second)
+      .def_readwrite("bytes_per_second", &exla::CostConstants::bytes_per_second)
+      .def_readwrite("op_seconds", &exla::CostConstants::op_seconds)
+      .def_readwrite("trip_seconds", &exla::CostConstants::trip_seconds)
+      .def_readwrite("cache_bytes", &exla::CostConstants::cache_bytes)
+      .def_readwrite("cache_bytes_per_second", &exla::CostConstants::cache_bytes_per_second);
+  m.def("predict_time", &exla::PredictTimeData, py::arg("text"),
+        py::arg("constants") = exla::CostConstants(),
+        "The cost model's prediction of XLA CPU's time for a module: {seconds, flops, dot_flops, "
+        "transcendentals, bytes, kernels, trips, loops: [{computation, instruction, trips, "
+        "trips_known, flops, bytes, seconds}]}.");
 }

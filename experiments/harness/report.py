@@ -174,6 +174,9 @@ def write_report(results_dir: Path = RESULTS_DIR) -> Path:
 
     lines += ["## Headlines", "", *headline_table(results_dir), ""]
     lines += memory_limit_section(results_dir)
+    from experiments.cost_rank import cost_rank_section
+
+    lines += cost_rank_section(results_dir)
     from experiments.memory_model import memory_model_section
 
     lines += memory_model_section(results_dir)

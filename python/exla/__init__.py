@@ -28,6 +28,7 @@ from exla.optimize import optimize_hlo as optimize_hlo
 from exla.options import Options as Options
 from exla.options import parse_size as parse_size
 from exla.predict import predict_peak as predict_peak
+from exla.predict import predict_time as predict_time
 from exla.program_info import ProgramInfo as ProgramInfo
 from exla.report import Report as Report
 
@@ -35,4 +36,4 @@ __version__ = "0.1.0"
 
 __all__ = ["function", "jit", "explain", "optimize_hlo", "parse_size", "Options", "Report", "ExlaError",
            "MemoryLimitError", "ExlaFunction", "Explanation", "ProgramInfo", "__version__",
-           "predict_peak"]
+           "predict_peak", "predict_time"]

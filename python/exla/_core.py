@@ -31,7 +31,7 @@ from exla._setting import METADATA_KEY
 
 __all__ = ["extension", "optimize", "round_trip", "verify", "module_summary", "tensor_sizes",
            "read_signature", "available_passes", "default_pipeline", "cleanup_passes",
-           "predict_memory", "predict_timeline"]
+           "predict_memory", "predict_timeline", "predict_time"]
 
 # An error message longer than this is cut: a C++ message that quotes a whole
 # module would otherwise flood a log line.
@@ -141,6 +141,12 @@ def predict_memory(text: str) -> dict:
 def predict_timeline(text: str, max_named: int) -> dict:
     """The memory model's live bytes per schedule step (see :mod:`exla.predict`)."""
     return _call("predict_timeline", text, max_named)
+
+
+def predict_time(text: str) -> dict:
+    """The cost model's figures for a module, with the calibrated constants
+    (see :mod:`exla.predict`)."""
+    return _call("predict_time", text)
 
 
 @functools.lru_cache(maxsize=None)

@@ -23,10 +23,19 @@ when the ordinary ones cannot fit and the user set no threshold, as they give
 up the per-tensor bound. At most
 :data:`MAX_CANDIDATES` XLA compilations are spent per module.
 
-Cost of a plan: the work its loops compute again (producers recomputed slice by
-slice, from the splitter's records), then the number of ``while`` loops, then
-the slice size and the threshold (larger is better: fewer iterations, larger
-matrix products).
+Cost of a plan: the order used before the cost model (the work its loops
+compute again, from the splitter's records, then the number of ``while``
+loops, then the slice size and the threshold, larger being better: fewer
+iterations, larger matrix products), overruled by exla's cost model
+(:func:`exla.predict.predict_cost`: each kernel's flops and bytes, loops
+multiplied by their trips, a re-read within the last-level cache's reach at
+the cache's speed; rates calibrated on this machine) where the model predicts
+a plan :data:`CLEAR_GAIN` times faster than that order's choice, as for a
+loop re-reading a weight larger than the cache on every trip. Smaller
+predicted differences are not trusted: on the plans of
+``experiments/cost_rank.py`` the model's predicted gains were all below 1.4x
+where it disagreed with that order, and its choice was then slower as often
+as faster (``experiments/RESULTS.md``).
 """
 
 from __future__ import annotations
@@ -74,6 +83,9 @@ class Candidate:
       fits: whether ``peak_bytes`` is at most the limit.
       recomputed_flops: work the loops repeat (producers computed again
         because they stay for other users), from the splitter's notes.
+      large_sums: the splitter may accumulate sums above the threshold.
+      predicted_seconds: the cost model's time for the rewritten module,
+        the first key of the search's order.
     """
 
     threshold: int | None
@@ -83,6 +95,7 @@ class Candidate:
     fits: bool
     recomputed_flops: int = 0
     large_sums: bool = False
+    predicted_seconds: float = 0.0
 
     def __str__(self) -> str:
         split = format_size(self.split_size) if self.split_size else "auto"
@@ -90,7 +103,8 @@ class Candidate:
         verdict = "fits" if self.fits else "over"
         return (f"threshold {format_size(self.threshold)}, split {split}: peak "
                 f"{format_size(self.peak_bytes)}, {self.loops} loop(s), "
-                f"{format_flops(self.recomputed_flops)} recomputed, {verdict}")
+                f"{format_flops(self.recomputed_flops)} recomputed, predicted "
+                f"{format_seconds(self.predicted_seconds)}, {verdict}")
 
 
 @dataclasses.dataclass
@@ -118,6 +132,8 @@ class LimitPlan:
         the tensor, the dimension, its extent and the chunks), for code.
       program_flops: the input program's arithmetic, the yardstick for
         ``chosen.recomputed_flops``.
+      predicted_seconds_before: the cost model's time for the input module
+        (``chosen.predicted_seconds`` is the plan's).
     """
 
     limit: int
@@ -134,6 +150,7 @@ class LimitPlan:
     split: list[str] = dataclasses.field(default_factory=list)
     split_loops: list[SplitLoop] = dataclasses.field(default_factory=list)
     program_flops: int = 0
+    predicted_seconds_before: float = 0.0
 
     def summary(self) -> list[str]:
         """Lines for a report."""
@@ -143,6 +160,8 @@ class LimitPlan:
                  f"({verdict} the limit; arguments + outputs {format_size(self.floor_bytes)})"]
         if self.chosen is not None:
             lines.append(f"  plan chosen: {self.chosen}")
+            lines.append(f"  predicted time: {format_seconds(self.predicted_seconds_before)} -> "
+                         f"{format_seconds(self.chosen.predicted_seconds)} (exla's cost model)")
         if self.split:
             lines.append(f"  split into loops: {'; '.join(self.split)}")
         if self.chosen is not None and self.chosen.recomputed_flops:
@@ -193,6 +212,13 @@ def format_flops(flops: int) -> str:
         value, unit = value / 1000, unit + 1
     return f"{flops} FLOP" if unit == 0 else f"{value:.3g} {units[unit]}"
 
+
+def format_seconds(seconds: float) -> str:
+    """``0.0123`` -> ``"12.3 ms"``."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
 
 def split_loops(result: SplitterResult) -> list[str]:
     """The splitter's line for each loop it built: ``where shape (size) on dimension ...``."""
@@ -267,12 +293,33 @@ def search(text: str, limit: int, optimize: Optimize,
     return _LimitSearch(text, limit, optimize, threshold, split_size).run()
 
 
+CLEAR_GAIN = 1.5
+"""How much faster the cost model must predict a plan than the structural
+order's choice to overrule it (see the module's docstring)."""
+
+
 def _cost(candidate: Candidate) -> tuple:
-    """The order of fitting plans: the least repeated work, then the fewest
-    loops, then the largest slices (fewer iterations, larger matrix
-    products), then the largest threshold."""
+    """The structural order of fitting plans: the least repeated work, then
+    the fewest loops, then the largest slices (fewer iterations, larger matrix
+    products), then the largest threshold; the shortest predicted time breaks
+    what is left of a tie."""
     return (candidate.recomputed_flops, candidate.loops, -_slice_bytes(candidate),
-            -(candidate.threshold or 2**63))
+            -(candidate.threshold or 2**63), candidate.predicted_seconds)
+
+
+def _best(fitting: list[Candidate]) -> Candidate:
+    """The plan to run: the structural order's first, unless the cost model
+    predicts another to be CLEAR_GAIN times faster (then the fastest predicted)."""
+    first = min(fitting, key=_cost)
+    fastest = min(fitting, key=lambda c: (c.predicted_seconds, _cost(c)))
+    return fastest if first.predicted_seconds > CLEAR_GAIN * fastest.predicted_seconds else first
+
+
+def _predicted_seconds(text: str) -> float:
+    """The cost model's time for a module (microseconds to compute, no compile)."""
+    from exla.predict import predict_time
+
+    return predict_time(text)
 
 
 class _LimitSearch:
@@ -306,6 +353,7 @@ class _LimitSearch:
         plan = self.plan
         before = planned_memory_cached(self.text, plan)
         plan.peak_bytes_before = before.total_bytes
+        plan.predicted_seconds_before = _predicted_seconds(self.text)
         plan.floor_bytes = before.argument_bytes + before.output_bytes - before.alias_bytes
         if self.limit < plan.floor_bytes:
             raise MemoryLimitError(
@@ -331,7 +379,7 @@ class _LimitSearch:
             splitter = of_records(records)
             plan.program_flops = max(plan.program_flops, splitter.program_flops)
             candidate = Candidate(t, split, peak, len(splitter.loops), peak <= self.limit,
-                                  splitter.recomputed_flops, large)
+                                  splitter.recomputed_flops, large, _predicted_seconds(out))
             plan.candidates.append(candidate)
             self.results[key] = (out, records, candidate)
             _log.debug("exla: memory limit %s: %s", format_size(self.limit), candidate)
@@ -383,7 +431,7 @@ class _LimitSearch:
         fitting = self._fitting()
         if not fitting:
             return
-        best = min(fitting, key=_cost)
+        best = _best(fitting)
         if best.threshold is None:
             return
         for split in (best.threshold // 2, best.threshold):
@@ -395,7 +443,8 @@ class _LimitSearch:
         """The cheapest plan that fits, else the one with the smallest peak."""
         fitting = [r for r in self.results.values() if r[2].fits]
         if fitting:
-            out, records, chosen = min(fitting, key=lambda r: _cost(r[2]))
+            chosen = _best([r[2] for r in fitting])
+            out, records, _ = next(r for r in fitting if r[2] is chosen)
         else:
             # The smallest peak; on a tie, the smallest threshold, whose
             # splitter records name what stays too large.

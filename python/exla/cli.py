@@ -17,7 +17,8 @@ malformed HLO, a bad size or pass name) gives a one-line error and exit
 status 2; an internal failure gives exit status 1.
 
 ``predict`` prints the memory model's prediction of XLA's planned peak for a
-module (arguments, outputs, temporaries, constants) without compiling it.
+module (arguments, outputs, temporaries, constants) and the cost model's
+prediction of its time on this machine's CPU, without compiling it.
 
 ``--plot FILE.png`` draws the memory model's memory over the schedule
 (matplotlib): for ``optimize`` the module before and after, with the memory
@@ -90,9 +91,10 @@ def _build_parser() -> argparse.ArgumentParser:
     optimize.add_argument("--plot", metavar="FILE.png", help=_PLOT_HELP + " before and after exla")
 
     predict = commands.add_parser(
-        "predict", help="predict XLA's planned memory of an HLO module",
+        "predict", help="predict XLA's planned memory and time of an HLO module",
         description="Prints the memory model's prediction of XLA CPU's planned peak "
-        "(arguments + outputs - aliased + temporaries + constants), without compiling.")
+        "(arguments + outputs - aliased + temporaries + constants) and the cost model's "
+        "prediction of its running time, without compiling.")
     predict.add_argument("file", metavar="FILE", help="HLO text or serialized HloModuleProto; '-' for stdin")
     predict.add_argument("--plot", metavar="FILE.png", help=_PLOT_HELP)
 
@@ -188,11 +190,13 @@ def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _predict(args: argparse.Namespace, stdout: TextIO) -> int:
     from exla.errors import ExlaError
     from exla.options import format_size
-    from exla.predict import predict_memory
+    from exla._memory_limit import format_flops, format_seconds
+    from exla.predict import predict_cost, predict_memory
 
     text = _read_input(args.file)
     try:
         p = predict_memory(text)
+        t = predict_cost(text)
     except ValueError as e:
         raise _Failure(f"{args.file}: {_one_line(e)}") from None
     except ExlaError as e:
@@ -201,6 +205,9 @@ def _predict(args: argparse.Namespace, stdout: TextIO) -> int:
           f"{format_size(p.argument_bytes)}, outputs {format_size(p.output_bytes)}, aliased "
           f"{format_size(p.alias_bytes)}, temporaries {format_size(p.temp_bytes)} "
           f"({p.buffers} buffers), constants {format_size(p.constant_bytes)}", file=stdout)
+    print(f"predicted time: {format_seconds(t.seconds)}: {format_flops(t.flops)} "
+          f"({format_flops(t.dot_flops)} in matrix products), {format_size(t.bytes)} moved, "
+          f"{t.kernels} kernels, {t.trips} loop trips", file=stdout)
     if args.plot:
         _plot(args.plot, text, None, None, args.file)
     return 0

@@ -1,4 +1,4 @@
-"""Predicting XLA's planned memory without compiling: exla's memory model.
+"""Predicting XLA's planned memory and running time without compiling.
 
 XLA's CPU compiler decides a program's memory in three steps: fusion (which
 intermediate values are written out), a sequential schedule, and buffer
@@ -20,6 +20,18 @@ known in microseconds instead of one XLA compilation.
 22528
 >>> exla.predict.predict_memory(hlo).temp_bytes
 8192
+
+exla's cost model (``cc/analysis/cost_model.h``) predicts the time the module
+takes on this machine's CPU, from its arithmetic and the bytes its kernels
+move, with rates calibrated by ``experiments/calibrate_cost.py``:
+
+>>> cost = exla.predict.predict_cost(hlo)
+>>> cost.flops, cost.dot_flops  # 2048 exponentials, 64 x 16 x 32 multiply-adds
+(67584, 65536)
+>>> cost.kernels, cost.bytes    # exp: 8 KB in, 8 KB out; dot: 8 + 2 KB in, 4 KB out
+(2, 30720)
+>>> 0 < exla.predict_time(hlo) < 1e-3
+True
 """
 
 from __future__ import annotations
@@ -33,7 +45,8 @@ if TYPE_CHECKING:  # matplotlib is imported only when a picture is drawn
     from matplotlib.figure import Figure
 
 __all__ = ["MemoryPrediction", "MemoryTimeline", "PeakBuffer", "plot_memory", "predict_memory",
-           "predict_peak", "predict_timeline"]
+           "predict_peak", "predict_timeline", "LoopTime", "TimePrediction", "predict_cost",
+           "predict_time"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,3 +148,94 @@ def plot_memory(before: str, after: str | None = None, *, memory_limit: int | st
     from exla import _plot
 
     return _plot.plot_programs(before, after, memory_limit=memory_limit, title=title, path=path)
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopTime:
+    """One ``while`` loop in the cost model's prediction: all its trips, one execution.
+
+    Attributes:
+      computation: where the loop is.
+      instruction: the ``while`` instruction.
+      trips: its trip count (1 when it cannot be read).
+      trips_known: whether the count was read (``known_trip_count``, or a
+        counter compared with a constant).
+      flops: arithmetic over all trips.
+      bytes: bytes its kernels read and write over all trips.
+      seconds: predicted time over all trips.
+    """
+
+    computation: str
+    instruction: str
+    trips: int
+    trips_known: bool
+    flops: int
+    bytes: int
+    seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class TimePrediction:
+    """The cost model's prediction of one run of a module on XLA's CPU backend.
+
+    Totals count every trip of every loop.
+
+    Attributes:
+      seconds: the predicted time.
+      flops: all arithmetic.
+      dot_flops: of which in matrix products (and convolutions, factorisations).
+      transcendentals: results of exp, log, tanh...
+      bytes: read and written by the kernels XLA runs (fused producers move nothing).
+      kernels: kernels launched.
+      trips: while-loop trips.
+      loops: each loop's figures, in the module's order.
+    """
+
+    seconds: float
+    flops: int
+    dot_flops: int
+    transcendentals: int
+    bytes: int
+    kernels: int
+    trips: int
+    loops: tuple[LoopTime, ...]
+
+
+def predict_cost(hlo_text: str) -> TimePrediction:
+    """Predicts the time XLA's CPU backend takes to run an HLO module, with its breakdown.
+
+    Each kernel XLA runs (an instruction with a buffer of its own and the
+    producers fused into it) takes the longer of its arithmetic and its memory
+    traffic, plus a launch overhead; a loop costs its body once per trip.
+    The rates are this machine's, calibrated by ``experiments/calibrate_cost.py``
+    (``cc/analysis/cost_constants.h``).
+
+    Raises:
+      ValueError: the text is not a well-formed HLO module.
+      exla.ExlaError: an internal error of exla's C++ core.
+    """
+    from exla import _core
+
+    data = _core.predict_time(hlo_text)
+    loops = tuple(LoopTime(**{f.name: loop[f.name] for f in dataclasses.fields(LoopTime)})
+                  for loop in data["loops"])
+    return TimePrediction(loops=loops, **{f.name: data[f.name] for f in dataclasses.fields(
+        TimePrediction) if f.name != "loops"})
+
+
+def predict_time(hlo_text: str) -> float:
+    """Predicts the seconds one run of an HLO module takes on XLA's CPU backend.
+
+    Plans of the same program are ranked by this figure (the memory-limit
+    search does); how well it orders measured times is in
+    ``experiments/RESULTS.md``. Nothing is compiled or run.
+
+    Raises:
+      ValueError: the text is not a well-formed HLO module.
+
+    >>> import exla
+    >>> exla.predict_time("HloModule m\\n\\nENTRY e {\\n  x = f32[256]{0} parameter(0)\\n"
+    ...                   "  ROOT y = f32[256]{0} exponential(x)\\n}") > 0
+    True
+    """
+    return predict_cost(hlo_text).seconds

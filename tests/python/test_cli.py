@@ -125,6 +125,10 @@ def test_predict_command(run, kmv_file):
     # The 4 MB exp(X Xᵀ) is the one temporary: XLA plans what the model says.
     planned = bridge.planned_memory(text).total_bytes
     assert planned <= peak <= 1.1 * planned, (peak, planned)
+    # The cost model's time on the next line, with the product's flops.
+    timed = re.search(r"^predicted time: [\d.]+ (s|ms|us|ns): [\d.]+ \w*FLOP \(", out, re.M)
+    assert timed is not None, out
+    assert exla.predict_time(text) > 0
 
 
 @pytest.mark.parametrize("args, content, expected", [

@@ -1,28 +1,18 @@
-// What a split costs: the arithmetic an instruction does, and the note the
-// tensor splitter leaves for each loop it builds (what was split, how, and
-// which producers the loop computes a second time).
+// What a split costs: the note the tensor splitter leaves for each loop it
+// builds (what was split, how, and which producers the loop computes a second
+// time), its flops counted by analysis/flops.h.
 #ifndef EXLA_PASSES_TENSOR_SPLITTER_COST_H_
 #define EXLA_PASSES_TENSOR_SPLITTER_COST_H_
 
 #include <cstdint>
 #include <string>
 
+#include "analysis/flops.h"
 #include "api/exla.h"
 #include "ir/instruction.h"
 #include "passes/tensor_splitter/region.h"
 
 namespace exla {
-
-// Floating-point operations of one evaluation of `instruction`, counted the
-// way a roofline would: two per multiply-add of a dot, one per input element
-// of a reduce, one per result element of an elementwise operation, none for
-// data movement (broadcast, reshape, transpose, slices, concatenate...).
-int64_t InstructionFlops(const HloInstruction& instruction);
-
-// Flops of the computation's instructions, with the bodies of the loops,
-// calls and branches it runs counted once each (a lower bound for loops: the
-// yardstick the recomputed work is compared with, not a prediction).
-int64_t ComputationFlops(const HloComputation& computation);
 
 // What one loop of the splitter does, read from the region before it is
 // rewritten. `anchor` is the instruction the region was built from and `dim`

@@ -19,7 +19,9 @@ import threading
 from typing import Any
 
 __all__ = [
+    "CpuExecutable",
     "MemoryStats",
+    "compile_cpu",
     "proto_to_text",
     "text_to_proto",
     "text_to_stablehlo",
@@ -604,3 +606,55 @@ def constant_bytes(buffer_assignment: bytes) -> int:
         if fields.get(_IS_CONSTANT):
             total += fields.get(_SIZE, 0)
     return total
+
+
+class CpuExecutable:
+    """An HLO module compiled for the CPU by jaxlib's client (see :func:`compile_cpu`)."""
+
+    def __init__(self, executable: Any, client: Any) -> None:
+        self._executable = executable
+        self._client = client
+
+    def put(self, args: Any) -> list:
+        """The arrays ``args`` copied to the CPU device, ready for :meth:`run`."""
+        device = self._client.devices()[0]
+        return [self._client.buffer_from_pyval(a, device) for a in args]
+
+    def run(self, buffers: list) -> list:
+        """Runs the module on arrays from :meth:`put` and waits for its results,
+        which stay on the device: a timing of this call is the program's alone."""
+        results = self._executable.execute_sharded(buffers)
+        outputs = [leaf[0] for leaf in results.disassemble_into_single_device_arrays()]
+        for output in outputs:
+            output.block_until_ready()
+        return outputs
+
+    def __call__(self, *args: Any) -> list:
+        """Runs the module on NumPy arrays; returns its results as NumPy arrays."""
+        import numpy as np
+
+        return [np.asarray(o) for o in self.run(self.put(args))]
+
+
+def compile_cpu(text: str) -> CpuExecutable:
+    """Compiles an HLO module (one device) for the CPU with XLA's full pipeline.
+
+    Used to run and time modules (the cost model's calibration and its
+    comparison with XLA); exla's own execution goes through jax or
+    TensorFlow.
+
+    Raises:
+      ValueError: XLA rejects the text or the module is ill-typed.
+      RuntimeError: XLA fails to compile the module.
+    """
+    xla = _xla()
+    client = xla.cpu_client()
+    devices = xla.jax.DeviceList(tuple(client.devices()[:1]))
+    try:
+        executable = client.compile_and_load(text_to_stablehlo(text), devices,
+                                             xla.jax.CompileOptions())
+    except xla.jax.XlaRuntimeError as e:
+        if "Failed to parse using StableHLO" in str(e):
+            raise ValueError(f"invalid module: {_verifier_message(e)}") from None
+        raise RuntimeError(f"XLA could not compile the module for the CPU: {_message(e)}") from None
+    return CpuExecutable(executable, client)

@@ -1,0 +1,115 @@
+#include "analysis/flops.h"
+
+#include <optional>
+#include <string>
+
+#include "ir/computation.h"
+
+namespace exla {
+namespace {
+
+int64_t ElementsOf(const Shape& shape) {
+  if (!shape.IsTuple()) return shape.ElementCount();
+  int64_t total = 0;
+  for (const Shape& element : shape.tuple_shapes()) total += ElementsOf(element);
+  return total;
+}
+
+// Two per multiply-add: every result element sums over the kernel's window
+// and input features, i.e. the kernel's elements per output feature. The
+// output feature dimension of the kernel is the letter 'o' of dim_labels
+// (`b01f_01io->b01f`); without it the kernel is taken as one window.
+int64_t ConvolutionFlops(const HloInstruction& convolution) {
+  const Shape& kernel = convolution.operand(1)->shape();
+  int64_t per_output = kernel.ElementCount();
+  if (std::optional<std::string> labels = convolution.RawAttribute("dim_labels")) {
+    const size_t begin = labels->find('_');
+    const size_t end = labels->find("->");
+    if (begin != std::string::npos && end != std::string::npos && begin < end) {
+      const std::string kernel_labels = labels->substr(begin + 1, end - begin - 1);
+      const size_t o = kernel_labels.find('o');
+      if (o != std::string::npos && static_cast<int>(o) < kernel.rank() &&
+          kernel.dim(static_cast<int>(o)) > 0) {
+        per_output /= kernel.dim(static_cast<int>(o));
+      }
+    }
+  }
+  return 2 * convolution.shape().ElementCount() * per_output;
+}
+
+}  // namespace
+
+int64_t InstructionFlops(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kDot: {
+      // Every result element is a sum over the contracting dimensions.
+      int64_t contracted = 1;
+      const Shape& lhs = instruction.operand(0)->shape();
+      for (int64_t d : instruction.dot_dimensions().lhs_contracting) {
+        contracted *= lhs.dim(static_cast<int>(d));
+      }
+      return 2 * instruction.shape().ElementCount() * contracted;
+    }
+    case HloOpcode::kTriangularSolve: {
+      // Substitution with an n x n triangle costs n^2 per right-hand side
+      // (n^2 / 2 multiply-adds); the result has n x k elements per batch.
+      const Shape& a = instruction.operand(0)->shape();
+      const int64_t n = a.dim(a.rank() - 1);
+      return instruction.shape().ElementCount() * n;
+    }
+    case HloOpcode::kCholesky: {
+      // n^3 / 3 per n x n matrix of the batch.
+      const Shape& a = instruction.shape();
+      const int64_t n = a.dim(a.rank() - 1);
+      return a.ElementCount() / 3 * n;
+    }
+    case HloOpcode::kConvolution:
+      return ConvolutionFlops(instruction);
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceWindow: {
+      int64_t inputs = 0;
+      // The first half of a variadic reduce's operands are the inputs, the
+      // second half their initial values.
+      const int count = instruction.operand_count() / 2;
+      for (int k = 0; k < count; ++k) inputs += ElementsOf(instruction.operand(k)->shape());
+      return inputs;
+    }
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kCopy:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kGather:
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kIota:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+      return 0;
+    default:
+      return instruction.IsElementwise() ? ElementsOf(instruction.shape()) : 0;
+  }
+}
+
+int64_t ComputationFlops(const HloComputation& computation) {
+  int64_t total = 0;
+  for (const auto& instruction : computation.instructions()) {
+    total += InstructionFlops(*instruction);
+    // Scalar reducers (to_apply of a reduce) are already counted per element.
+    if (instruction->Is(HloOpcode::kWhile) || instruction->Is(HloOpcode::kCall) ||
+        instruction->Is(HloOpcode::kConditional)) {
+      for (const HloComputation* callee : instruction->called_computations()) {
+        total += ComputationFlops(*callee);
+      }
+    }
+  }
+  return total;
+}
+
+}  // namespace exla

@@ -1,0 +1,26 @@
+// The arithmetic of an instruction, counted the way a roofline would. The
+// splitter's notes (what a loop recomputes) and the cost model (predicted
+// time) both read it, so a flop means the same to both.
+#ifndef EXLA_ANALYSIS_FLOPS_H_
+#define EXLA_ANALYSIS_FLOPS_H_
+
+#include <cstdint>
+
+#include "ir/instruction.h"
+
+namespace exla {
+
+// Floating-point operations of one evaluation of `instruction`, counted the
+// way a roofline would: two per multiply-add of a dot, one per input element
+// of a reduce, one per result element of an elementwise operation, none for
+// data movement (broadcast, reshape, transpose, slices, concatenate...).
+int64_t InstructionFlops(const HloInstruction& instruction);
+
+// Flops of the computation's instructions, with the bodies of the loops,
+// calls and branches it runs counted once each (a lower bound for loops: the
+// yardstick the recomputed work is compared with, not a prediction).
+int64_t ComputationFlops(const HloComputation& computation);
+
+}  // namespace exla
+
+#endif  // EXLA_ANALYSIS_FLOPS_H_

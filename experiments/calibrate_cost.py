@@ -1,0 +1,329 @@
+"""Calibrates exla's cost model (cc/analysis/cost_model.h) on this machine.
+
+    PYTHONPATH=python python -m experiments.calibrate_cost [--write] [--repeats 7]
+
+Each constant of ``cc/analysis/cost_constants.h`` is measured by one small HLO
+program compiled and run by XLA's CPU backend (jaxlib, through
+:func:`exla.bridge.xla.compile_cpu`), timed as the median of ``--repeats`` runs
+after a warm-up:
+
+* ``dot_f32`` / ``dot_f64``: a 1024 x 1024 by 1024 x 1024 product: 2.1 GFLOP
+  over a few MB, so the arithmetic decides;
+* ``elementwise``: 16 rounds of ``y = y * a + b`` over 1M f32 values, fused
+  into one loop that reads 4 MB and does 32M operations;
+* ``transcendental``: 8 rounds of ``y = exp(-y)`` over 1M f32 values (values
+  stay in (0, 1)), one fused loop; the negations are taken off at the
+  elementwise rate;
+* ``bandwidth``: ``a + b`` over 16M f32 values: 192 MB read and written
+  (fresh output pages included, as every program's temporaries are);
+* ``cache``: the last-level cache. Its size is read from
+  ``/sys/devices/system/cpu/cpu0/cache`` (the highest level); ``a + b`` is run
+  over working sets (three arrays) of 1/8 to 4 times that size. The cache's
+  bandwidth is the stream's at 1/4 of the size (above the private levels,
+  well inside the shared one); the effective capacity, ``cache_bytes``, is the
+  largest working set still streamed faster than the geometric mean of the
+  cache's and memory's bandwidths (a cache shared with other cores' jobs holds
+  less than its nominal size), at most the nominal size;
+* ``trip`` and ``op``: a while loop of 20,000 trips that adds one to a
+  scalar and does 1 (``trip``) or 8 (``op``) small dependent matrix products,
+  each a kernel of its own: the extra time per product is the launch overhead,
+  what is left of a trip without it the trip overhead. (A loop that did no
+  kernel's work would be compiled by XLA into one loop of machine code.)
+
+With ``--write`` the constants are written to ``cc/analysis/cost_constants.h``
+with the date, the machine and its load average (the machine is shared: a
+loaded machine measures slow rates). Rebuild the extension afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+from experiments import exla_source_paths  # noqa: E402 - needs REPO_ROOT on the path
+
+for _path in exla_source_paths():
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+HEADER = REPO_ROOT / "cc" / "analysis" / "cost_constants.h"
+
+_N = 1024           # dot side
+_ELEMENTS = 1 << 20  # compute-bound elementwise programs
+_STREAM = 1 << 24    # the memory-bound add
+_TRIPS = 20_000
+_OPS_PER_TRIP = 8
+
+
+def median_seconds(text: str, args: list[np.ndarray], repeats: int = 7,
+                   min_seconds: float = 0.05) -> float:
+    """Median wall time of one run of ``text`` on ``args`` (inputs already on the
+    device), after a warm-up; a fast program is run several times per sample
+    so that a sample lasts at least ``min_seconds``."""
+    from exla.bridge import xla as bridge
+
+    executable = bridge.compile_cpu(text)
+    buffers = executable.put(args)
+    start = time.perf_counter()
+    executable.run(buffers)  # warm-up: first-touch of the output, code caches
+    once = time.perf_counter() - start
+    inner = max(1, int(min_seconds / max(once, 1e-7)))
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            executable.run(buffers)
+        samples.append((time.perf_counter() - start) / inner)
+    return statistics.median(samples)
+
+
+def _dot(dtype: str) -> str:
+    return f"""HloModule dot_{dtype}
+
+ENTRY e {{
+  a = {dtype}[{_N},{_N}]{{1,0}} parameter(0)
+  b = {dtype}[{_N},{_N}]{{1,0}} parameter(1)
+  ROOT d = {dtype}[{_N},{_N}]{{1,0}} dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+"""
+
+
+def _chain(rounds: int, step: Callable[[str, int], list[str]]) -> str:
+    """A chain of ``rounds`` elementwise steps over f32[_ELEMENTS], one fusion."""
+    shape = f"f32[{_ELEMENTS}]{{0}}"
+    lines = [f"  y0 = {shape} parameter(0)",
+             "  ca = f32[] constant(0.999)", "  cb = f32[] constant(0.001)",
+             f"  a = {shape} broadcast(ca), dimensions={{}}",
+             f"  b = {shape} broadcast(cb), dimensions={{}}"]
+    for k in range(rounds):
+        lines += step(shape, k)
+    lines[-1] = lines[-1].replace(f"  y{rounds} =", f"  ROOT y{rounds} =")
+    return "HloModule chain\n\nENTRY e {\n" + "\n".join(lines) + "\n}\n"
+
+
+def _multiply_add(shape: str, k: int) -> list[str]:
+    return [f"  m{k} = {shape} multiply(y{k}, a)", f"  y{k + 1} = {shape} add(m{k}, b)"]
+
+
+def _exp_negate(shape: str, k: int) -> list[str]:
+    return [f"  n{k} = {shape} negate(y{k})", f"  y{k + 1} = {shape} exponential(n{k})"]
+
+
+def _stream(elements: int = _STREAM) -> str:
+    shape = f"f32[{elements}]{{0}}"
+    return (f"HloModule stream\n\nENTRY e {{\n  a = {shape} parameter(0)\n  b = {shape} parameter(1)\n"
+            f"  ROOT s = {shape} add(a, b)\n}}\n")
+
+
+def _loop(ops: int) -> str:
+    """A while loop of _TRIPS trips that adds one to a scalar; each trip also
+    does ``ops`` dependent 8 x 8 products. (A loop that only counted would be
+    removed by XLA's simplifier.)"""
+    m = "f32[8,8]{1,0}"
+    state = f"(s32[], f32[], {m})"
+    body = [f"  state = {state} parameter(0)",
+            "  i = s32[] get-tuple-element(state), index=0",
+            "  s = f32[] get-tuple-element(state), index=1",
+            f"  x0 = {m} get-tuple-element(state), index=2"]
+    for k in range(ops):
+        body.append(f"  x{k + 1} = {m} dot(x{k}, x{k}), lhs_contracting_dims={{1}}, "
+                    "rhs_contracting_dims={0}")
+    body += ["  one = s32[] constant(1)", "  next = s32[] add(i, one)",
+             "  unit = f32[] constant(1)", "  sum = f32[] add(s, unit)",
+             f"  ROOT t = {state} tuple(next, sum, x{ops})"]
+    return f"""HloModule loop_{ops}
+
+body {{
+{chr(10).join(body)}
+}}
+
+cond {{
+  state = {state} parameter(0)
+  i = s32[] get-tuple-element(state), index=0
+  n = s32[] constant({_TRIPS})
+  ROOT lt = pred[] compare(i, n), direction=LT
+}}
+
+ENTRY e {{
+  x = {m} parameter(0)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  init = {state} tuple(zero, z, x)
+  loop = {state} while(init), condition=cond, body=body
+  s = f32[] get-tuple-element(loop), index=1
+  r = {m} get-tuple-element(loop), index=2
+  ROOT out = (f32[], {m}) tuple(s, r)
+}}
+"""
+
+
+def llc_bytes() -> int:
+    """The size of the highest cache level cpu0 sees, from sysfs (32 MB if unreadable)."""
+    best = (0, 32 << 20)
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            level = int((index / "level").read_text())
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            text = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+        size = int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+        best = max(best, (level, size))
+    return best[1]
+
+
+def measure_cache(repeats: int, memory_bandwidth: float,
+                  seconds: dict[str, float]) -> dict[str, float]:
+    """``cache_bytes`` and ``cache_bytes_per_second`` from ``a + b`` over working
+    sets of 1/8 to 4 times the last-level cache (three arrays of f32)."""
+    nominal = llc_bytes()
+    rng = np.random.default_rng(1)
+    bandwidth: dict[int, float] = {}
+    for eighths in (1, 2, 4, 8, 16, 32):
+        working_set = nominal * eighths // 8
+        elements = working_set // 12
+        a = rng.standard_normal(elements).astype(np.float32)
+        took = median_seconds(_stream(elements), [a, a], repeats)
+        seconds[f"cache_ws_{working_set >> 20}MB"] = took
+        bandwidth[working_set] = 12 * elements / took
+    cache_bandwidth = bandwidth[nominal // 4]
+    midpoint = (cache_bandwidth * memory_bandwidth) ** 0.5
+    fast = [ws for ws, bw in bandwidth.items() if bw >= midpoint and ws <= nominal]
+    return {"cache_bytes": float(max(fast, default=nominal // 8)),
+            "cache_bytes_per_second": cache_bandwidth}
+
+
+def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """``(constants, seconds per benchmark)``, constants named as CostConstants' fields."""
+    rng = np.random.default_rng(0)
+    seconds: dict[str, float] = {}
+    for dtype, np_type in (("f32", np.float32), ("f64", np.float64)):
+        a = rng.standard_normal((_N, _N)).astype(np_type)
+        seconds[f"dot_{dtype}"] = median_seconds(_dot(dtype), [a, a], repeats)
+    y = rng.uniform(0, 1, _ELEMENTS).astype(np.float32)
+    seconds["elementwise"] = median_seconds(_chain(16, _multiply_add), [y], repeats)
+    seconds["transcendental"] = median_seconds(_chain(8, _exp_negate), [y], repeats)
+    s = rng.standard_normal(_STREAM).astype(np.float32)
+    seconds["bandwidth"] = median_seconds(_stream(), [s, s], repeats)
+    x = (np.eye(8) * 0.5).astype(np.float32)
+    seconds["trip"] = median_seconds(_loop(1), [x], repeats)
+    seconds["op"] = median_seconds(_loop(_OPS_PER_TRIP), [x], repeats)
+
+    dot_flops = 2.0 * _N ** 3
+    elementwise = 32.0 * _ELEMENTS / seconds["elementwise"]
+    negations = 8.0 * _ELEMENTS / elementwise
+    # The products' own arithmetic (1 kFLOP each) is nothing beside the launch.
+    op = max(0.0, (seconds["op"] - seconds["trip"]) / (_TRIPS * (_OPS_PER_TRIP - 1)))
+    trip = max(0.0, seconds["trip"] / _TRIPS - op)
+    constants = {
+        "dot_f32_flops_per_second": dot_flops / seconds["dot_f32"],
+        "dot_f64_flops_per_second": dot_flops / seconds["dot_f64"],
+        "elementwise_per_second": elementwise,
+        "transcendental_per_second": 8.0 * _ELEMENTS / max(seconds["transcendental"] - negations,
+                                                           1e-9),
+        "bytes_per_second": 3.0 * 4 * _STREAM / seconds["bandwidth"],
+        "op_seconds": op,
+        "trip_seconds": trip,
+    }
+    constants.update(measure_cache(repeats, constants["bytes_per_second"], seconds))
+    return constants, seconds
+
+
+_COMMENTS = {
+    "dot_f32_flops_per_second": "a large f32 matrix product (Eigen's GEMM)",
+    "dot_f64_flops_per_second": "the same in f64",
+    "elementwise_per_second": "cheap elementwise results (add, multiply, select)",
+    "transcendental_per_second": "exp, log, tanh... results",
+    "bytes_per_second": "a stream through memory, read plus write",
+    "op_seconds": "launching one kernel (a fused loop, a GEMM call)",
+    "trip_seconds": "one trip of a while loop: condition, state",
+    "cache_bytes": "what a stream finds in the last-level cache (effective size)",
+    "cache_bytes_per_second": "a stream through the last-level cache, read plus write",
+}
+
+
+def machine() -> dict[str, Any]:
+    """What the constants were measured on."""
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    from exla.bridge import xla as bridge
+
+    return {"date": datetime.date.today().isoformat(), "cpu": cpu, "cores": os.cpu_count(),
+            "load": os.getloadavg(), "jaxlib": bridge._xla().version, "llc": llc_bytes()}
+
+
+def header_text(constants: dict[str, float], seconds: dict[str, float],
+                where: dict[str, Any]) -> str:
+    """cost_constants.h with ``constants``, and how and when they were measured."""
+    load = ", ".join(f"{x:.2f}" for x in where["load"])
+    measured = "\n".join(f"//   {name:<15} {value * 1e3:9.3f} ms" for name, value in seconds.items())
+    fields = "\n".join(f"  double {name} = {value:.4g};  // {_COMMENTS[name]}"
+                       for name, value in constants.items())
+    return f"""// The cost model's constants (analysis/cost_model.h): how fast this machine's
+// XLA CPU runs each kind of work. GENERATED by `python -m
+// experiments.calibrate_cost --write` from microbenchmarks; edit that script,
+// not this file.
+//
+// Calibrated {where['date']} on {where['cpu']}, {where['cores']} cores, jaxlib
+// {where['jaxlib']}, last-level cache {where['llc'] >> 20} MB (sysfs), load average
+// {load} (shared machine: other jobs running).
+// Median times of the benchmarks:
+{measured}
+#ifndef EXLA_ANALYSIS_COST_CONSTANTS_H_
+#define EXLA_ANALYSIS_COST_CONSTANTS_H_
+
+namespace exla {{
+
+// Rates in operations (or bytes) per second, overheads in seconds.
+struct CostConstants {{
+{fields}
+}};
+
+}}  // namespace exla
+
+#endif  // EXLA_ANALYSIS_COST_CONSTANTS_H_
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.calibrate_cost", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--write", action="store_true", help=f"write {HEADER.relative_to(REPO_ROOT)}")
+    args = parser.parse_args(argv)
+    where = machine()
+    constants, seconds = measure(args.repeats)
+    where["load"] = tuple((a + b) / 2 for a, b in zip(where["load"], os.getloadavg()))
+    for name, value in seconds.items():
+        print(f"{name:<15} {value * 1e3:9.3f} ms")
+    for name, value in constants.items():
+        print(f"{name:<26} {value:.4g}")
+    print(f"load average {where['load']}")
+    if args.write:
+        HEADER.write_text(header_text(constants, seconds, where))
+        print(f"wrote {HEADER}; rebuild the extension")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
