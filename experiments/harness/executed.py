@@ -22,8 +22,9 @@ that nothing needs changing, and a separate call would not show it.
 Fields (columns): ``loops``: ``while`` loops in the executable that ran;
 ``loops_plain``: the same in the plain program's executable; ``ran_rewritten``:
 ``yes``/``no``, whether the executable that ran is exla's rewritten program;
-``planned_peak_mb``/``planned_temp_mb``: XLA's buffer assignment of that
-executable (arguments + outputs not aliased + temporaries, and temporaries);
+``planned_peak_mb``/``planned_temp_mb``/``planned_constant_mb``: XLA's buffer
+assignment of that executable (arguments + outputs not aliased + temporaries,
+temporaries, and the literals it holds);
 ``planned_from``: ``executable`` for figures read this way.
 """
 
@@ -57,16 +58,17 @@ def buffer_assignment(text: str) -> dict[str, int]:
 
     ``arguments`` (entry parameters), ``outputs`` (maybe-live-out
     allocations), ``aliased`` (both), ``temp`` (everything else but constants
-    and thread-local scratch) and ``peak`` = arguments + outputs - aliased + temp,
-    the figure exla's memory limit bounds.
+    and thread-local scratch), ``constants`` (the literals) and ``peak`` =
+    arguments + outputs - aliased + temp. exla's memory limit bounds
+    ``peak + constants`` (:attr:`exla.bridge.xla.MemoryStats.total_bytes`).
 
     >>> buffer_assignment("allocation 0: size 100, parameter 0, shape |f32[25]| at ShapeIndex {}:\\n"
     ...                   "allocation 1: size 8, output shape is |f64[]|, maybe-live-out:\\n"
     ...                   "allocation 2: size 4, constant:\\n"
     ...                   "allocation 3: size 64, preallocated-temp:\\n")
-    {'arguments': 100, 'outputs': 8, 'aliased': 0, 'temp': 64, 'peak': 172}
+    {'arguments': 100, 'outputs': 8, 'aliased': 0, 'temp': 64, 'constants': 4, 'peak': 172}
     """
-    out = {"arguments": 0, "outputs": 0, "aliased": 0, "temp": 0}
+    out = {"arguments": 0, "outputs": 0, "aliased": 0, "temp": 0, "constants": 0}
     for size_text, kind in _ALLOCATION.findall(text):
         size = int(size_text)
         parameter, live_out = "parameter" in kind, "maybe-live-out" in kind
@@ -76,6 +78,8 @@ def buffer_assignment(text: str) -> dict[str, int]:
             out["outputs"] += size
         if parameter and live_out:
             out["aliased"] += size
+        if "constant" in kind and not (parameter or live_out):
+            out["constants"] += size
         if not (parameter or live_out or "constant" in kind or "thread-local" in kind):
             out["temp"] += size
     out["peak"] = out["arguments"] + out["outputs"] - out["aliased"] + out["temp"]
@@ -130,7 +134,7 @@ def tf_executed(dump_dir: Path, program: str, exla: bool) -> dict[str, Any]:
     if "buffers" in files:
         stats = buffer_assignment(files["buffers"].read_text(errors="replace"))
         fields.update(planned_peak_mb=stats["peak"] / _MIB, planned_temp_mb=stats["temp"] / _MIB,
-                      planned_from="executable")
+                      planned_constant_mb=stats["constants"] / _MIB, planned_from="executable")
     return fields
 
 

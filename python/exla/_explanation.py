@@ -124,17 +124,20 @@ def explain_function(exla_fn: Any, options: Options, args: tuple, kwargs: dict) 
         getattr(exla_fn.python_function, "__name__", "function"), text, options,
         platform=platform, inputs=[(tuple(s.shape.as_list()), s.dtype.name) for s in flat_specs],
         lowering_seconds=time.perf_counter() - start,
-        convert=bridge.text_to_portable_artifact)
+        convert=bridge.text_to_portable_artifact, framework="tensorflow")
 
 
 def explain_text(name: str, text: str, options: Options, *, platform: str,
                  inputs: list[tuple[tuple[int, ...], str]], lowering_seconds: float,
-                 convert: Callable[[str], Any]) -> Explanation:
+                 convert: Callable[[str], Any], framework: str) -> Explanation:
     """Runs the passes on a lowered program and reports; shared by the TensorFlow and JAX paths.
 
     ``convert`` is the frontend's conversion of the rewritten text into what
-    it runs (timed as part of exla's cost, its result dropped).
+    it runs (timed as part of exla's cost, its result dropped); ``framework``
+    (``"tensorflow"`` or ``"jax"``) names the runtime whose fixed cost a
+    memory-limit report states.
     """
+    from exla import _runtime_cost
     from exla.errors import ExlaError
     from exla.optimize import optimize_hlo
 
@@ -152,6 +155,7 @@ def explain_text(name: str, text: str, options: Options, *, platform: str,
         planned_error = str(exc)
         _log.warning("exla.explain(%s): XLA's planned memory is unavailable: %s", name, exc)
         after, report = optimize(False)
+    _runtime_cost.attach(report, framework)
     rewritten = report.rewrote_program
     conversion = 0.0
     if rewritten:

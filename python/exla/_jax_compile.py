@@ -147,11 +147,13 @@ class _Hook:
                 # does not keep; they run as JAX compiled them.
                 _log.info("exla: %s left unchanged: it has host callbacks", program.name)
                 return None
+            from exla import _runtime_cost
             from exla.optimize import optimize_hlo
 
             text = program.hlo_text()
             optimised, report = optimize_hlo(
                 text, **options.replace(dump_dir=_dump_dir(options, program)).keywords())
+            _runtime_cost.attach(report, "jax")
             if not report.rewrote_program:
                 return None
             _log.info("exla rewrote JAX program %s: largest tensor %d -> %d bytes",

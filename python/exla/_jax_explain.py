@@ -42,4 +42,5 @@ def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, A
         getattr(fn, "__name__", "function"), text, options,
         platform=jax.default_backend().upper(),
         inputs=[(tuple(a.shape), str(a.dtype)) for a in jax.tree.leaves(lowered.in_avals)],
-        lowering_seconds=time.perf_counter() - start, convert=bridge.text_to_stablehlo)
+        lowering_seconds=time.perf_counter() - start, convert=bridge.text_to_stablehlo,
+        framework="jax")

@@ -46,7 +46,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from typing import Callable
+from typing import Any, Callable
 
 from exla.options import format_size
 from exla._splitter_result import SplitLoop, SplitterResult, of_records
@@ -134,6 +134,10 @@ class LimitPlan:
         ``chosen.recomputed_flops``.
       predicted_seconds_before: the cost model's time for the input module
         (``chosen.predicted_seconds`` is the plan's).
+      runtime_cost: what the process holds besides the plan (an
+        ``exla._runtime_cost.RuntimeCost``: the framework's runtime, measured
+        once per process), set by the TensorFlow and JAX frontends; None from
+        :func:`exla.optimize_hlo` alone.
     """
 
     limit: int
@@ -151,6 +155,7 @@ class LimitPlan:
     split_loops: list[SplitLoop] = dataclasses.field(default_factory=list)
     program_flops: int = 0
     predicted_seconds_before: float = 0.0
+    runtime_cost: Any = None
 
     def summary(self) -> list[str]:
         """Lines for a report."""
@@ -158,6 +163,8 @@ class LimitPlan:
         lines = [f"memory limit {format_size(self.limit)}: planned peak "
                  f"{format_size(self.peak_bytes_before)} -> {format_size(self.peak_bytes)} "
                  f"({verdict} the limit; arguments + outputs {format_size(self.floor_bytes)})"]
+        if self.runtime_cost is not None:
+            lines.append(f"  {self.runtime_cost.summary()}")
         if self.chosen is not None:
             lines.append(f"  plan chosen: {self.chosen}")
             lines.append(f"  predicted time: {format_seconds(self.predicted_seconds_before)} -> "

@@ -210,6 +210,7 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
       UnsupportedProgram: a construct exla cannot pass through.
       Exception: whatever a pass or the conversion raises.
     """
+    from exla import _runtime_cost
     from exla.optimize import optimize_hlo
 
     start = time.perf_counter()
@@ -225,6 +226,7 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
     updates = _updates(signature, n_outputs, n_explicit, captures)
     rewritten, report = optimize_hlo(
         text, **options.replace(dump_dir=_dump_dir(dump_root, name) or None).keywords())
+    _runtime_cost.attach(report, "tensorflow")
     changed = report.rewrote_program
     artifact = None
     if changed or (convert_unchanged and updates):

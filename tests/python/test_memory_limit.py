@@ -378,3 +378,44 @@ def test_constants_count_in_the_limit():
     assert report.within_memory_limit
     assert report.planned_peak_bytes == stats.total_bytes >= 3_000_000
     assert exla.predict_peak(text) == stats.total_bytes  # the model counts it too
+
+
+def test_report_states_the_fixed_runtime_cost_measured_once_per_process():
+    tf = pytest.importorskip("tensorflow")
+    from exla import _runtime_cost
+
+    def kernel_matvec(x, v):
+        return tf.linalg.matvec(tf.exp(-tf.matmul(x, x, transpose_b=True)), v)  # 8 MB kernel
+
+    x, v = np.random.default_rng(0).random((1000, 3)), np.random.default_rng(1).random(1000)
+    explanation = exla.explain(kernel_matvec, x, v, memory_limit="1MB")
+    cost = explanation.limit_plan.runtime_cost
+    assert cost.framework == "TensorFlow"
+    # TensorFlow alone is hundreds of MB resident; its XLA runtime adds some.
+    assert cost.resident_bytes > 200 * 2**20 and cost.runtime_bytes >= 0
+    assert cost.fixed_bytes == cost.resident_bytes + cost.runtime_bytes
+    f = exla.function(kernel_matvec, memory_limit="1MB", strict=True)
+    f(x, v)
+    assert f.programs[0].report.limit_plan.runtime_cost is cost  # measured once
+    assert _runtime_cost.measure("tensorflow") is cost
+    assert cost.summary() in str(explanation)
+    assert str(f.programs[0].report.to_dict()["limit_plan"]["runtime_cost"]["resident_bytes"]) \
+        == str(cost.resident_bytes)
+    # Without a framework (the HLO-level API) there is no runtime to state.
+    _, report = exla.optimize_hlo(explanation.hlo_before, memory_limit="1MB")
+    assert report.limit_plan.runtime_cost is None
+    assert "the process holds" not in str(report)
+
+
+def test_runtime_cost_line_is_printed_from_its_fields():
+    from exla._memory_limit import LimitPlan
+    from exla._runtime_cost import RuntimeCost
+
+    plan = LimitPlan(limit=10**9, runtime_cost=RuntimeCost("TensorFlow", 900_000_000,
+                                                           50_000_000, 0.125))
+    assert ("the process holds about 950 MB more: TensorFlow's runtime, measured once in this "
+            "process (resident 900 MB, 50 MB to compile and run a jit program; 0.12 s)"
+            ) in "\n".join(plan.summary())
+    jax_cost = RuntimeCost("JAX", 700_000_000, 0, 0.0)
+    assert jax_cost.summary().startswith("the process holds about 700 MB more: JAX's runtime")
+    assert "jit program" not in jax_cost.summary()
