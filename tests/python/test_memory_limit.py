@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import exla
+from tests.python._accuracy import assert_as_close_to
 from exla.options import Options, resolve_options
 
 pytestmark = pytest.mark.usefixtures("extension")
@@ -152,15 +153,6 @@ def test_attention_function_fits(caplog):
     assert f.programs[0].rewritten
 
 
-def _assert_as_close_to(reference, actual, expected) -> None:
-    """Each rewritten result is as close to its float64 reference as the
-    unrewritten program's result (normwise), within 4x."""
-    for a, e, r in zip(actual, expected, reference):
-        error = np.linalg.norm(np.ravel(a - r)) / np.linalg.norm(np.ravel(r))
-        yardstick = np.linalg.norm(np.ravel(e - r)) / np.linalg.norm(np.ravel(r))
-        assert error <= 4 * yardstick + 1e-7, (error, yardstick)
-
-
 def _cross_entropy_reference(h, w, labels):
     """Loss and gradients of the mean sparse softmax cross entropy, in float64."""
     logits = h.astype(np.float64) @ w.astype(np.float64)
@@ -195,7 +187,7 @@ def test_cross_entropy_writes_its_weight_gradient_under_the_limit():
     expected = _run(explanation.hlo_before, [h, w, labels])
     actual = _run(explanation.hlo_after, [h, w, labels])
     reference = _cross_entropy_reference(h, w, labels)
-    _assert_as_close_to(reference, actual, expected)
+    assert_as_close_to(reference, actual, expected)
 
 
 def test_limit_that_cannot_be_met_warns_once_naming_the_instruction(caplog):
@@ -350,7 +342,7 @@ def test_attention_gradients_fit_in_one_pass_without_recomputation():
     expected = _run(explanation.hlo_before, args)
     actual = _run(explanation.hlo_after, args)
     reference = [np.asarray(r) for r in fwd_bwd(*(tf.constant(a) for a in (x, *weights)))]
-    _assert_as_close_to(reference, actual, expected)
+    assert_as_close_to(reference, actual, expected)
 
 
 def _constant_program(n: int) -> str:
