@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "analysis/flops.h"
 #include "ir/computation.h"
 
 namespace exla {
@@ -180,25 +181,13 @@ bool FusesProducers(const HloInstruction& instruction) {
 }
 
 bool IsExpensive(const HloInstruction& instruction) {
+  if (IsTranscendental(instruction)) return true;
   const bool floating = instruction.shape().IsArray() &&
                         (IsFloatingPointType(instruction.shape().element_type()) ||
                          IsComplexType(instruction.shape().element_type()));
   switch (instruction.opcode()) {
-    case HloOpcode::kAtan2:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kCos:
-    case HloOpcode::kErf:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kPower:
     case HloOpcode::kRsqrt:
-    case HloOpcode::kSin:
     case HloOpcode::kSqrt:
-    case HloOpcode::kTan:
-    case HloOpcode::kTanh:
       return true;
     case HloOpcode::kDivide:
     case HloOpcode::kRemainder:

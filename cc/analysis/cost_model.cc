@@ -35,29 +35,6 @@ bool IsMatrixWork(const HloInstruction& instruction) {
   }
 }
 
-// Elementwise functions that XLA evaluates with a polynomial per element:
-// many times the cost of an add, so they have a rate of their own.
-bool IsTranscendental(const HloInstruction& instruction) {
-  switch (instruction.opcode()) {
-    case HloOpcode::kAtan2:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kCos:
-    case HloOpcode::kErf:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kPower:
-    case HloOpcode::kSin:
-    case HloOpcode::kTan:
-    case HloOpcode::kTanh:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Whether `instruction` is computed inside the kernel of a consumer: a fused
 // producer, or a view (reshape, bitcast) of one, which has no buffer either.
 bool InsideConsumer(const HloInstruction& instruction) {

@@ -112,4 +112,25 @@ int64_t ComputationFlops(const HloComputation& computation) {
   return total;
 }
 
+bool IsTranscendental(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kAtan2:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kCos:
+    case HloOpcode::kErf:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kPower:
+    case HloOpcode::kSin:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace exla

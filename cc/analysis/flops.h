@@ -21,6 +21,11 @@ int64_t InstructionFlops(const HloInstruction& instruction);
 // yardstick the recomputed work is compared with, not a prediction).
 int64_t ComputationFlops(const HloComputation& computation);
 
+// Elementwise functions that XLA evaluates with a polynomial per element
+// (exp, log, tanh, ...): many times the work of an add. The cost model gives
+// them a rate of their own; fusion does not duplicate them (buffer_model).
+bool IsTranscendental(const HloInstruction& instruction);
+
 }  // namespace exla
 
 #endif  // EXLA_ANALYSIS_FLOPS_H_
