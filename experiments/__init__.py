@@ -3,6 +3,7 @@
 Run ``python -m experiments <name> [--smoke] [options]``; see README.md.
 """
 
+import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -17,6 +18,11 @@ def exla_source_paths() -> list[str]:
     """
     source = REPO_ROOT / "python"
     return [str(source)] if any((source / "exla").glob("_exla*.so")) else []
+
+
+def prefer_checkout_exla() -> None:
+    """Puts :func:`exla_source_paths` first on ``sys.path`` (once), before exla is imported."""
+    sys.path[:0] = [path for path in exla_source_paths() if path not in sys.path]
 
 
 EXPERIMENTS = {

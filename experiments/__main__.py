@@ -11,11 +11,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from experiments import EXPERIMENTS, exla_source_paths  # noqa: E402
+from experiments import EXPERIMENTS, prefer_checkout_exla  # noqa: E402
 
-for _path in exla_source_paths():
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
+prefer_checkout_exla()
 from experiments.harness import report  # noqa: E402
 from experiments.harness.runner import RESULTS_DIR, run_configs  # noqa: E402
 from experiments.harness.sweep import add_limit_arguments  # noqa: E402

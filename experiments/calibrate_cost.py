@@ -52,11 +52,9 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
-from experiments import exla_source_paths  # noqa: E402 - needs REPO_ROOT on the path
+from experiments import prefer_checkout_exla  # noqa: E402 - needs REPO_ROOT on the path
 
-for _path in exla_source_paths():
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
+prefer_checkout_exla()
 
 HEADER = REPO_ROOT / "cc" / "analysis" / "cost_constants.h"
 

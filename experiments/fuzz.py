@@ -742,8 +742,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from experiments import exla_source_paths
+    from experiments import prefer_checkout_exla
 
-    sys.path[:0] = [p for p in exla_source_paths() if p not in sys.path]
+    prefer_checkout_exla()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     sys.exit(main())

@@ -37,13 +37,11 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
-from experiments import exla_source_paths  # noqa: E402 - needs REPO_ROOT on the path
+from experiments import prefer_checkout_exla  # noqa: E402 - needs REPO_ROOT on the path
 
 # The checkout's exla only where its extension is built in place; otherwise
 # the installed package (CI installs exla, the checkout has no extension).
-for _path in exla_source_paths():
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
+prefer_checkout_exla()
 
 
 def attention(batch: int = 2, heads: int = 4, seq: int = 4096, head_size: int = 64):

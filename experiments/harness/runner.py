@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from experiments import exla_source_paths
+from experiments import exla_source_paths, prefer_checkout_exla
 from experiments.harness.machine import machine_info
 
 __all__ = ["COMMON_COLUMNS", "run_configs", "RESULTS_DIR", "append_rows", "read_rows"]
@@ -141,7 +141,7 @@ def run_one(module: str, config: dict[str, Any], cap_bytes: int, timeout_s: floa
 def _memory_cap():
     # Imported late: the parent then needs exla's Python sources on the path,
     # not the compiled extension (importing the package does not load it).
-    sys.path[:0] = [p for p in exla_source_paths() if p not in sys.path]
+    prefer_checkout_exla()
     from exla import memory_cap
     return memory_cap
 
