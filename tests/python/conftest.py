@@ -42,6 +42,17 @@ def kmv_hlo():
     return lambda n: KMV_TEMPLATE.format(n=n)
 
 
+def exla_import_path() -> str:
+    """The directory this process imports exla from, for a child that must run the same exla.
+
+    Not ``python/`` of the checkout: where exla is installed (CI), the
+    checkout has no extension built in place, and a child importing it fails.
+    """
+    import exla
+
+    return str(Path(exla.__file__).resolve().parents[1])
+
+
 def extension_required() -> bool:
     return os.environ.get("EXLA_REQUIRE_EXTENSION", "") not in ("", "0")
 
@@ -61,10 +72,7 @@ def extension():
 def subprocess_env() -> dict:
     """Environment for ``python -m exla`` subprocesses, running the same exla."""
     env = dict(os.environ)
-    import exla
-
-    package_parent = str(Path(exla.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [exla_import_path(), env.get("PYTHONPATH")]))
     env.pop("XLA_FLAGS", None)
     env.pop("EXLA_FLAGS", None)
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"

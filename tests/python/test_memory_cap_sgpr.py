@@ -27,7 +27,7 @@ import pytest
 from exla.memory_cap import make_cgroup, run_capped
 from exla.options import parse_size
 
-from .conftest import PYTHON_DIR, REPO
+from .conftest import REPO, exla_import_path
 
 N, M, LIMIT = 20_000, 1_500, "400MB"
 # The search starts from these (two XLA compilations instead of up to 12).
@@ -44,7 +44,7 @@ def _argv(mode: str) -> list[str]:
 
 def _env() -> dict[str, str]:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", EXLA_REQUIRE_EXTENSION="1")
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(PYTHON_DIR), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), exla_import_path(), env.get("PYTHONPATH", "")])
     env.pop("XLA_FLAGS", None)
     return env
 
