@@ -227,6 +227,7 @@ def format_seconds(seconds: float) -> str:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds * 1e9:.3g} ns"
 
+
 def split_loops(result: SplitterResult) -> list[str]:
     """The splitter's line for each loop it built: ``where shape (size) on dimension ...``."""
     return [loop.description for loop in result.loops]
