@@ -7,6 +7,7 @@
 #define EXLA_API_EXLA_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,12 @@ struct Options {
   // longer a promise, so only the memory-limit search, which judges every
   // plan by XLA's planned peak, turns it on.
   bool large_sums = false;
+  // The dimension to split each named tensor along first
+  // ("computation/instruction" -> dimension), where the splitter would
+  // otherwise try the longest first. The plan search (search/plan_search.h)
+  // sets it to compare plans over different dimensions; a dimension that
+  // cannot carry a loop is refused and the usual order follows.
+  std::map<std::string, int64_t> split_dimensions;
 };
 
 // A loop the tensor-splitter built: what it split, how, and what it

@@ -58,14 +58,22 @@ std::vector<HloComputation*> ControlFlowComputations(HloModule* module) {
 }
 
 // Candidate dimensions, largest extent first: splitting the longest
-// dimension gives the most freedom in choosing the chunk.
-std::vector<int64_t> DimensionsBySize(const Shape& shape) {
+// dimension gives the most freedom in choosing the chunk. A dimension the
+// plan search chose for this tensor (Options::split_dimensions) comes first;
+// if it cannot carry a loop it is refused like any other.
+std::vector<int64_t> DimensionOrder(const HloInstruction& tensor, const DimensionChoices& chosen) {
+  const Shape& shape = tensor.shape();
   const Shape& array = shape.IsTuple() ? shape.tuple_shape(0) : shape;
   std::vector<int64_t> dims(array.rank());
   std::iota(dims.begin(), dims.end(), 0);
   std::stable_sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) {
     return array.dim(static_cast<int>(a)) > array.dim(static_cast<int>(b));
   });
+  auto choice = chosen.find(tensor.parent()->name() + "/" + tensor.name());
+  if (choice != chosen.end()) {
+    auto it = std::find(dims.begin(), dims.end(), choice->second);
+    if (it != dims.end()) std::rotate(dims.begin(), it, it + 1);
+  }
   return dims;
 }
 
@@ -240,13 +248,13 @@ bool MergesSelections(const SplitRegion& region) {
 // seeds whose region must fail: they are refused without growing a region.
 SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
                         const DoomedSeeds* const doomed[2], const ShardingAnalysis& sharding,
-                        bool large_sums, std::string* reason,
+                        bool large_sums, const DimensionChoices& chosen, std::string* reason,
                         std::unordered_set<int64_t>* reasons_seen, int64_t* members_grown) {
   SplitRegion talking;  // the first region whose loop communicates
   int64_t talking_dim = -1;
   SplitRegion merging;  // the first region whose loop merges top-k candidates
   int64_t merging_dim = -1;
-  for (int64_t dim : DimensionsBySize(seed->shape())) {
+  for (int64_t dim : DimensionOrder(*seed, chosen)) {
     for (int pass = 0; pass < 2; ++pass) {
       const int64_t follow_limit = pass == 0 ? split_size : limit;
       SplitRegion region;
@@ -307,13 +315,13 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
 // IsSinkCandidate, for the consumers that join.
 SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
                         const ShardingAnalysis& sharding, bool large_sums,
-                        int64_t* members_grown,
+                        const DimensionChoices& chosen, int64_t* members_grown,
                         const std::function<bool(const SplitRegion&)>& accept = nullptr,
                         int64_t sink_reduction = kSinkReduction) {
   for (int k = 0; k < sink->operand_count(); ++k) {
     HloInstruction* operand = sink->operand(k);
     if (!IsSplitCandidate(*operand, limit, sharding)) continue;
-    for (int64_t dim : DimensionsBySize(operand->shape())) {
+    for (int64_t dim : DimensionOrder(*operand, chosen)) {
       SplitRegion region;
       std::vector<RegionStart> starts = {RegionStart::Sink(sink, k, dim)};
       const bool built = BuildSplitRegion(starts, limit, limit, &region, sharding, large_sums).ok();
@@ -375,8 +383,10 @@ SplitResult SplitAlongNormalisedDimension(
       const std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
       for (auto it = order.rbegin(); it != order.rend(); ++it) {
         if (!IsSinkCandidate(**it, limit, sharding, kNormalisedSinkReduction)) continue;
+        // The dimension is the softmax's: no other choice applies.
         SplitResult result = SplitAtSink(*it, limit, split_size, sharding, large_sums,
-                                         members_grown, along_dim, kNormalisedSinkReduction);
+                                         DimensionChoices{}, members_grown, along_dim,
+                                         kNormalisedSinkReduction);
         if (result.split) return result;
       }
     }
@@ -410,6 +420,7 @@ struct ComputationSearch {
   int64_t limit;
   int64_t split_size;
   bool large_sums;
+  const DimensionChoices& chosen;  // the plan search's dimensions, by tensor
   int64_t* members_grown;  // the search's work (PassRecord)
   std::unordered_set<const HloInstruction*> seeds_given_up;
   std::unordered_set<const HloInstruction*> sinks_given_up;
@@ -436,7 +447,7 @@ SplitResult SplitAtAnySeed(ComputationSearch* search, const ShardingAnalysis& sh
     }
     SplitResult result = SplitAtSeed(
         instruction, limit, search->split_size, doomed, sharding, search->large_sums,
-        &search->reasons[instruction->name()], &search->reasons_seen[instruction->name()],
+        search->chosen, &search->reasons[instruction->name()], &search->reasons_seen[instruction->name()],
         search->members_grown);
     if (result.split) return result;
     search->seeds_given_up.insert(instruction);
@@ -451,7 +462,7 @@ SplitResult SplitAtAnySink(ComputationSearch* search, const ShardingAnalysis& sh
       continue;
     }
     SplitResult result = SplitAtSink(instruction, search->limit, search->split_size, sharding,
-                                     search->large_sums, search->members_grown);
+                                     search->large_sums, search->chosen, search->members_grown);
     if (result.split) return result;
     search->sinks_given_up.insert(instruction);
   }
@@ -524,7 +535,8 @@ bool TensorSplitter::Run(HloModule* module) {
     work.pop_back();
     changed |= PrepareComputation(computation, limit, sharding);
     if (sharding.active()) sharding = ShardingAnalysis(*module);
-    ComputationSearch search{computation, limit, split_size, large_sums_, &region_members};
+    ComputationSearch search{computation, limit, split_size, large_sums_, dimensions_,
+                             &region_members};
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
       SplitResult result = NextSplit(&search, sharding);
       if (!result.split) break;

@@ -14,19 +14,31 @@
 #define EXLA_PASSES_TENSOR_SPLITTER_TENSOR_SPLITTER_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "passes/pass.h"
 
 namespace exla {
+
+// Dimensions to try first, by tensor ("computation/instruction", as
+// SplitLoop names a loop's tensor): the plan search's structural choices
+// (Options::split_dimensions).
+using DimensionChoices = std::map<std::string, int64_t>;
 
 class TensorSplitter : public HloPass {
  public:
   // `threshold`: the largest tensor (bytes) allowed outside a loop; 0 turns
   // the pass off. `split_size`: the limit for tensors inside the loop bodies
   // it creates; 0 means a quarter of the threshold. `large_sums`: see
-  // Options::large_sums.
-  TensorSplitter(int64_t threshold, int64_t split_size, bool large_sums = false)
-      : threshold_(threshold), split_size_(split_size), large_sums_(large_sums) {}
+  // Options::large_sums. `dimensions`: see DimensionChoices.
+  TensorSplitter(int64_t threshold, int64_t split_size, bool large_sums = false,
+                 DimensionChoices dimensions = {})
+      : threshold_(threshold),
+        split_size_(split_size),
+        large_sums_(large_sums),
+        dimensions_(std::move(dimensions)) {}
   std::string_view name() const override { return "tensor-splitter"; }
   bool Run(HloModule* module) override;
 
@@ -34,6 +46,7 @@ class TensorSplitter : public HloPass {
   int64_t threshold_;
   int64_t split_size_;
   bool large_sums_;
+  DimensionChoices dimensions_;
 };
 
 }  // namespace exla
