@@ -10,6 +10,7 @@
 #include "analysis/memory_model.h"
 #include "analysis/timeline.h"
 #include "api/exla.h"
+#include "bindings/records.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -19,6 +20,25 @@
 namespace py = pybind11;
 
 namespace exla {
+
+py::dict SplitLoopData(const SplitLoop& loop) {
+  py::dict d;
+  d["computation"] = loop.computation;
+  d["instruction"] = loop.instruction;
+  d["shape"] = loop.shape;
+  d["bytes"] = loop.bytes;
+  d["dimension"] = loop.dimension;
+  d["extent"] = loop.extent;
+  d["chunk"] = loop.chunk;
+  d["chunks"] = loop.chunks;
+  d["remainder"] = loop.remainder;
+  d["members"] = loop.members;
+  d["recomputed"] = loop.recomputed;
+  d["recomputed_flops"] = loop.recomputed_flops;
+  d["description"] = SplitDescription(loop);  // printed from the fields above
+  return d;
+}
+
 namespace {
 
 // A pass's results as data: {"loops": [{...}], "unsplit": [{...}],
@@ -26,23 +46,7 @@ namespace {
 // reads them into typed records.
 py::dict RecordData(const PassRecord& record) {
   py::list loops;
-  for (const SplitLoop& loop : record.loops) {
-    py::dict d;
-    d["computation"] = loop.computation;
-    d["instruction"] = loop.instruction;
-    d["shape"] = loop.shape;
-    d["bytes"] = loop.bytes;
-    d["dimension"] = loop.dimension;
-    d["extent"] = loop.extent;
-    d["chunk"] = loop.chunk;
-    d["chunks"] = loop.chunks;
-    d["remainder"] = loop.remainder;
-    d["members"] = loop.members;
-    d["recomputed"] = loop.recomputed;
-    d["recomputed_flops"] = loop.recomputed_flops;
-    d["description"] = SplitDescription(loop);  // printed from the fields above
-    loops.append(d);
-  }
+  for (const SplitLoop& loop : record.loops) loops.append(SplitLoopData(loop));
   py::list unsplit;
   for (const UnsplitTensor& tensor : record.unsplit) {
     py::dict d;
@@ -63,6 +67,19 @@ py::dict RecordData(const PassRecord& record) {
   return data;
 }
 
+}  // namespace
+
+py::tuple OptimizedData(const std::string& text, const std::vector<PassRecord>& records) {
+  py::list py_records;
+  for (const PassRecord& record : records) {
+    py_records.append(py::make_tuple(record.name, record.changed, record.seconds, record.messages,
+                                     RecordData(record)));
+  }
+  return py::make_tuple(text, py_records);
+}
+
+namespace {
+
 py::tuple Optimize(const std::string& text, const Options& options) {
   std::vector<PassRecord> records;
   std::string result;
@@ -70,12 +87,7 @@ py::tuple Optimize(const std::string& text, const Options& options) {
     py::gil_scoped_release release;
     result = OptimizeHloText(text, options, &records);
   }
-  py::list py_records;
-  for (const PassRecord& record : records) {
-    py_records.append(py::make_tuple(record.name, record.changed, record.seconds, record.messages,
-                                     RecordData(record)));
-  }
-  return py::make_tuple(result, py_records);
+  return OptimizedData(result, records);
 }
 
 struct LargestTensor {
@@ -304,7 +316,8 @@ PYBIND11_MODULE(_exla, m) {
           })
       .def_readwrite("dump_dir", &exla::Options::dump_dir)
       .def_readwrite("fast_math", &exla::Options::fast_math)
-      .def_readwrite("large_sums", &exla::Options::large_sums);
+      .def_readwrite("large_sums", &exla::Options::large_sums)
+      .def_readwrite("split_dimensions", &exla::Options::split_dimensions);
   m.def("optimize", &exla::Optimize, py::arg("text"), py::arg("options"),
         "Runs exla's passes; returns (text, [(pass, changed, seconds, messages, data), ...]).");
   m.def("verify", [](const std::string& text) {
@@ -349,4 +362,5 @@ PYBIND11_MODULE(_exla, m) {
         "The cost model's prediction of XLA CPU's time for a module: {seconds, flops, dot_flops, "
         "transcendentals, bytes, kernels, trips, loops: [{computation, instruction, trips, "
         "trips_known, flops, bytes, seconds}]}.");
+  exla::DefinePlanSearch(m);
 }

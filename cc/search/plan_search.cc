@@ -1,0 +1,307 @@
+#include "search/plan_search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <tuple>
+
+#include "analysis/cost_model.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+#include "passes/pipeline.h"
+#include "passes/tensor_splitter/sharding_analysis.h"
+
+namespace exla {
+
+const char* PlanOriginName(PlanOrigin origin) {
+  switch (origin) {
+    case PlanOrigin::kUserSettings: return "user settings";
+    case PlanOrigin::kHalving: return "halving";
+    case PlanOrigin::kBisection: return "bisection";
+    case PlanOrigin::kLargerSlices: return "larger slices";
+    case PlanOrigin::kLargeSums: return "large sums";
+    case PlanOrigin::kDimension: return "other dimension";
+  }
+  return "unknown";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Below this a split only multiplies loop overhead (the Python search's floor too).
+constexpr int64_t kMinThreshold = 1024;
+
+// Halvings in a row without a lower peak before the search gives up on a
+// ladder: the peak may plateau at a tensor that cannot be split and fall again.
+constexpr int kMaxStalls = 3;
+
+// Steps of the bisection towards larger thresholds once one fits. The models
+// make a step cheap, so the search goes further than XLA compilations allowed.
+constexpr int kBisectionSteps = 3;
+
+Options WithSettings(const Options& base, const PlanSettings& settings) {
+  Options options = base;
+  options.tensor_size_threshold = settings.threshold;
+  options.tensor_split_size = settings.split_size;
+  options.large_sums = settings.large_sums;
+  options.split_dimensions = settings.dimensions;
+  options.dump_dir.clear();  // a search writes no dumps: only the chosen plan is the user's
+  return options;
+}
+
+// The largest value one device holds, the threshold above which nothing splits.
+int64_t LargestTensorBytes(const HloModule& module) {
+  const ShardingAnalysis sharding(module);
+  int64_t largest = 0;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction->shape().IsArray()) {
+        largest = std::max(largest, sharding.DeviceByteSize(*instruction));
+      }
+    }
+  }
+  return largest;
+}
+
+bool ChangedBesidesCleanups(const std::vector<PassRecord>& records) {
+  const std::vector<std::string> cleanups = CleanupPasses();
+  return std::any_of(records.begin(), records.end(), [&](const PassRecord& r) {
+    return r.changed && std::find(cleanups.begin(), cleanups.end(), r.name) == cleanups.end();
+  });
+}
+
+class Search {
+ public:
+  Search(const std::string& text, const Options& base, const PlanSearchOptions& options,
+         PlanSearchResult* result)
+      : text_(text), base_(base), options_(options), result_(result) {}
+
+  void Run(int64_t largest);
+
+ private:
+  using Key = std::tuple<int64_t, int64_t, bool, std::map<std::string, int64_t>>;
+
+  const PlanCandidate* Consider(const PlanSettings& settings, PlanOrigin origin);
+  PlanCandidate Evaluate(const PlanSettings& settings) const;
+  const PlanCandidate* Halve(bool large_sums, int64_t start, PlanOrigin origin);
+  void Bisect(int64_t low, int64_t high, bool large_sums);
+  const PlanCandidate* FirstChoice() const;
+  void LargerSlices(const PlanCandidate& plan);
+  void OtherDimensions(const PlanCandidate& plan);
+  bool ConsiderDimension(const PlanSettings& settings, const std::string& tensor, int64_t d);
+  PlanSettings Settings(int64_t threshold, bool large_sums) const;
+  // Pipeline runs count against the budget, those whose plan was dropped too.
+  bool Exhausted() const {
+    return static_cast<int>(result_->plans.size()) + refused_runs_ >= options_.max_plans;
+  }
+
+  const std::string& text_;
+  const Options& base_;
+  const PlanSearchOptions& options_;
+  PlanSearchResult* result_;
+  std::map<Key, size_t> seen_;  // settings -> index in result_->plans
+  int64_t largest_ = 0;
+  int refused_runs_ = 0;  // runs whose dimension the splitter could not take
+};
+
+PlanCandidate Search::Evaluate(const PlanSettings& settings) const {
+  const Clock::time_point start = Clock::now();
+  PlanCandidate plan;
+  plan.settings = settings;
+  const Options options = WithSettings(base_, settings);
+  HloPassPipeline pipeline("exla-plan");
+  const std::vector<std::string> names = options.passes.empty() ? DefaultPipeline() : options.passes;
+  for (const std::string& name : names) pipeline.AddPass(CreatePass(name, options));
+  pipeline.set_skip_cleanups_until_change(options.passes.empty());
+  std::unique_ptr<HloModule> module = ParseHloModule(text_);
+  std::vector<PassRecord> records;
+  pipeline.Run(module.get(), "", &records);
+  plan.changed = ChangedBesidesCleanups(records);
+  for (PassRecord& record : records) {
+    for (SplitLoop& loop : record.loops) plan.loops.push_back(std::move(loop));
+    plan.recomputed_flops += record.recomputed_flops;
+    plan.program_flops = std::max(plan.program_flops, record.program_flops);
+  }
+  plan.memory = PredictMemory(*module);
+  plan.predicted_seconds = PredictTime(*module).seconds;
+  plan.fits = plan.memory.peak_bytes() <= options_.target;
+  plan.seconds = SecondsSince(start);
+  return plan;
+}
+
+// The plan with `settings`, run once: nullptr when the budget is spent.
+const PlanCandidate* Search::Consider(const PlanSettings& settings, PlanOrigin origin) {
+  const Key key{settings.threshold, settings.split_size, settings.large_sums, settings.dimensions};
+  auto it = seen_.find(key);
+  if (it != seen_.end()) return &result_->plans[it->second];
+  if (Exhausted()) return nullptr;
+  PlanCandidate plan = Evaluate(settings);
+  plan.origin = origin;
+  seen_[key] = result_->plans.size();
+  result_->plans.push_back(std::move(plan));
+  return &result_->plans.back();
+}
+
+PlanSettings Search::Settings(int64_t threshold, bool large_sums) const {
+  PlanSettings settings;
+  settings.threshold = threshold;
+  settings.split_size = options_.split_size;
+  settings.large_sums = large_sums;
+  return settings;
+}
+
+// From `start` (by default the room the target leaves above the floor)
+// down, halving until a plan fits or the peak stops falling; then bisects
+// towards larger thresholds (fewer, larger slices). Returns the plan that
+// fits, if one does.
+const PlanCandidate* Search::Halve(bool large_sums, int64_t start, PlanOrigin origin) {
+  const int64_t room = options_.target - result_->floor_bytes;
+  int64_t t = options_.threshold > 0 ? std::min(options_.threshold, room) : room;
+  if (start > 0) t = std::min(t, start);
+  t = std::max(std::min(t, largest_ - 1), kMinThreshold);
+  int64_t best_peak = INT64_MAX;
+  for (const PlanCandidate& plan : result_->plans) best_peak = std::min(best_peak, plan.memory.peak_bytes());
+  int64_t too_big = 0;
+  int stalls = 0;
+  for (; t >= kMinThreshold; t /= 2) {
+    const PlanCandidate* plan = Consider(Settings(t, large_sums), origin);
+    if (plan == nullptr) return nullptr;
+    if (plan->fits) {
+      if (too_big > 0) Bisect(plan->settings.threshold, too_big, large_sums);
+      return plan;  // plans are reserved up front: the pointer stays valid
+    }
+    too_big = t;
+    stalls = plan->memory.peak_bytes() >= best_peak ? stalls + 1 : 0;
+    best_peak = std::min(best_peak, plan->memory.peak_bytes());
+    if (stalls >= kMaxStalls) return nullptr;
+  }
+  return nullptr;
+}
+
+void Search::Bisect(int64_t low, int64_t high, bool large_sums) {
+  for (int step = 0; step < kBisectionSteps; ++step) {
+    if (high - low < std::max(kMinThreshold, low / 8)) return;
+    const int64_t middle = low + (high - low) / 2;
+    const PlanCandidate* plan = Consider(Settings(middle, large_sums), PlanOrigin::kBisection);
+    if (plan == nullptr) return;
+    (plan->fits ? low : high) = middle;
+  }
+}
+
+// A plan with `tensor`'s loop moved to dimension `d`, kept only where the
+// splitter could build it there (elsewhere it falls back to its own order,
+// a plan already considered). False when the budget is spent.
+bool Search::ConsiderDimension(const PlanSettings& settings, const std::string& tensor, int64_t d) {
+  if (Exhausted()) return false;
+  PlanCandidate plan = Evaluate(settings);
+  const bool built = std::any_of(plan.loops.begin(), plan.loops.end(), [&](const SplitLoop& loop) {
+    return loop.computation + "/" + loop.instruction == tensor && loop.dimension == d;
+  });
+  if (!built) {
+    ++refused_runs_;
+    return true;
+  }
+  plan.origin = PlanOrigin::kDimension;
+  result_->plans.push_back(std::move(plan));
+  return true;
+}
+
+// The fitting plan the variations start from: the least work computed
+// again, then the fewest loops, then the largest threshold. (This only
+// decides what to vary; the caller ranks every plan that fits.)
+const PlanCandidate* Search::FirstChoice() const {
+  const PlanCandidate* best = nullptr;
+  auto order = [](const PlanCandidate& p) {
+    return std::make_tuple(p.recomputed_flops, p.loops.size(), -p.settings.threshold);
+  };
+  for (const PlanCandidate& plan : result_->plans) {
+    if (plan.fits && plan.settings.dimensions.empty() && (!best || order(plan) < order(*best))) {
+      best = &plan;
+    }
+  }
+  return best;
+}
+
+// The splitter's slices default to a quarter of the threshold, which leaves
+// room for the few slices a loop body keeps alive; where the target leaves
+// more, larger slices mean fewer trips.
+void Search::LargerSlices(const PlanCandidate& plan) {
+  const PlanSettings base = plan.settings;
+  for (int64_t split : {base.threshold / 2, base.threshold}) {
+    PlanSettings settings = base;
+    settings.split_size = split;
+    const PlanCandidate* larger = Consider(settings, PlanOrigin::kLargerSlices);
+    if (larger == nullptr || !larger->fits) return;
+  }
+}
+
+// Each loop of `plan` moved to each other dimension of its tensor, one loop
+// at a time: the longest dimension, which the splitter tries first, is not
+// always the cheapest (a loop over a product's rows re-reads the whole
+// weight on every trip; one over its columns reads each weight slice once).
+void Search::OtherDimensions(const PlanCandidate& plan) {
+  const PlanSettings base = plan.settings;
+  for (const SplitLoop& loop : plan.loops) {
+    const Shape shape = ParseShape(loop.shape);
+    const Shape& array = shape.IsTuple() ? shape.tuple_shape(0) : shape;
+    for (int64_t d = 0; d < array.rank(); ++d) {
+      if (d == loop.dimension || array.dim(static_cast<int>(d)) < 2) continue;
+      PlanSettings settings = base;
+      const std::string tensor = loop.computation + "/" + loop.instruction;
+      settings.dimensions[tensor] = d;
+      if (!ConsiderDimension(settings, tensor, d)) return;
+    }
+  }
+}
+
+void Search::Run(int64_t largest) {
+  largest_ = largest;
+  PlanSettings user;
+  user.threshold = options_.threshold;
+  user.split_size = options_.split_size;
+  const PlanCandidate* first = Consider(user, PlanOrigin::kUserSettings);
+  if (first == nullptr || first->fits) return;
+  const PlanCandidate* fitting = Halve(false, 0, PlanOrigin::kHalving);
+  if (fitting == nullptr && options_.threshold == 0) {
+    // Large sums give up the per-tensor bound, so only where nothing else
+    // fits and the user set no threshold; they change nothing where every sum
+    // is below the threshold, so from below the best plan so far.
+    const PlanCandidate* smallest = nullptr;
+    for (const PlanCandidate& plan : result_->plans) {
+      if (!smallest || plan.memory.peak_bytes() < smallest->memory.peak_bytes()) smallest = &plan;
+    }
+    const int64_t start = smallest->settings.threshold / 2;
+    Halve(true, start > 0 ? start : 0, PlanOrigin::kLargeSums);
+  }
+  const PlanCandidate* choice = FirstChoice();
+  if (choice == nullptr || choice->settings.threshold == 0) return;
+  if (options_.split_size == 0) LargerSlices(*choice);
+  OtherDimensions(*choice);
+}
+
+}  // namespace
+
+PlanSearchResult SearchPlans(const std::string& hlo_text, const Options& base,
+                             const PlanSearchOptions& options) {
+  const Clock::time_point start = Clock::now();
+  PlanSearchResult result;
+  std::unique_ptr<HloModule> module = ParseHloModule(hlo_text);
+  VerifyModuleOrThrow(*module, hlo_text);
+  result.before = PredictMemory(*module);
+  result.seconds_before = PredictTime(*module).seconds;
+  result.floor_bytes =
+      result.before.argument_bytes + result.before.output_bytes - result.before.alias_bytes;
+  // Every plan's settings are replaced: a pass list is checked once, here.
+  for (const std::string& name : base.passes) CreatePass(name, base);
+  result.plans.reserve(static_cast<size_t>(std::max(options.max_plans, 1)));
+  Search(hlo_text, base, options, &result).Run(LargestTensorBytes(*module));
+  result.seconds = SecondsSince(start);
+  return result;
+}
+
+}  // namespace exla
