@@ -14,7 +14,7 @@ import re
 from typing import Mapping
 
 __all__ = ["parse_size", "parse_bool", "keyword_bool", "env_bool", "exla_disabled",
-           "format_size"]
+           "format_size", "format_flops", "format_seconds"]
 
 # ---------------------------------------------------------------------------
 # Sizes
@@ -185,3 +185,20 @@ def format_size(num_bytes: int | None) -> str:
     if unit == "B":
         return f"{int(num_bytes)} B"
     return f"{size:.3g} {unit}" if abs(size) < 100 else f"{size:.0f} {unit}"
+
+
+def format_flops(flops: int) -> str:
+    """``1234567`` -> ``"1.23 MFLOP"``."""
+    value, unit = float(flops), 0
+    units = ["FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"]
+    while value >= 1000 and unit < len(units) - 1:
+        value, unit = value / 1000, unit + 1
+    return f"{flops} FLOP" if unit == 0 else f"{value:.3g} {units[unit]}"
+
+
+def format_seconds(seconds: float) -> str:
+    """``0.0123`` -> ``"12.3 ms"``."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"

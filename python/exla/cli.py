@@ -190,7 +190,7 @@ def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _predict(args: argparse.Namespace, stdout: TextIO) -> int:
     from exla.errors import ExlaError
     from exla.options import format_size
-    from exla._memory_limit import format_flops, format_seconds
+    from exla._values import format_flops, format_seconds
     from exla.predict import predict_cost, predict_memory
 
     text = _read_input(args.file)
