@@ -31,7 +31,7 @@ from exla._setting import METADATA_KEY
 
 __all__ = ["extension", "optimize", "round_trip", "verify", "module_summary", "tensor_sizes",
            "read_signature", "available_passes", "default_pipeline", "cleanup_passes",
-           "predict_memory", "predict_timeline", "predict_time"]
+           "predict_memory", "predict_timeline", "predict_time", "search_plans"]
 
 # An error message longer than this is cut: a C++ message that quotes a whole
 # module would otherwise flood a log line.
@@ -74,18 +74,22 @@ def _call(name: str, *args: Any) -> Any:
         raise ExlaError(f"internal error in exla's C++ core ({name}): {detail}") from None
 
 
-def _core_options(options: Any, large_sums: bool) -> Any:
-    """``options`` as the C++ core's ``exla::Options``: every setting declared ``core``."""
+def _core_options(options: Any, large_sums: bool = False,
+                  dimensions: dict[str, int] | None = None) -> Any:
+    """``options`` as the C++ core's ``exla::Options``: every setting declared ``core``,
+    plus the plan search's own ``large_sums`` and ``split_dimensions``."""
     core = extension().Options()
     for field in dataclasses.fields(options):
         value = getattr(options, field.name)
         if field.metadata[METADATA_KEY].core and value is not None:
             setattr(core, field.name, list(value) if isinstance(value, tuple) else value)
     core.large_sums = large_sums
+    core.split_dimensions = dict(dimensions or {})
     return core
 
 
-def optimize(text: str, options: "exla.options.Options", *, large_sums: bool = False) -> tuple[str, list]:
+def optimize(text: str, options: "exla.options.Options", *, large_sums: bool = False,
+             dimensions: dict[str, int] | None = None) -> tuple[str, list]:
     """Runs the passes: ``(text, [(pass, changed, seconds, messages, data), ...])``.
 
     The settings the C++ core reads (:class:`exla.options.Options` fields
@@ -96,13 +100,26 @@ def optimize(text: str, options: "exla.options.Options", *, large_sums: bool = F
     ``data`` holds a pass's results as data (the tensor-splitter's loops and
     unsplit tensors; read them with :func:`exla._splitter_result.of_records`).
 
-    ``large_sums`` lets the splitter accumulate sums above the threshold (the
-    memory-limit search's option, see ``Options::large_sums`` in cc/api/exla.h).
+    ``large_sums`` and ``dimensions`` are the memory-limit search's settings
+    of a plan (``Options::large_sums`` and ``Options::split_dimensions`` in
+    cc/api/exla.h).
     """
     if _fault_injection.failing("optimize"):
         raise ExlaError(f"internal error in exla's C++ core (optimize): "
                         f"{_fault_injection.message('optimize')}")
-    return _call("optimize", text, lambda: _core_options(options, large_sums))
+    return _call("optimize", text, lambda: _core_options(options, large_sums, dimensions))
+
+
+def search_plans(text: str, options: "exla.options.Options", target: int, *,
+                 threshold: int | None, split_size: int | None, max_plans: int) -> dict:
+    """The C++ plan search (cc/search/plan_search.h) as data; read it with
+    :func:`exla._plan_search.of_data`. ``options`` gives the passes and the
+    settings every plan shares; each plan sets the split settings itself."""
+    if _fault_injection.failing("optimize"):
+        raise ExlaError(f"internal error in exla's C++ core (search_plans): "
+                        f"{_fault_injection.message('optimize')}")
+    return _call("search_plans", text, lambda: _core_options(options), target, threshold or 0,
+                 split_size or 0, max_plans)
 
 
 def round_trip(text: str) -> str:

@@ -1,15 +1,26 @@
-"""The program-level memory limit: a search over the splitter's settings.
+"""The program-level memory limit: a search over the splitter's plans.
 
 The C++ passes guarantee a size per tensor (``threshold``) and work on slices
 of ``split_size``; what a user can state is a budget for the whole program.
 XLA's own buffer assignment decides how much memory a program needs (several
 tensors live at once, fusion removes others), so no closed formula maps a
-budget to a threshold. This module searches: each candidate ``(threshold,
-split_size)`` is optimised with the C++ pipeline and measured by compiling it
-for the CPU (:func:`exla.bridge.xla.planned_memory`); the cheapest candidate
-whose planned peak fits is kept.
+budget to a threshold. This module searches in two ways.
 
-Search: the first threshold is the room the limit leaves above the program's
+Guided by exla's models (the default, :func:`search` with ``models``): the
+C++ plan search (cc/search/plan_search.h, read by :mod:`exla._plan_search`)
+judges plans (thresholds, slice sizes and the dimension of each loop) with
+the memory and cost models, without compiling; the cheapest plan predicted
+to fit (:func:`_best`) is compiled once for XLA's figure, and a second time,
+after the plans are judged against a target corrected by the model's error,
+if XLA plans it above the limit.
+
+Measured (when the models miss twice, see no plan that fits, or are not
+given): each candidate ``(threshold, split_size)`` is optimised with the C++
+pipeline and measured by compiling it for the CPU
+(:func:`exla.bridge.xla.planned_memory`); the cheapest candidate whose planned
+peak fits is kept.
+
+Measured search: the first threshold is the room the limit leaves above the program's
 own arguments and outputs (or the explicit ``threshold`` if smaller); it is
 halved until a candidate fits or the peak stops falling, then the gap between
 the last threshold that did not fit and the first that did is bisected so that
@@ -48,12 +59,14 @@ import time
 from collections import OrderedDict
 from typing import Any, Callable
 
-from exla.options import format_size
+from exla._limit_messages import split_loops, unsplit_instructions
+from exla._plan_search import ModelPlan, PlanSearch
 from exla._splitter_result import SplitLoop, SplitterResult, of_records
+from exla._values import format_flops, format_seconds, format_size
 from exla.errors import MemoryLimitError
 
-__all__ = ["Candidate", "LimitPlan", "search", "planned_memory_cached", "unsplit_instructions",
-           "MAX_CANDIDATES"]
+__all__ = ["Candidate", "LimitPlan", "search", "planned_memory_cached", "MAX_CANDIDATES",
+           "CONFIRMATIONS"]
 
 _log = logging.getLogger("exla")
 
@@ -82,10 +95,13 @@ class Candidate:
       loops: ``while`` loops the splitter built (nested ones included).
       fits: whether ``peak_bytes`` is at most the limit.
       recomputed_flops: work the loops repeat (producers computed again
-        because they stay for other users), from the splitter's notes.
+        because they stay for other users), from the splitter's records.
       large_sums: the splitter may accumulate sums above the threshold.
-      predicted_seconds: the cost model's time for the rewritten module,
-        the first key of the search's order.
+      predicted_seconds: the cost model's time for the rewritten module.
+      predicted_peak_bytes: the memory model's peak for it, where the plan
+        came from the model-guided search (None: measured blind).
+      dimensions: ``(("computation/instruction", dimension), ...)``: loops
+        the plan moved off the splitter's first dimension.
     """
 
     threshold: int | None
@@ -96,13 +112,18 @@ class Candidate:
     recomputed_flops: int = 0
     large_sums: bool = False
     predicted_seconds: float = 0.0
+    predicted_peak_bytes: int | None = None
+    dimensions: tuple[tuple[str, int], ...] = ()
 
     def __str__(self) -> str:
         split = format_size(self.split_size) if self.split_size else "auto"
         split += ", sums above the threshold" if self.large_sums else ""
+        split += "".join(f", {tensor} along dimension {d}" for tensor, d in self.dimensions)
         verdict = "fits" if self.fits else "over"
+        model = ("" if self.predicted_peak_bytes is None else
+                 f" (model {format_size(self.predicted_peak_bytes)})")
         return (f"threshold {format_size(self.threshold)}, split {split}: peak "
-                f"{format_size(self.peak_bytes)}, {self.loops} loop(s), "
+                f"{format_size(self.peak_bytes)}{model}, {self.loops} loop(s), "
                 f"{format_flops(self.recomputed_flops)} recomputed, predicted "
                 f"{format_seconds(self.predicted_seconds)}, {verdict}")
 
@@ -138,6 +159,12 @@ class LimitPlan:
         ``exla._runtime_cost.RuntimeCost``: the framework's runtime, measured
         once per process), set by the TensorFlow and JAX frontends; None from
         :func:`exla.optimize_hlo` alone.
+      before_predicted: ``peak_bytes_before`` is the memory model's figure
+        (the input was not compiled: the plan search needed no XLA figure
+        of it).
+      model_candidates: every plan the C++ search judged by exla's models,
+        in order (``peak_bytes`` the memory model's, nothing compiled).
+      model_seconds: time in that search (its pipeline runs included).
     """
 
     limit: int
@@ -156,12 +183,22 @@ class LimitPlan:
     program_flops: int = 0
     predicted_seconds_before: float = 0.0
     runtime_cost: Any = None
+    before_predicted: bool = False
+    model_candidates: list[Candidate] = dataclasses.field(default_factory=list)
+    model_seconds: float = 0.0
+
+    @property
+    def model_plans(self) -> int:
+        """Plans the C++ search judged by exla's models."""
+        return len(self.model_candidates)
 
     def summary(self) -> list[str]:
         """Lines for a report."""
         verdict = "meets" if self.fits else "DOES NOT meet"
+        before = format_size(self.peak_bytes_before)
+        before += " (exla's model; not compiled)" if self.before_predicted else ""
         lines = [f"memory limit {format_size(self.limit)}: planned peak "
-                 f"{format_size(self.peak_bytes_before)} -> {format_size(self.peak_bytes)} "
+                 f"{before} -> {format_size(self.peak_bytes)} "
                  f"({verdict} the limit; arguments + outputs {format_size(self.floor_bytes)})"]
         if self.runtime_cost is not None:
             lines.append(f"  {self.runtime_cost.summary()}")
@@ -179,6 +216,9 @@ class LimitPlan:
         if self.unsplit:
             lines.append("  left above the threshold:")
             lines.extend(f"    {line}" for line in self.unsplit)
+        if self.model_plans:
+            lines.append(f"  {self.model_plans} plan(s) judged by exla's memory and cost models "
+                         f"in {self.model_seconds:.2f} s")
         lines.append(f"  {len(self.candidates)} candidate(s), {self.xla_compiles} XLA "
                      f"compilation(s) in {self.xla_seconds:.2f} s, exla passes "
                      f"{self.exla_seconds * 1e3:.1f} ms")
@@ -211,55 +251,6 @@ def planned_memory_cached(text: str, plan: LimitPlan | None = None):
     return stats
 
 
-def format_flops(flops: int) -> str:
-    """``1234567`` -> ``"1.23 MFLOP"``."""
-    value, unit = float(flops), 0
-    units = ["FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"]
-    while value >= 1000 and unit < len(units) - 1:
-        value, unit = value / 1000, unit + 1
-    return f"{flops} FLOP" if unit == 0 else f"{value:.3g} {units[unit]}"
-
-
-def format_seconds(seconds: float) -> str:
-    """``0.0123`` -> ``"12.3 ms"``."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds * 1e9:.3g} ns"
-
-
-def split_loops(result: SplitterResult) -> list[str]:
-    """The splitter's line for each loop it built: ``where shape (size) on dimension ...``."""
-    return [loop.description for loop in result.loops]
-
-
-def unsplit_instructions(result: SplitterResult, text: str, *, above: int = 0) -> list[str]:
-    """The instructions the splitter left whole, one line each, larger than ``above`` bytes.
-
-    Each line names the instruction, its opcode and size (read by the C++
-    parser from ``text``, the rewritten module), its shape and the
-    splitter's reason. Only what the splitter itself reports counts:
-    program inputs and the loop state that carries them are buffers that
-    exist anyway, not tensors exla failed to split. The largest come first:
-    near the floor the search's threshold is small, and the user needs the
-    tensors that keep the peak up, not the kilobyte ones listed beside them.
-    """
-    from exla import _core
-
-    sizes = {f"{computation}/{name}": (opcode, size)
-             for computation, name, opcode, size, _ in _core.tensor_sizes(text)}
-    found = []
-    for tensor in result.unsplit:
-        if tensor.where not in sizes:
-            continue  # removed by a later pass: it no longer exists
-        opcode, size = sizes[tensor.where]
-        if size > above:
-            found.append((size, f"{tensor.where} ({opcode}) {tensor.shape} {tensor.size}: "
-                                f"{tensor.reason}"))
-    found.sort(key=lambda pair: -pair[0])  # stable: equal sizes keep the splitter's order
-    return [line for _, line in found]
-
-
 def _slice_bytes(candidate: Candidate) -> int:
     """The split size a candidate's loops work with (the splitter's default when unset)."""
     if candidate.split_size:
@@ -275,14 +266,36 @@ def _arrays(text: str) -> list[tuple[str, str, str, int]]:
             for _, name, opcode, size, shape in _core.tensor_sizes(text)]
 
 
-Optimize = Callable[[int | None, int | None, bool], tuple[str, list]]
-"""``optimize(threshold, split_size, large_sums) -> (text, records)``: the C++ pipeline."""
+Optimize = Callable[..., tuple[str, list]]
+"""``optimize(threshold, split_size, large_sums[, dimensions]) -> (text, records)``:
+the C++ pipeline with one plan's settings (``dimensions``,
+``{"computation/instruction": dimension}``, is passed only when a plan sets it)."""
+
+Models = Callable[[int], PlanSearch]
+"""``models(target) -> PlanSearch``: the C++ plan search, judging plans
+against a predicted peak of ``target`` bytes (:func:`exla._plan_search.search`)."""
+
+CONFIRMATIONS = 2
+"""XLA compilations the model-guided search spends confirming its choice: the
+winner, then the winner of a search whose target is corrected by the error
+XLA showed, before plans are measured one by one."""
+
+_CORRECTION_MARGIN = 0.97  # aim a little below the corrected target
 
 
 def search(text: str, limit: int, optimize: Optimize,
            *, threshold: int | None = None, split_size: int | None = None,
-           ) -> tuple[str, list, LimitPlan]:
-    """Finds the cheapest ``(threshold, split_size)`` whose rewritten module fits ``limit``.
+           models: Models | None = None) -> tuple[str, list, LimitPlan]:
+    """Finds the cheapest plan whose rewritten module fits ``limit``.
+
+    With ``models``, exla's memory and cost models choose: the C++ search
+    judges plans (thresholds, slice sizes, the dimension of each loop)
+    without compiling, the best that fits is compiled once for XLA's figure,
+    and if XLA plans more than the limit, the search runs again with its
+    target lowered by the model's error on that plan and its winner is
+    compiled (at most :data:`CONFIRMATIONS` compilations). Only if both miss,
+    or the models see no plan that fits, are plans measured with XLA one by
+    one (the halving described in the module's docstring).
 
     Args:
       text: the input module.
@@ -290,6 +303,7 @@ def search(text: str, limit: int, optimize: Optimize,
       optimize: runs the pipeline for one candidate.
       threshold: the user's per-tensor threshold: candidates never exceed it.
       split_size: the user's split size: kept fixed.
+      models: the C++ plan search (None: measure plans with XLA alone).
 
     Returns:
       ``(text, records, plan)`` of the chosen candidate (the one with the
@@ -298,7 +312,7 @@ def search(text: str, limit: int, optimize: Optimize,
     Raises:
       exla.MemoryLimitError: ``limit`` is below the program's arguments plus outputs.
     """
-    return _LimitSearch(text, limit, optimize, threshold, split_size).run()
+    return _LimitSearch(text, limit, optimize, threshold, split_size, models).run()
 
 
 CLEAR_GAIN = 1.5
@@ -323,6 +337,25 @@ def _best(fitting: list[Candidate]) -> Candidate:
     return fastest if first.predicted_seconds > CLEAR_GAIN * fastest.predicted_seconds else first
 
 
+def _model_choice(plans: list[ModelPlan]) -> ModelPlan | None:
+    """The plan to compile: of those the models predict to fit, the one
+    :func:`_best` ranks first; with none, the smallest predicted peak (the
+    models err both ways, so XLA may still find it fits)."""
+    fitting = [(_as_candidate(p), p) for p in plans if p.fits]
+    if fitting:
+        best = _best([c for c, _ in fitting])
+        return next(p for c, p in fitting if c is best)
+    return min(plans, key=lambda p: p.predicted_peak_bytes, default=None)
+
+
+def _as_candidate(plan: ModelPlan) -> Candidate:
+    """A model plan in the search's terms, its peak the predicted one (for ranking)."""
+    s = plan.settings
+    return Candidate(s.threshold, s.split_size, plan.predicted_peak_bytes, len(plan.loops),
+                     plan.fits, plan.recomputed_flops, s.large_sums, plan.predicted_seconds,
+                     plan.predicted_peak_bytes, s.dimensions)
+
+
 def _predicted_seconds(text: str) -> float:
     """The cost model's time for a module (microseconds to compute, no compile)."""
     from exla.predict import predict_time
@@ -334,8 +367,8 @@ class _LimitSearch:
     """One run of :func:`search`: the candidates measured so far and the plan."""
 
     def __init__(self, text: str, limit: int, optimize: Optimize, threshold: int | None,
-                 split_size: int | None) -> None:
-        self.text, self.limit, self.optimize = text, limit, optimize
+                 split_size: int | None, models: Models | None = None) -> None:
+        self.text, self.limit, self.optimize, self.models = text, limit, optimize, models
         self.threshold, self.split_size = threshold, split_size
         self.plan = LimitPlan(limit=limit)
         self.results: dict[tuple, tuple[str, list, Candidate]] = {}
@@ -343,6 +376,8 @@ class _LimitSearch:
         self.largest = max((size for *_, size in _arrays(text)), default=0)
 
     def run(self) -> tuple[str, list, LimitPlan]:
+        if self.models is not None and self._guided():
+            return self.choose()
         self._check_floor()
         first = self.measure(self.threshold)  # the user's own settings (none: clean-ups only)
         if not first.fits:
@@ -357,12 +392,61 @@ class _LimitSearch:
             self.try_larger_slices()
         return self.choose()
 
+    def _guided(self) -> bool:
+        """The model-guided search; True when XLA confirmed a plan that fits."""
+        target = self.limit
+        considered: list[ModelPlan] = []
+        for attempt in range(CONFIRMATIONS):
+            found = self.models(target)
+            self.plan.model_candidates += [_as_candidate(p) for p in found.plans]
+            self.plan.model_seconds += found.seconds
+            if attempt == 0:
+                self._model_floor(found)
+            # Plans judged against an earlier target compete again under this one.
+            considered = [dataclasses.replace(p, fits=p.predicted_peak_bytes <= target)
+                          for p in considered + list(found.plans)]
+            best = _model_choice(considered)
+            if best is None:
+                return False
+            settings = best.settings
+            candidate = self.measure(settings.threshold, settings.split_size, settings.large_sums,
+                                     settings.dimensions, best.predicted_peak_bytes)
+            if best.origin == "user settings" and not best.changed:
+                self.plan.peak_bytes_before = candidate.peak_bytes  # the input, compiled
+                self.plan.before_predicted = False
+            if candidate.fits:
+                return True
+            if not best.fits:
+                return False  # the models see no plan that fits: measure them with XLA
+            _log.info("exla: memory limit %s: the memory model predicted %s for the plan, XLA "
+                      "plans %s; searching again with a corrected target", format_size(self.limit),
+                      format_size(best.predicted_peak_bytes), format_size(candidate.peak_bytes))
+            target = int(self.limit * best.predicted_peak_bytes / candidate.peak_bytes
+                         * _CORRECTION_MARGIN)
+            if target <= found.floor_bytes:
+                return False
+        return False
+
+    def _model_floor(self, found: PlanSearch) -> None:
+        """The input's figures from the models (no compile), and the floor check."""
+        plan = self.plan
+        plan.peak_bytes_before = found.predicted_peak_before
+        plan.before_predicted = True
+        plan.predicted_seconds_before = found.predicted_seconds_before
+        plan.floor_bytes = found.floor_bytes
+        self._refuse_below_floor()
+
     def _check_floor(self) -> None:
         plan = self.plan
         before = planned_memory_cached(self.text, plan)
         plan.peak_bytes_before = before.total_bytes
+        plan.before_predicted = False
         plan.predicted_seconds_before = _predicted_seconds(self.text)
         plan.floor_bytes = before.argument_bytes + before.output_bytes - before.alias_bytes
+        self._refuse_below_floor()
+
+    def _refuse_below_floor(self) -> None:
+        plan = self.plan
         if self.limit < plan.floor_bytes:
             raise MemoryLimitError(
                 f"memory limit {format_size(self.limit)} ({self.limit} bytes) is below the "
@@ -372,22 +456,25 @@ class _LimitSearch:
     def _fitting(self) -> list[Candidate]:
         return [r[2] for r in self.results.values() if r[2].fits]
 
-    def measure(self, t: int | None, split: int | None = None,
-                large: bool = False) -> Candidate:
+    def measure(self, t: int | None, split: int | None = None, large: bool = False,
+                dimensions: tuple[tuple[str, int], ...] = (),
+                predicted_peak: int | None = None) -> Candidate:
         """The candidate with threshold ``t`` (split size: the user's unless given;
-        other sizes are only tried when the user gave none)."""
+        other sizes are only tried when the user gave none), compiled by XLA."""
         split = self.split_size if split is None else split
-        key = (t, split, large)
+        key = (t, split, large, dimensions)
         if key not in self.results:
             plan = self.plan
             start = time.perf_counter()
-            out, records = self.optimize(t, split, large)
+            out, records = (self.optimize(t, split, large, dict(dimensions)) if dimensions
+                            else self.optimize(t, split, large))
             plan.exla_seconds += time.perf_counter() - start
             peak = planned_memory_cached(out, plan).total_bytes
             splitter = of_records(records)
             plan.program_flops = max(plan.program_flops, splitter.program_flops)
             candidate = Candidate(t, split, peak, len(splitter.loops), peak <= self.limit,
-                                  splitter.recomputed_flops, large, _predicted_seconds(out))
+                                  splitter.recomputed_flops, large, _predicted_seconds(out),
+                                  predicted_peak, dimensions)
             plan.candidates.append(candidate)
             self.results[key] = (out, records, candidate)
             _log.debug("exla: memory limit %s: %s", format_size(self.limit), candidate)
@@ -467,26 +554,3 @@ class _LimitSearch:
         plan.split = split_loops(splitter)
         plan.split_loops = list(splitter.loops)
         return out, records, plan
-
-
-_LISTED = 12  # instructions a warning names; the report has them all
-
-
-def format_listing(lines: list[str]) -> str:
-    """The first few of ``lines``, one per line, and how many more there are."""
-    shown = "".join(f"\n  {line}" for line in lines[:_LISTED])
-    more = len(lines) - _LISTED
-    return shown + (f"\n  ... and {more} more (see the report's notes)" if more > 0 else "")
-
-
-def over_limit_message(plan: LimitPlan) -> str:
-    """The warning (or strict error) for a limit no candidate meets."""
-    # One line per instruction: each line lists its dimensions' reasons with "; ".
-    names = format_listing(plan.unsplit) if plan.unsplit else (
-        "the splitter left no tensor above the threshold; the peak comes from many tensors "
-        "live at once")
-    return (f"exla cannot fit the program in memory limit {format_size(plan.limit)}: the "
-            f"smallest planned peak reached is {format_size(plan.peak_bytes)} "
-            f"({plan.peak_bytes} bytes; {len(plan.candidates)} plans tried; the program's own "
-            f"arguments and outputs are {format_size(plan.floor_bytes)}). Instructions "
-            f"kept above the threshold, largest first: {names}")

@@ -83,10 +83,10 @@ def _messages(records: list) -> list[tuple[str, str]]:
 
 
 def _over_threshold_message(threshold: int, unsplit: list[str]) -> str:
-    from exla import _memory_limit
+    from exla import _limit_messages
 
     return (f"exla cannot meet the threshold {format_size(threshold)}: "
-            f"{len(unsplit)} instruction(s) stay above it:" + _memory_limit.format_listing(unsplit))
+            f"{len(unsplit)} instruction(s) stay above it:" + _limit_messages.format_listing(unsplit))
 
 
 def _fail_or_warn(message: str, strict: bool) -> None:
@@ -181,23 +181,32 @@ def optimize_hlo(hlo: str | bytes, *, planned_memory: bool = False,
 
 def _run(text: str, options: Options) -> tuple[str, list, Any]:
     """The pipeline once, or the memory-limit search over it: ``(text, records, plan)``."""
-    from exla import _memory_limit
+    from exla import _memory_limit, _plan_search
 
     pass_list = resolve_passes(options.passes, options.disabled_passes)
 
-    def run(threshold: int | None, split_size: int | None, large_sums: bool = False) -> tuple[str, list]:
-        if pass_list is not None and not pass_list:
-            # Every pass disabled: the extension refuses an empty list, and the
-            # honest result is the module as it was.
+    every_pass_disabled = pass_list is not None and not pass_list
+
+    def run(threshold: int | None, split_size: int | None, large_sums: bool = False,
+            dimensions: dict[str, int] | None = None) -> tuple[str, list]:
+        if every_pass_disabled:
+            # The extension refuses an empty list, and the honest result is
+            # the module as it was.
             return _core.round_trip(text), []
         candidate = options.replace(threshold=threshold, split_size=split_size, passes=pass_list)
-        return _core.optimize(text, candidate, large_sums=large_sums)
+        return _core.optimize(text, candidate, large_sums=large_sums, dimensions=dimensions)
+
+    def models(target: int) -> _plan_search.PlanSearch:
+        return _plan_search.search(text, options.replace(passes=pass_list), target,
+                                   threshold=options.threshold or None,
+                                   split_size=options.split_size or None)
 
     if options.memory_limit is None:
         return (*run(options.threshold, options.split_size), None)
     return _memory_limit.search(text, options.memory_limit, run,
                                 threshold=options.threshold or None,
-                                split_size=options.split_size or None)
+                                split_size=options.split_size or None,
+                                models=None if every_pass_disabled else models)
 
 
 def _report(before: dict, after: dict, records: list, options: Options, plan: Any,
@@ -225,18 +234,18 @@ def _report(before: dict, after: dict, records: list, options: Options, plan: An
 
 def _check_promises(report: Report, records: list, optimised: str, options: Options) -> None:
     """Warns, or with ``strict`` raises, when the limit or the threshold is not met."""
-    from exla import _memory_limit
+    from exla import _limit_messages
 
     plan = report.limit_plan
     if plan is not None and not plan.fits:
-        _fail_or_warn(_memory_limit.over_limit_message(plan), options.strict)
+        _fail_or_warn(_limit_messages.over_limit_message(plan), options.strict)
     threshold = options.threshold
     if threshold and "tensor-splitter" in (p.name for p in report.passes):
         # Only a pipeline with the splitter promises the threshold, and only
         # for the tensors the program creates (it reports those it left). A
         # threshold given with a limit still bounds every tensor, even when
         # the plan fits the limit.
-        unsplit = _memory_limit.unsplit_instructions(of_records(records), optimised,
+        unsplit = _limit_messages.unsplit_instructions(of_records(records), optimised,
                                                      above=threshold)
         if unsplit:
             _fail_or_warn(_over_threshold_message(threshold, unsplit), options.strict)

@@ -58,7 +58,9 @@ def test_kernel_matvec_fits_and_computes_the_same(kmv_hlo):
     assert report.planned_peak_bytes == _peak(optimised) <= 4_000_000
     plan = report.limit_plan
     assert plan.chosen.fits and plan.chosen.loops >= 1
-    assert 2 <= len(plan.candidates) and plan.xla_compiles <= 12
+    # exla's models judged the plans; XLA compiled the winner once to confirm it.
+    assert plan.model_plans >= 2 and plan.xla_compiles == 1 and len(plan.candidates) == 1
+    assert plan.before_predicted and plan.chosen.predicted_peak_bytes is not None
     # One loop over the rows of the kernel, which nothing else needs whole.
     assert any(s.startswith("kmv_2000/k f32[2000,2000] (16.0 MB) on dimension 0 of extent 2000")
                and s.endswith("nothing recomputed") for s in plan.split), plan.split
@@ -66,9 +68,10 @@ def test_kernel_matvec_fits_and_computes_the_same(kmv_hlo):
     # Slices as large as the limit allows: the default quarter of the
     # threshold fits with room to spare, so larger slices were tried and kept.
     assert plan.chosen.split_size == plan.chosen.threshold, plan.chosen
-    default = [c for c in plan.candidates if c.threshold == plan.chosen.threshold
+    default = [c for c in plan.model_candidates if c.threshold == plan.chosen.threshold
                and c.split_size is None]
-    assert default and default[0].fits and default[0].peak_bytes < plan.chosen.peak_bytes
+    assert default and default[0].fits
+    assert default[0].peak_bytes < plan.chosen.predicted_peak_bytes
     assert "memory limit 4 MB" in str(report) and "plan chosen" in str(report)
     rng = np.random.default_rng(0)
     args = [rng.normal(size=(2000, 8)).astype(np.float32) * 0.1,

@@ -7,6 +7,7 @@ real measurements are in test_memory_limit.py.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 
 import numpy as np
@@ -230,3 +231,97 @@ def test_the_plan_that_rereads_less_is_chosen(monkeypatch):
     np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-4)
     error_before = np.abs(before - reference).max()
     assert np.abs(after - reference).max() <= 4 * error_before + 1e-6
+
+
+# The model-guided search: the C++ plan search (exla._plan_search) is
+# replaced by a list of plans with their predicted peaks, XLA by a table of
+# the peaks it "plans" for each.
+
+def _model_plan(threshold, peak, split=None, loops=1, seconds=1.0, origin="halving",
+                changed=True):
+    from exla._plan_search import ModelPlan, PlanSettings
+    from exla._splitter_result import SplitLoop
+
+    loop = SplitLoop("main", "e", "f32[1000,1000]", 4 * MB, 0, 1000, 100, 10, 0, 3, (), 0, "")
+    return ModelPlan(PlanSettings(threshold, split), origin, peak, seconds, False, changed,
+                     (loop,) * loops, 0, 0, 0.001)
+
+
+def _guided(monkeypatch, plans_for_target, xla_peak, limit=12 * MB):
+    """Runs the search with ``plans_for_target(target)`` as the C++ search's
+    plans and ``xla_peak(threshold, split)`` as XLA's total bytes."""
+    from exla._plan_search import PlanSearch
+
+    targets, compiled = [], []
+
+    def models(target):
+        targets.append(target)
+        plans = tuple(dataclasses.replace(p, fits=p.predicted_peak_bytes <= target)
+                      for p in plans_for_target(target))
+        return PlanSearch(30 * MB, 1.0, 8 * MB, plans, 0.01)
+
+    def optimize(threshold, split_size, large_sums):
+        return MODULE.format(name=f"m_{threshold}_{split_size}_{int(large_sums)}"), []
+
+    def planned_memory(text, devices=None):
+        name = text.split()[1]
+        compiled.append(name)
+        if name == "input":
+            return bridge.MemoryStats(30 * MB - 8 * MB, 4 * MB, 4 * MB, 0, 0)
+        _, threshold, split, _ = name.split("_")
+        peak = xla_peak(None if threshold == "None" else int(threshold),
+                        None if split == "None" else int(split))
+        return bridge.MemoryStats(peak - 8 * MB, 4 * MB, 4 * MB, 0, 0)
+
+    monkeypatch.setattr(bridge, "planned_memory", planned_memory)
+    monkeypatch.setattr(_memory_limit, "_cache", OrderedDict())
+    _, _, plan = _memory_limit.search(MODULE.format(name="input"), limit, optimize,
+                                      models=models)
+    return plan, targets, compiled
+
+
+_PLANS = [_model_plan(None, 30 * MB, loops=0, origin="user settings", changed=False),
+          _model_plan(4 * MB, 10 * MB), _model_plan(2 * MB, 9 * MB),
+          _model_plan(4 * MB, 11 * MB, split=4 * MB, origin="larger slices")]
+
+
+def test_models_choose_and_xla_compiles_only_the_winner(monkeypatch):
+    plan, targets, compiled = _guided(monkeypatch, lambda target: _PLANS,
+                                      lambda t, split: 11 * MB if split else 10 * MB)
+    assert targets == [12 * MB] and compiled == [f"m_{4 * MB}_{4 * MB}_0"]
+    assert plan.fits and plan.xla_compiles == 1 and plan.model_plans == 4
+    # The largest slices of the plans that fit, as in the measured search.
+    assert (plan.chosen.threshold, plan.chosen.split_size) == (4 * MB, 4 * MB)
+    assert plan.chosen.predicted_peak_bytes == 11 * MB and plan.peak_bytes == 11 * MB
+    # The input was not compiled: its peak is the model's, and says so.
+    assert plan.before_predicted and plan.peak_bytes_before == 30 * MB
+    assert "exla's model; not compiled" in "\n".join(plan.summary())
+
+
+def test_a_plan_xla_finds_over_the_limit_is_corrected_once(monkeypatch):
+    # XLA plans 30% more than the model for every plan: 11 MB becomes 14.3 MB.
+    plan, targets, compiled = _guided(monkeypatch, lambda target: _PLANS,
+                                      lambda t, split: int(1.3 * (11 if split else
+                                                                  10 if t == 4 * MB else 9) * MB))
+    assert len(targets) == 2 and targets[1] < 12 * MB / 1.3
+    assert plan.fits and plan.xla_compiles == 2
+    assert (plan.chosen.threshold, plan.chosen.split_size) == (2 * MB, None)
+
+
+def test_models_that_miss_twice_leave_it_to_xla(monkeypatch):
+    # XLA plans 14 MB for every plan the models offer: both confirmations
+    # miss, and the search measures plans with XLA, the input first, down to
+    # thresholds the models never offered.
+    plan, targets, compiled = _guided(monkeypatch, lambda target: _PLANS,
+                                      lambda t, split: 14 * MB if t is None or t > MB else 11 * MB)
+    assert len(targets) == 2 and "input" in compiled[2:]
+    assert plan.xla_compiles > 3 and not plan.before_predicted
+    assert plan.fits and plan.chosen.threshold <= MB
+
+
+def test_an_input_the_models_see_fitting_is_compiled_once(monkeypatch):
+    user = _model_plan(None, 11 * MB, loops=0, origin="user settings", changed=False)
+    plan, targets, compiled = _guided(monkeypatch, lambda target: [user],
+                                      lambda t, split: 11 * MB)
+    assert compiled == ["m_None_None_0"] and plan.fits and plan.chosen.threshold is None
+    assert not plan.before_predicted and plan.peak_bytes_before == 11 * MB
