@@ -162,7 +162,7 @@ def optimize_hlo(hlo: str | bytes, *, planned_memory: bool = False,
     if options.dump_dir is not None:
         os.makedirs(options.dump_dir, exist_ok=True)
     before = _core.module_summary(text)  # also rejects malformed text early
-    optimised, records, plan = _run(text, options)
+    optimised, records, plan = _run(text, options, sharded=bool(before.get("sharded")))
     after = _core.module_summary(optimised)
     # exla's own time: XLA's compilations during a limit search are reported apart.
     seconds = time.perf_counter() - start - (plan.xla_seconds if plan is not None else 0.0)
@@ -179,8 +179,11 @@ def optimize_hlo(hlo: str | bytes, *, planned_memory: bool = False,
     return (optimised if report.changed else text), report
 
 
-def _run(text: str, options: Options) -> tuple[str, list, Any]:
-    """The pipeline once, or the memory-limit search over it: ``(text, records, plan)``."""
+def _run(text: str, options: Options, *, sharded: bool = False) -> tuple[str, list, Any]:
+    """The pipeline once, or the memory-limit search over it: ``(text, records, plan)``.
+
+    The memory model predicts a module on one device; a sharded module's
+    plans are measured with XLA alone."""
     from exla import _memory_limit, _plan_search
 
     pass_list = resolve_passes(options.passes, options.disabled_passes)
@@ -206,7 +209,7 @@ def _run(text: str, options: Options) -> tuple[str, list, Any]:
     return _memory_limit.search(text, options.memory_limit, run,
                                 threshold=options.threshold or None,
                                 split_size=options.split_size or None,
-                                models=None if every_pass_disabled else models)
+                                models=None if every_pass_disabled or sharded else models)
 
 
 def _report(before: dict, after: dict, records: list, options: Options, plan: Any,
