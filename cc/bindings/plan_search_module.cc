@@ -11,17 +11,6 @@ namespace py = pybind11;
 namespace exla {
 namespace {
 
-py::dict MemoryData(const MemoryPrediction& memory) {
-  py::dict d;
-  d["argument_bytes"] = memory.argument_bytes;
-  d["output_bytes"] = memory.output_bytes;
-  d["alias_bytes"] = memory.alias_bytes;
-  d["temp_bytes"] = memory.temp_bytes;
-  d["constant_bytes"] = memory.constant_bytes;
-  d["peak_bytes"] = memory.peak_bytes();
-  return d;
-}
-
 py::dict SettingsData(const PlanSettings& settings) {
   py::dict d;
   d["threshold"] = settings.threshold;

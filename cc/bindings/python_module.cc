@@ -39,6 +39,19 @@ py::dict SplitLoopData(const SplitLoop& loop) {
   return d;
 }
 
+py::dict MemoryData(const MemoryPrediction& prediction) {
+  py::dict data;
+  data["argument_bytes"] = prediction.argument_bytes;
+  data["output_bytes"] = prediction.output_bytes;
+  data["alias_bytes"] = prediction.alias_bytes;
+  data["temp_bytes"] = prediction.temp_bytes;
+  data["live_bytes"] = prediction.live_bytes;
+  data["constant_bytes"] = prediction.constant_bytes;
+  data["buffers"] = prediction.buffers;
+  data["peak_bytes"] = prediction.peak_bytes();
+  return data;
+}
+
 namespace {
 
 // A pass's results as data: {"loops": [{...}], "unsplit": [{...}],
@@ -199,16 +212,7 @@ py::dict PredictMemoryData(const std::string& text) {
     VerifyModuleOrThrow(*module, text);  // a prediction for a malformed module would mislead
     prediction = PredictMemory(*module);
   }
-  py::dict data;
-  data["argument_bytes"] = prediction.argument_bytes;
-  data["output_bytes"] = prediction.output_bytes;
-  data["alias_bytes"] = prediction.alias_bytes;
-  data["temp_bytes"] = prediction.temp_bytes;
-  data["live_bytes"] = prediction.live_bytes;
-  data["constant_bytes"] = prediction.constant_bytes;
-  data["buffers"] = prediction.buffers;
-  data["peak_bytes"] = prediction.peak_bytes();
-  return data;
+  return MemoryData(prediction);
 }
 
 // The timeline as plain values: exla/predict.py reads it into a

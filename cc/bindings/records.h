@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/memory_model.h"
 #include "api/exla.h"
 
 namespace exla {
@@ -16,6 +17,10 @@ namespace exla {
 // dimension, extent, chunk, chunks, remainder, members, recomputed,
 // recomputed_flops, description}.
 pybind11::dict SplitLoopData(const SplitLoop& loop);
+
+// The memory model's figures: {argument_bytes, output_bytes, alias_bytes,
+// temp_bytes, live_bytes, constant_bytes, buffers, peak_bytes}.
+pybind11::dict MemoryData(const MemoryPrediction& prediction);
 
 // What `optimize` returns: (text, [(pass, changed, seconds, messages, data), ...]).
 pybind11::tuple OptimizedData(const std::string& text, const std::vector<PassRecord>& records);
