@@ -64,6 +64,19 @@ bool FoldedIntoDots(const HloInstruction& instruction) {
 // producers of the matrix; other dots call a GEMM that reads buffers.
 constexpr int64_t kSmallVectorBytes = 16 * 1024;
 
+// A dot that contracts nothing but dimensions of size 1 is an outer product:
+// XLA's simplifier drops the degenerate dimensions and rewrites it as a
+// multiply of two broadcasts, an elementwise loop that fusion treats as such.
+bool IsOuterProduct(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kDot) || instruction.operand_count() != 2) return false;
+  const std::vector<int64_t>& contracting = instruction.dot_dimensions().lhs_contracting;
+  const Shape& lhs = instruction.operand(0)->shape();
+  for (int64_t d : contracting) {
+    if (lhs.dim(static_cast<int>(d)) != 1) return false;
+  }
+  return true;
+}
+
 bool FusesMatrixOfDot(const HloInstruction& dot, int operand_index) {
   if (!dot.Is(HloOpcode::kDot) || dot.operand_count() != 2) return false;
   const DotDimensions dims = dot.dot_dimensions();
@@ -94,7 +107,9 @@ bool ReusesOperandElements(const HloInstruction& consumer, int operand_index) {
 
 // Whether `consumer` folds its operand `operand_index` into its loop.
 bool FusesOperand(const HloInstruction& consumer, int operand_index) {
-  if (FusesMatrixOfDot(consumer, operand_index)) return true;
+  // Once the matrix is fused, the dot is a loop fusion that also takes in
+  // the producers of the vector.
+  if (FusesMatrixOfDot(consumer, 0) || FusesMatrixOfDot(consumer, 1)) return true;
   if (!FusesProducers(consumer)) return false;
   // A tree reduction's reduce-window reads its input from memory.
   if (IsTreeReduction(consumer)) return operand_index >= consumer.operand_count() / 2;
@@ -143,7 +158,7 @@ bool FusedIntoUsers(const HloInstruction& instruction) {
 }  // namespace
 
 bool IsLoopFusible(const HloInstruction& instruction) {
-  if (instruction.IsElementwise()) return true;
+  if (instruction.IsElementwise() || IsOuterProduct(instruction)) return true;
   switch (instruction.opcode()) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kIota:
@@ -161,7 +176,7 @@ bool IsLoopFusible(const HloInstruction& instruction) {
 }
 
 bool FusesProducers(const HloInstruction& instruction) {
-  if (instruction.IsElementwise()) return true;
+  if (instruction.IsElementwise() || IsOuterProduct(instruction)) return true;
   switch (instruction.opcode()) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kTranspose:
