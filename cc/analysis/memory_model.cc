@@ -135,8 +135,16 @@ class ModuleMemory {
   // control flow runs, at the point where it runs them) a step.
   void Walk(const HloComputation& computation) {
     computations_.push_back(&computation);
-    auto folded = [this](const HloInstruction& i) { return FoldedAway(&i); };
-    for (const HloInstruction* instruction : BreadthFirstSchedule(computation, folded, later_readers_first_)) {
+    ScheduleHooks hooks;
+    hooks.folded = [this](const HloInstruction& i) { return FoldedAway(&i); };
+    hooks.has_prologue = [](const HloInstruction& i) { return PrologueBytes(i) > 0; };
+    for (const ScheduledStep& step : BreadthFirstSchedule(computation, hooks, later_readers_first_)) {
+      const HloInstruction* instruction = step.instruction;
+      if (step.prologue) {
+        prologue_start_[instruction] = ++clock_;
+        schedule_.push_back(instruction);
+        continue;
+      }
       LeavesOf(instruction);
       start_[instruction] = ++clock_;
       schedule_.push_back(instruction);
@@ -406,6 +414,11 @@ class ModuleMemory {
       if (const int64_t scratch = ScratchBytes(*instruction)) {
         lives->push_back({{scratch, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
       }
+      auto prologue = prologue_start_.find(instruction);
+      if (prologue != prologue_start_.end()) {  // alive from its own step to its reader's
+        lives->push_back({{PrologueBytes(*instruction), prologue->second, step}, Kind::kScratch,
+                          {instruction}, {nullptr}, {prologue->second}});
+      }
       if (!instruction->shape().IsTuple() || instruction == entry.root()) continue;
       const Holding h = HoldingOfCached(instruction);
       if (h == Holding::kParameter || instruction->Is(HloOpcode::kGetTupleElement) ||
@@ -513,6 +526,7 @@ class ModuleMemory {
   std::unordered_map<const HloInstruction*, std::vector<int>> leaves_;
   std::unordered_map<const HloInstruction*, Holding> holding_;
   std::unordered_map<const HloInstruction*, int64_t> start_, end_;
+  std::unordered_map<const HloInstruction*, int64_t> prologue_start_;
   std::vector<const HloInstruction*> schedule_;  // the instruction of each step
   std::vector<Leaf> leaf_;
   std::vector<int> parent_;

@@ -28,18 +28,33 @@ namespace exla {
 std::vector<const HloInstruction*> DepthFirstSchedule(
     const HloComputation& computation, const std::function<int64_t(const HloInstruction&)>& bytes);
 
+// What the breadth-first schedule needs to know of fusion.
+struct ScheduleHooks {
+  // Whether fusion folds the instruction into its readers (it is then no
+  // step of its own in XLA's schedule).
+  std::function<bool(const HloInstruction&)> folded;
+  // Whether XLA computes a value from the instruction's operand 1 alone
+  // before running it (buffer_model.h's PrologueBytes): that work is a step
+  // of its own, ready as soon as the operand is.
+  std::function<bool(const HloInstruction&)> has_prologue;
+};
+
+// One step: an instruction, or the prologue of one.
+struct ScheduledStep {
+  const HloInstruction* instruction = nullptr;
+  bool prologue = false;
+};
+
 // The instructions of `computation` in XLA's breadth-first order, taken over
-// what remains after fusion: `folded` says which instructions fusion folds
-// into their readers. Each of those is placed just before the first
-// instruction that reads it, so that every instruction has a step.
+// what remains after fusion. Each folded instruction is placed just before
+// the first instruction that reads it, so that every instruction has a step.
 //
 // Instructions that become ready together run in the order of their
 // operands' users lists, which XLA's fusion reorders (it builds fusions
 // from the root backwards); `later_readers_first` picks which of the two
 // orders of the module's text to assume.
-std::vector<const HloInstruction*> BreadthFirstSchedule(
-    const HloComputation& computation, const std::function<bool(const HloInstruction&)>& folded,
-    bool later_readers_first = false);
+std::vector<ScheduledStep> BreadthFirstSchedule(const HloComputation& computation,
+                                                const ScheduleHooks& hooks, bool later_readers_first = false);
 
 }  // namespace exla
 
