@@ -1,6 +1,7 @@
 #include "analysis/buffer_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 
 #include "analysis/flops.h"
@@ -64,6 +65,19 @@ bool FoldedIntoDots(const HloInstruction& instruction) {
 // producers of the matrix; other dots call a GEMM that reads buffers.
 constexpr int64_t kSmallVectorBytes = 16 * 1024;
 
+// A dot that contracts nothing but dimensions of size 1 is an outer product:
+// XLA's simplifier drops the degenerate dimensions and rewrites it as a
+// multiply of two broadcasts, an elementwise loop that fusion treats as such.
+bool IsOuterProduct(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kDot) || instruction.operand_count() != 2) return false;
+  const std::vector<int64_t>& contracting = instruction.dot_dimensions().lhs_contracting;
+  const Shape& lhs = instruction.operand(0)->shape();
+  for (int64_t d : contracting) {
+    if (lhs.dim(static_cast<int>(d)) != 1) return false;
+  }
+  return true;
+}
+
 bool FusesMatrixOfDot(const HloInstruction& dot, int operand_index) {
   if (!dot.Is(HloOpcode::kDot) || dot.operand_count() != 2) return false;
   const DotDimensions dims = dot.dot_dimensions();
@@ -94,7 +108,9 @@ bool ReusesOperandElements(const HloInstruction& consumer, int operand_index) {
 
 // Whether `consumer` folds its operand `operand_index` into its loop.
 bool FusesOperand(const HloInstruction& consumer, int operand_index) {
-  if (FusesMatrixOfDot(consumer, operand_index)) return true;
+  // Once the matrix is fused, the dot is a loop fusion that also takes in
+  // the producers of the vector.
+  if (FusesMatrixOfDot(consumer, 0) || FusesMatrixOfDot(consumer, 1)) return true;
   if (!FusesProducers(consumer)) return false;
   // A tree reduction's reduce-window reads its input from memory.
   if (IsTreeReduction(consumer)) return operand_index >= consumer.operand_count() / 2;
@@ -140,10 +156,41 @@ bool FusedIntoUsers(const HloInstruction& instruction) {
   return true;
 }
 
+int64_t GroupCount(const HloInstruction& convolution, const char* attribute) {
+  return std::stoll(convolution.RawAttribute(attribute).value_or("1"));
+}
+
+// The product of the dimensions of `shape` that `labels` marks spatial (digits).
+int64_t SpatialVolume(const Shape& shape, const std::string& labels) {
+  int64_t volume = 1;
+  for (size_t i = 0; i < labels.size() && static_cast<int64_t>(i) < shape.rank(); ++i) {
+    if (std::isdigit(static_cast<unsigned char>(labels[i]))) volume *= shape.dim(static_cast<int>(i));
+  }
+  return volume;
+}
+
+// XLA's simplifier swaps the operands of a convolution whose kernel window
+// covers more positions than its input has (a 3x3 kernel over a 2x2 image):
+// the kernel becomes the image, read reversed, and XLA CPU writes that
+// reversed copy of the kernel to memory first.
+bool KernelLargerThanInput(const HloInstruction& convolution) {
+  const std::string labels = convolution.RawAttribute("dim_labels").value_or("");
+  const std::string window = convolution.RawAttribute("window").value_or("");
+  const size_t underscore = labels.find('_');
+  const size_t arrow = labels.find("->");
+  if (underscore == std::string::npos || arrow == std::string::npos || underscore > arrow) return false;
+  if (window.find("dilate") != std::string::npos || window.find("stride") != std::string::npos) return false;
+  if (GroupCount(convolution, "batch_group_count") > 1) return false;
+  const int64_t input = SpatialVolume(convolution.operand(0)->shape(), labels.substr(0, underscore));
+  const int64_t kernel =
+      SpatialVolume(convolution.operand(1)->shape(), labels.substr(underscore + 1, arrow - underscore - 1));
+  return kernel > input;
+}
+
 }  // namespace
 
 bool IsLoopFusible(const HloInstruction& instruction) {
-  if (instruction.IsElementwise()) return true;
+  if (instruction.IsElementwise() || IsOuterProduct(instruction)) return true;
   switch (instruction.opcode()) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kIota:
@@ -161,7 +208,7 @@ bool IsLoopFusible(const HloInstruction& instruction) {
 }
 
 bool FusesProducers(const HloInstruction& instruction) {
-  if (instruction.IsElementwise()) return true;
+  if (instruction.IsElementwise() || IsOuterProduct(instruction)) return true;
   switch (instruction.opcode()) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kTranspose:
@@ -246,6 +293,16 @@ int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes
   return std::min(bytes, largest);
 }
 
+int64_t PrologueBytes(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kConvolution) || instruction.operand_count() != 2) return 0;
+  const int64_t kernel = instruction.operand(1)->shape().ByteSize();
+  // Only f32 grouped (depthwise) convolutions have a kernel of their own;
+  // others become one dense convolution over a filter expanded by groups.
+  const int64_t groups = GroupCount(instruction, "feature_group_count");
+  if (groups > 1) return instruction.shape().element_type() != PrimitiveType::kF32 ? groups * kernel : 0;
+  return KernelLargerThanInput(instruction) ? kernel : 0;
+}
+
 int64_t ScratchBytes(const HloInstruction& instruction) {
   // XLA CPU expands Cholesky and triangular solves into loops over blocks
   // that keep copies of the matrices beside the result.
@@ -253,12 +310,11 @@ int64_t ScratchBytes(const HloInstruction& instruction) {
   if (instruction.Is(HloOpcode::kTriangularSolve) && instruction.operand_count() == 2) {
     return instruction.operand(0)->shape().ByteSize() + instruction.shape().ByteSize();
   }
-  // Only f32 grouped (depthwise) convolutions have a kernel of their own;
-  // others become one dense convolution over a filter expanded by groups.
-  if (instruction.Is(HloOpcode::kConvolution) && instruction.operand_count() == 2 &&
-      instruction.shape().element_type() != PrimitiveType::kF32) {
-    const int64_t groups = std::stoll(instruction.RawAttribute("feature_group_count").value_or("1"));
-    if (groups > 1) return groups * instruction.operand(1)->shape().ByteSize();
+  // A convolution over batch groups (the filter gradient of a depthwise
+  // convolution) becomes one dense convolution whose result is groups times
+  // larger, then a select of the diagonal blocks before the reduction.
+  if (instruction.Is(HloOpcode::kConvolution) && GroupCount(instruction, "batch_group_count") > 1) {
+    return 2 * GroupCount(instruction, "batch_group_count") * instruction.shape().ByteSize();
   }
   if (IsTreeReduction(instruction)) {  // the reduce-window's partial sums
     const int64_t partials = (ReducedExtent(instruction) + kTreeReductionWindow - 1) / kTreeReductionWindow;

@@ -52,6 +52,12 @@ bool IsTopK(const HloInstruction& instruction);
 // (a top-k writes only its k leading elements).
 int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes);
 
+// Bytes of a value XLA computes from the kernel (operand 1) of the
+// convolution `instruction` alone before running it: a filter expanded over
+// feature groups, or the kernel reversed when XLA swaps the operands. It can
+// run as soon as the kernel exists, which a breadth-first schedule does.
+int64_t PrologueBytes(const HloInstruction& instruction);
+
 // Scratch memory XLA's expansion of `instruction` holds while it runs (a
 // tree reduction's partial sums; a select-and-scatter becomes iotas, a
 // variadic reduce-window and a scatter;

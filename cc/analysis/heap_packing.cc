@@ -50,14 +50,11 @@ int64_t PeakLiveBytes(const std::vector<BufferLife>& buffers) {
   return peak;
 }
 
-int64_t PackedHeapBytes(const std::vector<BufferLife>& buffers, int64_t alignment) {
-  std::vector<BufferLife> order = buffers;
-  // Largest first; among equals the longest-lived, then the earliest.
-  std::stable_sort(order.begin(), order.end(), [](const BufferLife& a, const BufferLife& b) {
-    if (a.bytes != b.bytes) return a.bytes > b.bytes;
-    if (a.end - a.start != b.end - b.start) return a.end - a.start > b.end - b.start;
-    return a.start < b.start;
-  });
+namespace {
+
+// Places `order` one by one, each at its best fit among those placed whose
+// lives overlap it; returns the heap's size.
+int64_t PackInOrder(const std::vector<BufferLife>& order, int64_t alignment) {
   std::vector<Placed> placed;
   placed.reserve(order.size());
   int64_t heap = 0;
@@ -76,6 +73,26 @@ int64_t PackedHeapBytes(const std::vector<BufferLife>& buffers, int64_t alignmen
     heap = std::max(heap, offset + bytes);
   }
   return heap;
+}
+
+}  // namespace
+
+int64_t PackedHeapBytes(const std::vector<BufferLife>& buffers, int64_t alignment) {
+  // XLA's heap simulator packs twice, largest first (spatial) and
+  // longest-lived first (temporal), and keeps the smaller heap.
+  std::vector<BufferLife> spatial = buffers;
+  std::stable_sort(spatial.begin(), spatial.end(), [](const BufferLife& a, const BufferLife& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    if (a.end - a.start != b.end - b.start) return a.end - a.start > b.end - b.start;
+    return a.start < b.start;
+  });
+  std::vector<BufferLife> temporal = buffers;
+  std::stable_sort(temporal.begin(), temporal.end(), [](const BufferLife& a, const BufferLife& b) {
+    if (a.end - a.start != b.end - b.start) return a.end - a.start > b.end - b.start;
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    return a.start < b.start;
+  });
+  return std::min(PackInOrder(spatial, alignment), PackInOrder(temporal, alignment));
 }
 
 }  // namespace exla

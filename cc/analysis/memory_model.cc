@@ -75,7 +75,8 @@ struct Group {
 // figures of buffer assignment.
 class ModuleMemory {
  public:
-  explicit ModuleMemory(const HloModule& module) : module_(module) {}
+  ModuleMemory(const HloModule& module, bool later_readers_first)
+      : module_(module), later_readers_first_(later_readers_first) {}
 
   ModuleBuffers Predict() {
     const HloComputation& entry = *module_.entry();
@@ -134,10 +135,16 @@ class ModuleMemory {
   // control flow runs, at the point where it runs them) a step.
   void Walk(const HloComputation& computation) {
     computations_.push_back(&computation);
-    auto bytes = [this](const HloInstruction& i) {
-      return HoldingOfCached(&i) == Holding::kOwn ? i.shape().ByteSize() : int64_t{0};
-    };
-    for (const HloInstruction* instruction : DepthFirstSchedule(computation, bytes)) {
+    ScheduleHooks hooks;
+    hooks.folded = [this](const HloInstruction& i) { return FoldedAway(&i); };
+    hooks.has_prologue = [](const HloInstruction& i) { return PrologueBytes(i) > 0; };
+    for (const ScheduledStep& step : BreadthFirstSchedule(computation, hooks, later_readers_first_)) {
+      const HloInstruction* instruction = step.instruction;
+      if (step.prologue) {
+        prologue_start_[instruction] = ++clock_;
+        schedule_.push_back(instruction);
+        continue;
+      }
       LeavesOf(instruction);
       start_[instruction] = ++clock_;
       schedule_.push_back(instruction);
@@ -407,6 +414,11 @@ class ModuleMemory {
       if (const int64_t scratch = ScratchBytes(*instruction)) {
         lives->push_back({{scratch, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
       }
+      auto prologue = prologue_start_.find(instruction);
+      if (prologue != prologue_start_.end()) {  // alive from its own step to its reader's
+        lives->push_back({{PrologueBytes(*instruction), prologue->second, step}, Kind::kScratch,
+                          {instruction}, {nullptr}, {prologue->second}});
+      }
       if (!instruction->shape().IsTuple() || instruction == entry.root()) continue;
       const Holding h = HoldingOfCached(instruction);
       if (h == Holding::kParameter || instruction->Is(HloOpcode::kGetTupleElement) ||
@@ -509,10 +521,12 @@ class ModuleMemory {
   }
 
   const HloModule& module_;
+  const bool later_readers_first_;
   std::vector<const HloComputation*> computations_;
   std::unordered_map<const HloInstruction*, std::vector<int>> leaves_;
   std::unordered_map<const HloInstruction*, Holding> holding_;
   std::unordered_map<const HloInstruction*, int64_t> start_, end_;
+  std::unordered_map<const HloInstruction*, int64_t> prologue_start_;
   std::vector<const HloInstruction*> schedule_;  // the instruction of each step
   std::vector<Leaf> leaf_;
   std::vector<int> parent_;
@@ -525,7 +539,12 @@ class ModuleMemory {
 }  // namespace
 
 ModuleBuffers PredictBuffers(const HloModule& module) {
-  return ModuleMemory(module).Predict();
+  // Where the order of instructions that become ready together is unknown,
+  // the model takes the order that needs more memory: a prediction may err
+  // high, not low.
+  ModuleBuffers one = ModuleMemory(module, false).Predict();
+  ModuleBuffers other = ModuleMemory(module, true).Predict();
+  return other.prediction.peak_bytes() > one.prediction.peak_bytes() ? std::move(other) : std::move(one);
 }
 
 MemoryPrediction PredictMemory(const HloModule& module) {

@@ -28,12 +28,13 @@ from tests._extension import load_extension  # noqa: E402
 
 load_extension()
 
-# The distribution measured when the model landed (experiments/results/
-# memory_model.csv, 2026-11-25: 150 modules, 40% within 10%, 34% more than 10%
-# below), with a little room for lowering differences between runs.
+# The distribution last measured (experiments/results/memory_model.csv,
+# breadth-first schedule and early convolution kernels: 150 modules, 49%
+# within 10%, 21% more than 10% below), with a little room for lowering
+# differences between runs.
 MIN_MODULES = 60
-MIN_WITHIN = 0.37
-MAX_TOO_LOW = 0.37
+MIN_WITHIN = 0.46
+MAX_TOO_LOW = 0.24
 
 
 @pytest.fixture(scope="session")

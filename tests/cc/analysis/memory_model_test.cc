@@ -183,8 +183,9 @@ TEST(HeapPacking, PeakAndBestFit) {
   const std::vector<BufferLife> lives = {{100, 0, 1}, {50, 0, 3}, {100, 2, 3}};
   EXPECT_EQ(exla::PeakLiveBytes(lives), 150);
   EXPECT_EQ(exla::PackedHeapBytes(lives, 1), 150);
-  // Aligned to 64 bytes, the 50-byte buffer starts at 128.
-  EXPECT_EQ(exla::PackedHeapBytes(lives, 64), 178);
+  // Aligned to 64 bytes: largest first puts the 50-byte buffer at 128 (178),
+  // longest-lived first puts it at 0 and the others at 64 (164).
+  EXPECT_EQ(exla::PackedHeapBytes(lives, 64), 164);
 }
 
 TEST(Schedule, HeavierOperandFirst) {
@@ -209,6 +210,73 @@ ENTRY e {
   };
   EXPECT_LT(at("heavy"), at("light"));
   EXPECT_EQ(names.back(), "r");
+}
+
+TEST(MemoryModel, OuterProductFusesIntoItsReader) {
+  // A dot contracting one dimension of size 1 is a multiply of broadcasts:
+  // fused into the negate that reads it, no temporary.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[128,1]{1,0} parameter(0)
+  y = f32[1,64]{1,0} parameter(1)
+  d = f32[128,64]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT n = f32[128,64]{1,0} negate(d)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
+TEST(MemoryModel, SwappedConvolutionKernelIsReversedEarly) {
+  // A 3x3 kernel over a 1x1 image: XLA swaps the operands and writes the
+  // reversed kernel to memory (64 KiB) as soon as the kernel exists; the
+  // breadth-first schedule runs that before the exponential, so both are
+  // alive together.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[1,1,1,32]{3,2,1,0} parameter(0)
+  k = f32[3,3,32,64]{3,2,1,0} parameter(1)
+  big = f32[1,1,1,32]{3,2,1,0} exponential(x)
+  c = f32[1,1,1,64]{3,2,1,0} convolution(big, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT r = f32[1,1,1,64]{3,2,1,0} negate(c)
+}
+)"));
+  EXPECT_GE(p.temp_bytes, 3 * 3 * 32 * 64 * 4);
+}
+
+TEST(Schedule, BreadthFirstRunsIndependentWorkFirst) {
+  // XLA CPU schedules breadth-first: the exponential of y depends only on a
+  // parameter and runs before the chain on x, however long.
+  std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(R"(HloModule m
+
+ENTRY e {
+  x = f32[64,64]{1,0} parameter(0)
+  y = f32[64,64]{1,0} parameter(1)
+  d1 = f32[64,64]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d2 = f32[64,64]{1,0} dot(d1, d1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ey = f32[64,64]{1,0} dot(y, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[64,64]{1,0} add(d2, ey)
+}
+)");
+  exla::ScheduleHooks hooks;
+  hooks.folded = [](const exla::HloInstruction&) { return false; };
+  std::vector<std::string> names;
+  for (const exla::ScheduledStep& s : exla::BreadthFirstSchedule(*module->entry(), hooks)) {
+    names.push_back(s.instruction->name());
+  }
+  const auto at = [&](const std::string& n) {
+    return std::find(names.begin(), names.end(), n) - names.begin();
+  };
+  EXPECT_LT(at("ey"), at("d2"));
+  EXPECT_EQ(names.back(), "r");
+}
+
+TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
+  // Largest first leaves a gap no later buffer fits (a heap of 576);
+  // longest-lived first packs into 512. XLA keeps the smaller.
+  const std::vector<BufferLife> lives = {{128, 0, 5}, {128, 3, 5}, {192, 4, 5}, {128, 3, 3}, {128, 2, 3}};
+  EXPECT_EQ(exla::PackedHeapBytes(lives, 64), 512);
 }
 
 }  // namespace
