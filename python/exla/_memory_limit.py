@@ -282,6 +282,10 @@ XLA showed, before plans are measured one by one."""
 
 _CORRECTION_MARGIN = 0.97  # aim a little below the corrected target
 
+MODEL_AGREES = 0.9
+"""Where no plan is predicted to fit and XLA plans the smallest at least this
+fraction of the model's figure, the models' verdict stands: no plan fits."""
+
 
 def search(text: str, limit: int, optimize: Optimize,
            *, threshold: int | None = None, split_size: int | None = None,
@@ -345,7 +349,9 @@ def _model_choice(plans: list[ModelPlan]) -> ModelPlan | None:
     if fitting:
         best = _best([c for c, _ in fitting])
         return next(p for c, p in fitting if c is best)
-    return min(plans, key=lambda p: p.predicted_peak_bytes, default=None)
+    # On a tie, the smallest threshold: its splitter records name what stays too large.
+    return min(plans, default=None, key=lambda p: (
+        p.predicted_peak_bytes, p.settings.threshold is None, p.settings.threshold or 0))
 
 
 def _as_candidate(plan: ModelPlan) -> Candidate:
@@ -393,7 +399,9 @@ class _LimitSearch:
         return self.choose()
 
     def _guided(self) -> bool:
-        """The model-guided search; True when XLA confirmed a plan that fits."""
+        """The model-guided search; True when it settled the plan (XLA
+        confirmed one that fits, or confirmed the models' verdict that none
+        does), False when plans must be measured with XLA one by one."""
         target = self.limit
         considered: list[ModelPlan] = []
         for attempt in range(CONFIRMATIONS):
@@ -417,7 +425,11 @@ class _LimitSearch:
             if candidate.fits:
                 return True
             if not best.fits:
-                return False  # the models see no plan that fits: measure them with XLA
+                # No plan is predicted to fit, and XLA agrees on the smallest:
+                # measuring the same plans with XLA would only say so again,
+                # at a compile each. A model that was pessimistic on it may be
+                # on the others too: then XLA measures them.
+                return candidate.peak_bytes >= MODEL_AGREES * best.predicted_peak_bytes
             _log.info("exla: memory limit %s: the memory model predicted %s for the plan, XLA "
                       "plans %s; searching again with a corrected target", format_size(self.limit),
                       format_size(best.predicted_peak_bytes), format_size(candidate.peak_bytes))

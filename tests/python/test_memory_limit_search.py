@@ -325,3 +325,24 @@ def test_an_input_the_models_see_fitting_is_compiled_once(monkeypatch):
                                       lambda t, split: 11 * MB)
     assert compiled == ["m_None_None_0"] and plan.fits and plan.chosen.threshold is None
     assert not plan.before_predicted and plan.peak_bytes_before == 11 * MB
+
+
+def test_no_plan_fits_when_the_models_and_xla_agree(monkeypatch):
+    # The smallest plan is predicted at 15 MB and XLA plans 14.5 MB: the
+    # models' verdict stands, without measuring every plan again.
+    plans = [_model_plan(None, 30 * MB, loops=0, origin="user settings", changed=False),
+             _model_plan(4 * MB, 16 * MB), _model_plan(2 * MB, 15 * MB)]
+    plan, targets, compiled = _guided(monkeypatch, lambda target: plans,
+                                      lambda t, split: int(14.5 * MB))
+    assert compiled == [f"m_{2 * MB}_None_0"] and not plan.fits
+    assert plan.peak_bytes == int(14.5 * MB)
+
+
+def test_pessimistic_models_that_see_no_plan_leave_it_to_xla(monkeypatch):
+    # Predicted 15 MB, XLA plans 13 MB: the models overestimate, so other
+    # plans may fit; XLA measures them (at thresholds of 1 MB and less, 11 MB).
+    plans = [_model_plan(None, 30 * MB, loops=0, origin="user settings", changed=False),
+             _model_plan(2 * MB, 15 * MB)]
+    plan, targets, compiled = _guided(monkeypatch, lambda target: plans,
+                                      lambda t, split: 11 * MB if t and t <= MB else 13 * MB)
+    assert len(compiled) > 2 and plan.fits
