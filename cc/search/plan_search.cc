@@ -241,9 +241,10 @@ void Search::LargerSlices(const PlanCandidate& plan) {
 }
 
 // Each loop of `plan` moved to each other dimension of its tensor, one loop
-// at a time: the longest dimension, which the splitter tries first, is not
-// always the cheapest (a loop over a product's rows re-reads the whole
-// weight on every trip; one over its columns reads each weight slice once).
+// at a time. The longest dimension, which the splitter tries first, suits a
+// single product (its loop re-reads the smaller operand), but another may
+// divide into equal chunks where the longest leaves a remainder loop, or
+// leave a smaller peak or less work computed again in a larger program.
 void Search::OtherDimensions(const PlanCandidate& plan) {
   const PlanSettings base = plan.settings;
   for (const SplitLoop& loop : plan.loops) {
@@ -281,7 +282,17 @@ void Search::Run(int64_t largest) {
   const PlanCandidate* choice = FirstChoice();
   if (choice == nullptr || choice->settings.threshold == 0) return;
   if (options_.split_size == 0) LargerSlices(*choice);
-  OtherDimensions(*choice);
+  // Every slice size that fits at that threshold, moved to other dimensions:
+  // which of them the caller ranks first is its decision.
+  const PlanSettings chosen = choice->settings;
+  const size_t plans = result_->plans.size();
+  for (size_t i = 0; i < plans; ++i) {
+    const PlanCandidate& plan = result_->plans[i];
+    if (plan.fits && plan.settings.threshold == chosen.threshold &&
+        plan.settings.large_sums == chosen.large_sums && plan.settings.dimensions.empty()) {
+      OtherDimensions(plan);
+    }
+  }
 }
 
 }  // namespace
