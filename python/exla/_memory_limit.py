@@ -327,10 +327,14 @@ order's choice to overrule it (see the module's docstring)."""
 def _cost(candidate: Candidate) -> tuple:
     """The structural order of fitting plans: the least repeated work, then
     the fewest loops, then the largest slices (fewer iterations, larger matrix
-    products), then the largest threshold; the shortest predicted time breaks
-    what is left of a tie."""
+    products), then the largest threshold, then the splitter's own dimensions
+    over those the plan search moved loops to (a variant must be better by
+    one of the keys before, or by CLEAR_GAIN; the few percent the cost model
+    puts between dimensions are within its error); the shortest predicted
+    time breaks what is left of a tie."""
     return (candidate.recomputed_flops, candidate.loops, -_slice_bytes(candidate),
-            -(candidate.threshold or 2**63), candidate.predicted_seconds)
+            -(candidate.threshold or 2**63), bool(candidate.dimensions),
+            candidate.predicted_seconds)
 
 
 def _best(fitting: list[Candidate]) -> Candidate:

@@ -77,12 +77,12 @@ class MemoryTimeline:
     ...   ROOT kv = f32[512,1]{1,0} dot(k, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
     ... }'''
     >>> t = exla.predict.predict_timeline(hlo)
-    >>> t.instructions  # XLA's order: the heavy operand of the root first
-    ('', 'x', 'k', 'v', 'kv')
+    >>> t.instructions  # XLA CPU's order: breadth-first, both parameters before the dots
+    ('', 'x', 'v', 'k', 'kv')
     >>> t.live_bytes  # k (1 MiB) is alive from its dot to the dot that reads it
-    (0, 0, 1048576, 1048576, 1048576)
+    (0, 0, 0, 1048576, 1048576)
     >>> t.peak_steps, t.peak_buffers[0].instruction, t.peak_buffers[0].shape
-    ((2, 3, 4), 'k', 'f32[512,512]')
+    ((3, 4), 'k', 'f32[512,512]')
     >>> t.peak_bytes == t.baseline_bytes + t.temp_bytes == exla.predict_peak(hlo)
     True
     """

@@ -2,7 +2,10 @@
 
 The C++ plan search (cc/search/) offers plans over thresholds, slice sizes
 and the dimension of each loop; the search ranks those the memory model
-predicts to fit and XLA compiles the winner once. Each test runs strict,
+predicts to fit and XLA compiles the winner once. No program here has
+another dimension win: the splitter's longest-first order re-reads the
+smaller operand of a product, and the variants the search built for SGPR
+recompute more. Each test runs strict,
 checks that the rewritten program is what ran, that XLA's buffer assignment
 of it is within the limit, and its numbers against the unrewritten program's
 (and, for f32, a float64 reference). The plan that re-reads less is chosen in
@@ -21,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("extension")
 
 # exp(x yᵀ) v with 1,009 rows (a prime) and 1,000 columns: a loop over the
 # rows, the longest dimension and the splitter's first, leaves a remainder
-# trip with a body of its own; one over the columns divides evenly.
+# trip; one over the columns divides evenly.
 _PRIME = """HloModule prime
 
 ENTRY prime {
@@ -41,21 +44,21 @@ def _planned_peak(text: str) -> int:
     return bridge.planned_memory(text).total_bytes
 
 
-def test_a_dimension_that_divides_evenly_is_chosen_over_the_longest():
+def test_another_dimension_needs_more_than_a_few_percent_to_be_chosen():
+    # The models offer the loop over the columns too, and predict it a few
+    # percent faster (no remainder trip). XLA on this machine ran both alike
+    # (2026-11-27: 1.48 ms median by rows, 1.56 ms by columns): within the
+    # cost model's error, so the splitter's own dimension stays.
     from exla.bridge import xla as bridge
 
     text, report = exla.optimize_hlo(_PRIME, memory_limit="1MB", strict=True)
     plan = report.limit_plan
     assert plan.fits and plan.xla_compiles == 1 and _planned_peak(text) <= 1_000_000
-    # The models saw the loop over the rows, with its remainder, fitting too.
-    rows = [c for c in plan.model_candidates if c.fits and c.loops and not c.dimensions]
-    assert rows, plan.summary()
+    columns = [c for c in plan.model_candidates if c.fits and c.dimensions == (("prime/k", 1),)]
+    assert columns, plan.summary()
     (loop,) = plan.split_loops
-    assert (loop.where, loop.dimension, loop.remainder) == ("prime/k", 1, 0), plan.summary()
-    assert plan.chosen.dimensions == (("prime/k", 1),)
-    # (XLA on this machine, 2026-11-27: 1.48 ms median by rows and 1.56 ms by
-    # columns, the same within noise: what the choice saves is a second
-    # compiled loop body, not time.)
+    assert (loop.where, loop.dimension) == ("prime/k", 0) and loop.remainder, plan.summary()
+    assert not plan.chosen.dimensions
     rng = np.random.default_rng(0)
     args = [rng.normal(size=(1009, 8)).astype(np.float32) * 0.3,
             rng.normal(size=(1000, 8)).astype(np.float32) * 0.3,
