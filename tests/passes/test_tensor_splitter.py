@@ -213,6 +213,15 @@ def test_sgpr_with_large_sums_below_one_inducing_matrix():
     unit = 8 * 1_000**2
     assert bridge.planned_memory(per_tensor).temp_bytes > 20 * unit
     assert bridge.planned_memory(out).temp_bytes < 10 * unit
+    # Two loops over the data, as above the threshold: the backward loop
+    # accumulates every M x M sum over the data, the gradient of L among
+    # them, and repeats only A = L⁻¹ Kuf (M² N flops) and the kernel behind
+    # it. (Left to a loop of its own, that sum made the backward loop repeat
+    # six solves' worth of the backward pass.)
+    loops = [m for m in messages if m.startswith("split ") and ".split_body/" not in m]
+    assert len(loops) == 2, loops
+    recomputed = [int(m.split()[1]) for m in messages if m.startswith("recomputation: ")]
+    assert len(recomputed) == 1 and 6e9 <= recomputed[0] <= 6e9 + 20 * 6_000 * 1_000
     inputs = _entry_arguments(loss_and_grads, *args)
     eager = tf.nest.flatten(loss_and_grads.python_function())
     unsplit_results = call_hlo(text, inputs)

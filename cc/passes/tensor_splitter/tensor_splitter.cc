@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -136,14 +137,37 @@ bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit,
   return false;
 }
 
+// How a consumer outside a region, reading its operand `k` sliced along
+// `dim`, joins the loop: a small consumer as a sink, an oversized one with
+// its own users. An oversized consumer that reduces the dimension away is
+// no smaller afterwards and gets no loop of its own; with `large_sums` it
+// joins as a sink all the same, the sum the option lets a loop accumulate
+// (the grower refuses one as large as what the loop slices). Left outside,
+// it would keep its operand whole, and with it every producer the loop
+// shares with it: a later loop for the sum would compute them all again (a
+// gradient's dA Aᵀ beside the other backward sums over the same slices).
+std::optional<RegionStart> JoiningStart(HloInstruction* user, int k, int64_t dim, int64_t limit,
+                                        const ShardingAnalysis& sharding, bool large_sums,
+                                        int64_t sink_reduction) {
+  RegionStart start = {user, k, dim, /*follow_users=*/false};
+  if (IsSinkCandidate(*user, limit, sharding, sink_reduction)) return start;
+  const DimensionMapping mapping = ResultDimension(*user, k, dim);
+  if (mapping.is_dimension()) {
+    start.follow_users = true;
+    return start;
+  }
+  if (large_sums && mapping.is_reduced_away()) return start;
+  return std::nullopt;
+}
+
 // Other consumers of what `region` computes join its loop, so that one loop
 // serves them all and the producers they share are computed once: a gradient
 // program reads the same oversized intermediate from many consumers (row
 // sums, column sums, products with vectors, the elementwise chains of the
 // backward pass), and a loop per consumer would compute it once per consumer.
-// A small consumer joins as a sink, an oversized one with its own users, and
-// either only where the region can still be built (the grower refuses one
-// that needs another's result, directly or through values outside the loop).
+// Each joins as JoiningStart says, and only where the region can still be
+// built (the grower refuses one that needs another's result, directly or
+// through values outside the loop).
 // `members_grown` counts the members of every region tried (PassRecord).
 void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64_t limit,
                     int64_t follow_limit, const ShardingAnalysis& sharding, bool large_sums,
@@ -168,16 +192,11 @@ void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64
         if (region->Contains(user)) continue;
         for (int k = 0; k < user->operand_count() && !joined; ++k) {
           if (user->operand(k) != member || !tried.insert({user, k}).second) continue;
-          RegionStart start = {user, k, dim, /*follow_users=*/false};
-          if (!IsSinkCandidate(*user, limit, sharding, sink_reduction)) {
-            DimensionMapping mapping = ResultDimension(*user, k, dim);
-            // An oversized consumer that reduces the dimension away is no
-            // smaller afterwards: it gets no loop of its own either.
-            if (!mapping.is_dimension()) continue;
-            start.follow_users = true;
-          }
+          std::optional<RegionStart> start =
+              JoiningStart(user, k, dim, limit, sharding, large_sums, sink_reduction);
+          if (!start.has_value()) continue;
           std::vector<RegionStart> more = *starts;
-          more.push_back(start);
+          more.push_back(*start);
           SplitRegion larger;
           const bool built =
               BuildSplitRegion(more, limit, follow_limit, &larger, sharding, large_sums).ok();
