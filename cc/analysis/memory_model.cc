@@ -4,10 +4,13 @@
 #include <cctype>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "analysis/buffer_model.h"
+#include "analysis/flops.h"
 #include "analysis/heap_packing.h"
+#include "analysis/parallel_tasks.h"
 #include "analysis/schedule.h"
 #include "ir/computation.h"
 #include "ir/parser.h"
@@ -336,12 +339,12 @@ class ModuleMemory {
     for (const auto& [step, instruction] : order) {
       if (HoldingOfCached(instruction) != Holding::kOwn || !instruction->shape().IsArray()) continue;
       std::vector<std::pair<const HloInstruction*, bool>> candidates;
+      const int mine = LeavesOf(instruction)[0];
       if (instruction->Is(HloOpcode::kDynamicUpdateSlice) || instruction->Is(HloOpcode::kScatter)) {
         if (!FoldedAway(instruction->operand(0))) candidates.push_back({instruction->operand(0), true});
-      } else if (IsLoopFusible(*instruction)) {
+      } else if (IsLoopFusible(*instruction) && MayWriteOverOperands(*instruction, mine, step)) {
         Inputs(instruction, instruction->IsElementwise(), &candidates);
       }
-      const int mine = LeavesOf(instruction)[0];
       for (const auto& [operand, elementwise] : candidates) {
         if (!elementwise || !operand->shape().IsArray()) continue;
         const int theirs = LeavesOf(operand)[0];
@@ -352,15 +355,58 @@ class ModuleMemory {
     }
   }
 
+  // Whether the elementwise loop `instruction` (leaf `mine`, at `step`) may
+  // write its result over an operand that dies there. Not when its buffer
+  // already holds a value before (a loop's state, which a body's update of
+  // an accumulator writes: the operand then keeps a buffer of its own); not
+  // when XLA outlines it for threads, unless the operand can take the
+  // entry's result buffer, which XLA assigns before any temporary.
+  bool MayWriteOverOperands(const HloInstruction& instruction, int mine, int64_t step) {
+    const int root = Find(mine);
+    if (group_first_[root] < step) return false;
+    return group_pinned_[root] || !Outlined(instruction);
+  }
+
+  // Whether XLA's parallel task assigner moves `instruction` into a call of
+  // its own, which then cannot write over the operands the call holds.
+  bool Outlined(const HloInstruction& instruction) {
+    if (parallel_computations_.empty()) parallel_computations_ = ParallelTaskComputations(module_);
+    if (!parallel_computations_.count(instruction.parent())) return false;
+    LoopCost cost;
+    cost.bytes = instruction.shape().ByteSize();
+    std::vector<std::pair<const HloInstruction*, bool>> inputs;
+    Inputs(&instruction, true, &inputs);
+    for (const auto& input : inputs) {
+      if (input.first->shape().IsArray()) cost.bytes += input.first->shape().ByteSize();
+    }
+    CountLoopOps(instruction, &cost);
+    return OutlinedForParallelTasks(instruction, cost);
+  }
+
+  // The elementwise operations of the loop `instruction` runs, with the
+  // producers fusion folds into it.
+  void CountLoopOps(const HloInstruction& instruction, LoopCost* cost) {
+    if (instruction.IsElementwise()) {
+      const int64_t elements = instruction.shape().ElementCount();
+      (IsTranscendental(instruction) ? cost->transcendentals : cost->flops) += elements;
+    }
+    for (const HloInstruction* operand : instruction.operands()) {
+      if (FoldedAway(operand)) CountLoopOps(*operand, cost);
+    }
+  }
+
   // Per buffer (union-find root): its last reader's step, and whether it
   // may not be written over (a parameter, a literal or an entry result).
   void IndexGroups() {
     group_last_.assign(leaf_.size(), -1);
     group_pinned_.assign(leaf_.size(), false);
+    group_first_.assign(leaf_.size(), clock_ + 1);
     const HloInstruction* result = module_.entry()->root();
     for (size_t i = 0; i < leaf_.size(); ++i) {
       const int root = Find(static_cast<int>(i));
       group_last_[root] = std::max(group_last_[root], last_use_[i]);
+      auto start = start_.find(leaf_[i].instruction);
+      if (start != start_.end()) group_first_[root] = std::min(group_first_[root], start->second);
       const Holding h = HoldingOfCached(leaf_[i].instruction);
       if (h == Holding::kParameter || h == Holding::kConstant || leaf_[i].instruction == result) {
         group_pinned_[root] = true;
@@ -374,6 +420,7 @@ class ModuleMemory {
     parent_[ra] = rb;
     group_last_[rb] = std::max(group_last_[rb], group_last_[ra]);
     group_pinned_[rb] = group_pinned_[rb] || group_pinned_[ra];
+    group_first_[rb] = std::min(group_first_[rb], group_first_[ra]);
   }
 
   // Whether the buffer of `leaf` is a temporary whose last reader runs at `step`.
@@ -533,6 +580,8 @@ class ModuleMemory {
   std::vector<int64_t> last_use_;
   std::vector<int64_t> group_last_;
   std::vector<bool> group_pinned_;
+  std::vector<int64_t> group_first_;  // per buffer: the step its first value is written
+  std::unordered_set<const HloComputation*> parallel_computations_;
   int64_t clock_ = 0;
 };
 
