@@ -6,10 +6,14 @@
 // (elementwise chains become one loop that writes one buffer), a sequential
 // schedule of what is left (a memory-aware depth-first order on the CPU) and
 // buffer assignment (values whose lives do not overlap share memory, packed
-// into one heap by decreasing size, best fit). The model mirrors each step
-// on exla's IR (buffer_model.h says which values get a buffer of their own,
-// schedule.h gives the order, heap_packing.h packs the lives), so that a
-// plan can be judged in microseconds instead of an XLA compile.
+// into one heap by decreasing size, best fit). Between fusion and buffer
+// assignment, the CPU backend also outlines large loops into calls that run
+// on several threads, which keeps them from writing over their operands.
+// The model mirrors each step on exla's IR (buffer_model.h says which
+// values get a buffer of their own, schedule.h gives the order,
+// parallel_tasks.h which loops are outlined, heap_packing.h packs the
+// lives), so that a plan can be judged in microseconds instead of an XLA
+// compile.
 //
 // The prediction errs high rather than low: a value the model cannot place
 // gets a buffer of its own; a low prediction is what would break a limit.
