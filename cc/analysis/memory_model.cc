@@ -356,14 +356,14 @@ class ModuleMemory {
   }
 
   // Whether the elementwise loop `instruction` (leaf `mine`, at `step`) may
-  // write its result over an operand that dies there. Not when its buffer
-  // already holds a value before (a loop's state, which a body's update of
-  // an accumulator writes: the operand then keeps a buffer of its own); not
-  // when XLA outlines it for threads, unless the operand can take the
+  // write its result over an operand that dies there. Not when it writes a
+  // running loop's state (a body's update of an accumulator): that buffer is
+  // alive all through the loop, so the operand keeps a buffer of its own.
+  // Not when XLA outlines it for threads, unless the operand can take the
   // entry's result buffer, which XLA assigns before any temporary.
   bool MayWriteOverOperands(const HloInstruction& instruction, int mine, int64_t step) {
     const int root = Find(mine);
-    if (group_first_[root] < step) return false;
+    if (group_loop_start_[root] < step) return false;
     return group_pinned_[root] || !Outlined(instruction);
   }
 
@@ -400,13 +400,14 @@ class ModuleMemory {
   void IndexGroups() {
     group_last_.assign(leaf_.size(), -1);
     group_pinned_.assign(leaf_.size(), false);
-    group_first_.assign(leaf_.size(), clock_ + 1);
+    group_loop_start_.assign(leaf_.size(), clock_ + 1);
     const HloInstruction* result = module_.entry()->root();
     for (size_t i = 0; i < leaf_.size(); ++i) {
       const int root = Find(static_cast<int>(i));
       group_last_[root] = std::max(group_last_[root], last_use_[i]);
-      auto start = start_.find(leaf_[i].instruction);
-      if (start != start_.end()) group_first_[root] = std::min(group_first_[root], start->second);
+      if (leaf_[i].instruction->Is(HloOpcode::kWhile)) {
+        group_loop_start_[root] = std::min(group_loop_start_[root], start_[leaf_[i].instruction]);
+      }
       const Holding h = HoldingOfCached(leaf_[i].instruction);
       if (h == Holding::kParameter || h == Holding::kConstant || leaf_[i].instruction == result) {
         group_pinned_[root] = true;
@@ -420,7 +421,7 @@ class ModuleMemory {
     parent_[ra] = rb;
     group_last_[rb] = std::max(group_last_[rb], group_last_[ra]);
     group_pinned_[rb] = group_pinned_[rb] || group_pinned_[ra];
-    group_first_[rb] = std::min(group_first_[rb], group_first_[ra]);
+    group_loop_start_[rb] = std::min(group_loop_start_[rb], group_loop_start_[ra]);
   }
 
   // Whether the buffer of `leaf` is a temporary whose last reader runs at `step`.
@@ -580,7 +581,7 @@ class ModuleMemory {
   std::vector<int64_t> last_use_;
   std::vector<int64_t> group_last_;
   std::vector<bool> group_pinned_;
-  std::vector<int64_t> group_first_;  // per buffer: the step its first value is written
+  std::vector<int64_t> group_loop_start_;  // per buffer: the step a loop holding it as state starts
   std::unordered_set<const HloComputation*> parallel_computations_;
   int64_t clock_ = 0;
 };
