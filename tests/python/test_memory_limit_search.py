@@ -346,3 +346,22 @@ def test_pessimistic_models_that_see_no_plan_leave_it_to_xla(monkeypatch):
     plan, targets, compiled = _guided(monkeypatch, lambda target: plans,
                                       lambda t, split: 11 * MB if t and t <= MB else 13 * MB)
     assert len(compiled) > 2 and plan.fits
+
+
+def test_a_near_miss_with_larger_slices_is_compiled_before_the_smallest(monkeypatch):
+    # Nothing is predicted to fit; the plan with the larger slices is 1% over
+    # the limit by the model and fits by XLA: compiled first, and kept.
+    plans = [_model_plan(None, 30 * MB, loops=0, origin="user settings", changed=False),
+             _model_plan(4 * MB, int(12.1 * MB)), _model_plan(MB, int(12.05 * MB))]
+    plan, targets, compiled = _guided(monkeypatch, lambda target: plans,
+                                      lambda t, split: 11 * MB)
+    assert compiled == [f"m_{4 * MB}_None_0"] and plan.fits and plan.xla_compiles == 1
+
+
+def test_a_near_miss_that_misses_is_followed_by_the_smallest(monkeypatch):
+    plans = [_model_plan(None, 30 * MB, loops=0, origin="user settings", changed=False),
+             _model_plan(4 * MB, int(12.1 * MB)), _model_plan(MB, int(12.05 * MB))]
+    plan, targets, compiled = _guided(monkeypatch, lambda target: plans,
+                                      lambda t, split: 13 * MB if t == 4 * MB else 11 * MB)
+    assert compiled == [f"m_{4 * MB}_None_0", f"m_{MB}_None_0"] and plan.fits
+    assert targets == [12 * MB]  # the same plans, judged once
