@@ -11,14 +11,10 @@ std::string OptimizeHloText(const std::string& hlo_text, const Options& options,
                             std::vector<PassRecord>* records) {
   // Build the pipeline first so that an unknown pass name is reported before
   // any parsing work.
-  HloPassPipeline pipeline("exla");
-  const std::vector<std::string> names =
-      options.passes.empty() ? DefaultPipeline() : options.passes;
-  for (const std::string& name : names) pipeline.AddPass(CreatePass(name, options));
-  pipeline.set_skip_cleanups_until_change(options.passes.empty());
+  std::unique_ptr<HloPassPipeline> pipeline = CreatePipeline("exla", options);
   std::unique_ptr<HloModule> module = ParseHloModule(hlo_text);
   VerifyModuleOrThrow(*module, hlo_text);  // passes may assume a well-formed module
-  pipeline.Run(module.get(), options.dump_dir, records);
+  pipeline->Run(module.get(), options.dump_dir, records);
   return PrintHloModule(*module);
 }
 

@@ -81,6 +81,15 @@ std::unique_ptr<HloPass> CreatePass(const std::string& name, const Options& opti
   throw std::invalid_argument("unknown pass '" + name + "'; available passes: " + known);
 }
 
+std::unique_ptr<HloPassPipeline> CreatePipeline(const std::string& name, const Options& options) {
+  auto pipeline = std::make_unique<HloPassPipeline>(name);
+  const std::vector<std::string> names =
+      options.passes.empty() ? DefaultPipeline() : options.passes;
+  for (const std::string& pass : names) pipeline->AddPass(CreatePass(pass, options));
+  pipeline->set_skip_cleanups_until_change(options.passes.empty());
+  return pipeline;
+}
+
 bool HloPassPipeline::Run(HloModule* module, const std::string& dump_dir,
                           std::vector<PassRecord>* records) {
   bool dump = !dump_dir.empty();

@@ -38,6 +38,11 @@ class HloPassPipeline {
 // std::invalid_argument listing the known passes when there is none.
 std::unique_ptr<HloPass> CreatePass(const std::string& name, const Options& options);
 
+// The pipeline `options` asks for: its pass list, or the default pipeline
+// (whose clean-ups wait for another pass to change the module). Throws like
+// CreatePass for an unknown name.
+std::unique_ptr<HloPassPipeline> CreatePipeline(const std::string& name, const Options& options);
+
 }  // namespace exla
 
 #endif  // EXLA_PASSES_PIPELINE_H_

@@ -114,13 +114,10 @@ PlanCandidate Search::Evaluate(const PlanSettings& settings) const {
   PlanCandidate plan;
   plan.settings = settings;
   const Options options = WithSettings(base_, settings);
-  HloPassPipeline pipeline("exla-plan");
-  const std::vector<std::string> names = options.passes.empty() ? DefaultPipeline() : options.passes;
-  for (const std::string& name : names) pipeline.AddPass(CreatePass(name, options));
-  pipeline.set_skip_cleanups_until_change(options.passes.empty());
+  std::unique_ptr<HloPassPipeline> pipeline = CreatePipeline("exla-plan", options);
   std::unique_ptr<HloModule> module = ParseHloModule(text_);
   std::vector<PassRecord> records;
-  pipeline.Run(module.get(), "", &records);
+  pipeline->Run(module.get(), "", &records);
   plan.changed = ChangedBesidesCleanups(records);
   for (PassRecord& record : records) {
     for (SplitLoop& loop : record.loops) plan.loops.push_back(std::move(loop));
