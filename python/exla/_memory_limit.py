@@ -79,6 +79,9 @@ _MIN_THRESHOLD = 1024  # below this a split only multiplies loop overhead
 # the same text comes back (the same module for several thresholds, or the same
 # function traced again).
 _CACHE_SIZE = 256
+# Instructions left above the threshold that a report shows when the plan fits
+# (the largest first); every one is shown when the limit is missed.
+_UNSPLIT_SHOWN = 5
 _cache: "OrderedDict[str, object]" = OrderedDict()
 _cache_lock = threading.Lock()
 
@@ -213,9 +216,7 @@ class LimitPlan:
                      f"program's {format_flops(self.program_flops)})" if self.program_flops else "")
             lines.append(f"  extra work: {format_flops(self.chosen.recomputed_flops)} "
                          f"recomputed{share}")
-        if self.unsplit:
-            lines.append("  left above the threshold:")
-            lines.extend(f"    {line}" for line in self.unsplit)
+        lines.extend(self._unsplit_lines())
         if self.model_plans:
             lines.append(f"  {self.model_plans} plan(s) judged by exla's memory and cost models "
                          f"in {self.model_seconds:.2f} s")
@@ -224,6 +225,22 @@ class LimitPlan:
                      f"{self.exla_seconds * 1e3:.1f} ms")
         lines.extend(f"    tried: {c}" for c in self.candidates)
         return lines
+
+
+    def _unsplit_lines(self) -> list[str]:
+        """What the splitter left above the threshold: every instruction when the limit is
+        missed (those are what the user must look at), else the count and the largest few,
+        since a plan that fits can leave dozens of small M x M matrices whole."""
+        if not self.unsplit:
+            return []
+        if not self.fits:
+            return ["  left above the threshold:"] + [f"    {line}" for line in self.unsplit]
+        shown = self.unsplit[:_UNSPLIT_SHOWN]
+        more = len(self.unsplit) - len(shown)
+        head = (f"  left above the threshold: {len(self.unsplit)} instruction(s), within the "
+                f"limit" + (f"; the first {len(shown)} (all in report.limit_plan.unsplit):"
+                            if more else ":"))
+        return [head] + [f"    {line}" for line in shown]
 
 
 def _key(text: str) -> str:
