@@ -49,3 +49,20 @@ def test_a_workload_without_the_headline_series(tmp_path: Path) -> None:
     append_rows(tmp_path / "sgpr.csv", rows, COMMON_COLUMNS + ["m", "n_train", "iterations"])
     (line,) = [l for l in headline_table(tmp_path) if l.startswith("| GPflow SGPR")]
     assert "M = 40" in line and "| — |" in line
+
+
+def test_an_exla_series_of_several_limits_reads_as_one(tmp_path: Path) -> None:
+    # sgpr_scale's exla rows ran under 6GB, then 5GB at larger M: both count.
+    scale = {"experiment": "sgpr_scale", "cap_gb": "8", "n_train": "278319", "n_test": "69580",
+             "iterations": "3", "svgp_epochs": "1"}
+    rows = [_row("tf", 400, 30.0, "20261126-100000", **scale),
+            _row("exla", 1000, 80.0, "20261126-100000", ran_rewritten="yes", limit="6GB", **scale),
+            _row("exla", 2000, 600.0, "20261127-100000", ran_rewritten="yes", limit="5GB",
+                 status="TIMEOUT", **scale),
+            _row("exla", 3000, 900.0, "20261127-100000", ran_rewritten="yes", limit="4GB", **scale)]
+    append_rows(tmp_path / "sgpr_scale.csv", rows,
+                COMMON_COLUMNS + ["m", "n_train", "n_test", "iterations", "svgp_epochs"])
+    (line,) = [l for l in headline_table(tmp_path) if l.startswith("| GPflow SGPR, N = 278")]
+    exla_cell = line.split("|")[3]
+    assert "M = 1,000" in exla_cell and "TIMEOUT at 2,000" in exla_cell
+    assert "3,000" not in exla_cell  # a limit outside the headline's series
