@@ -1,7 +1,6 @@
 #include "analysis/memory_model.h"
 
 #include <algorithm>
-#include <cctype>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -10,6 +9,7 @@
 #include "analysis/buffer_model.h"
 #include "analysis/flops.h"
 #include "analysis/heap_packing.h"
+#include "analysis/output_aliasing.h"
 #include "analysis/parallel_tasks.h"
 #include "analysis/schedule.h"
 #include "ir/computation.h"
@@ -517,7 +517,7 @@ class ModuleMemory {
       p.argument_bytes += parameter->shape().ByteSize() + TupleTableBytes(parameter->shape());
     }
     p.output_bytes = entry.root()->shape().ByteSize() + TupleTableBytes(entry.root()->shape());
-    p.alias_bytes = AliasedOutputBytes(entry);
+    p.alias_bytes = AliasedOutputBytes(module_);
     p.constant_bytes = ConstantBytes();
     std::vector<HeapBuffer>& temporaries = buffers.temporaries;
     for (const auto& [root, g] : Groups(entry)) {
@@ -530,42 +530,6 @@ class ModuleMemory {
     p.live_bytes = PeakLiveBytes(lives);
     p.temp_bytes = PackedHeapBytes(lives, kAlignment);
     return buffers;
-  }
-
-  // Bytes of the results the header's input_output_alias gives a
-  // parameter's buffer: `{ {0}: (1, {}, may-alias), {2}: (0, {}) }`.
-  int64_t AliasedOutputBytes(const HloComputation& entry) const {
-    const std::string& header = module_.header_attributes();
-    const size_t at = header.find("input_output_alias={");
-    if (at == std::string::npos) return 0;
-    const Shape& result = entry.root()->shape();
-    int64_t bytes = 0;
-    int depth = 0;
-    for (size_t i = at + 19; i < header.size(); ++i) {
-      const char c = header[i];
-      if (c == '{') {
-        ++depth;
-        if (depth == 2) {  // an output index: `{i, j}` at the outer level
-          const Shape* shape = &result;
-          size_t j = i + 1;
-          while (j < header.size() && header[j] != '}') {
-            if (std::isdigit(static_cast<unsigned char>(header[j]))) {
-              const int64_t index = std::stoll(header.substr(j));
-              if (shape->IsTuple() && index < static_cast<int64_t>(shape->tuple_shapes().size())) {
-                shape = &shape->tuple_shape(static_cast<int>(index));
-              }
-              while (j < header.size() && std::isdigit(static_cast<unsigned char>(header[j]))) ++j;
-            } else {
-              ++j;
-            }
-          }
-          if (header.find(':', j) == j + 1) bytes += shape->ByteSize();
-        }
-      } else if (c == '}') {
-        if (--depth == 0) break;
-      }
-    }
-    return bytes;
   }
 
   const HloModule& module_;
