@@ -249,14 +249,27 @@ class ModuleMemory {
     const std::vector<int>& initial = LeavesOf(init);
     const bool flat = loop.shape().IsTuple() && init->Is(HloOpcode::kTuple) &&
                       static_cast<int64_t>(state.size()) == init->operand_count();
+    // A value that initialises several elements of the state is written in
+    // place into one of them only; XLA copies it into the others.
+    std::unordered_set<const HloInstruction*> taken;
     for (size_t k = 0; k < state.size() && k < initial.size(); ++k) {
       bool in_place = PassesThrough(*body, static_cast<int64_t>(k));
       if (!in_place && flat) {
         const HloInstruction* element = init->operand(static_cast<int>(k));
         const Holding h = HoldingOfCached(element);
-        in_place = element->user_count() == 1 && h == Holding::kOwn;
+        in_place = element->user_count() == 1 && h == Holding::kOwn && taken.insert(element).second;
       }
-      if (in_place) Union(state[k], initial[k]);
+      if (in_place) {
+        Union(state[k], initial[k]);
+        continue;
+      }
+      // XLA's copy insertion copies the initial value into the state
+      // buffer. The copy reads only that value, so the breadth-first
+      // scheduler runs it as soon as the value exists (at the start of the
+      // computation, for a literal or a parameter), not when the loop
+      // starts: the state buffer is alive from then on.
+      const HloInstruction* source = flat ? init->operand(static_cast<int>(k)) : init;
+      copied_from_[state[k]] = start_[source];
     }
   }
 
@@ -439,6 +452,8 @@ class ModuleMemory {
       const int64_t start = start_[instruction];
       g.start = g.start < 0 ? start : std::min(g.start, start);
       g.end = std::max({g.end, last_use_[i], start});
+      auto copied = copied_from_.find(static_cast<int>(i));
+      if (copied != copied_from_.end()) g.start = std::min(g.start, copied->second);
       const Holding h = HoldingOfCached(instruction);
       const bool own = h == Holding::kOwn || instruction->Is(HloOpcode::kWhile) ||
                        instruction->Is(HloOpcode::kConditional);
@@ -539,6 +554,7 @@ class ModuleMemory {
   std::unordered_map<const HloInstruction*, Holding> holding_;
   std::unordered_map<const HloInstruction*, int64_t> start_, end_;
   std::unordered_map<const HloInstruction*, int64_t> prologue_start_;
+  std::unordered_map<int, int64_t> copied_from_;  // loop state leaf -> step its initial value is copied
   std::vector<const HloInstruction*> schedule_;  // the instruction of each step
   std::vector<Leaf> leaf_;
   std::vector<int> parent_;

@@ -471,6 +471,53 @@ ENTRY main {
   EXPECT_EQ(p.output_bytes, 4 * mib);
 }
 
+TEST(MemoryModel, CopiedLoopStateLivesFromItsCopy) {
+  // The loop's initial counter is a literal: XLA copies it into the state
+  // buffer, and the breadth-first scheduler runs that copy first, before
+  // the exponential: the counter's buffer is alive from before it.
+  static const char kText[] = R"(HloModule m
+
+body {
+  s = (s32[], f32[1024]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[1024]{0} get-tuple-element(s), index=1
+  w = f32[1024]{0} negate(v)
+  ROOT r = (s32[], f32[1024]{0}) tuple(j, w)
+}
+
+cond {
+  s = (s32[], f32[1024]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[1024]{0} parameter(0)
+  zero = s32[] constant(0)
+  ex = f32[1024]{0} exponential(x)
+  init = (s32[], f32[1024]{0}) tuple(zero, ex)
+  w = (s32[], f32[1024]{0}) while(init), condition=cond, body=body
+  ROOT r = f32[1024]{0} get-tuple-element(w), index=1
+}
+)";
+  const auto module = exla::ParseHloModule(kText);
+  const exla::ModuleBuffers buffers = exla::PredictBuffers(*module);
+  int64_t exponential_step = -1;
+  for (size_t step = 0; step < buffers.schedule.size(); ++step) {
+    if (buffers.schedule[step] != nullptr && buffers.schedule[step]->name() == "ex") exponential_step = static_cast<int64_t>(step);
+  }
+  bool counter_seen = false;
+  for (const exla::HeapBuffer& buffer : buffers.temporaries) {
+    if (buffer.kind != exla::HeapBuffer::Kind::kValue || buffer.life.bytes != 4) continue;
+    counter_seen = true;
+    EXPECT_LT(buffer.life.start, exponential_step);
+  }
+  EXPECT_TRUE(counter_seen);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
