@@ -501,13 +501,26 @@ class ModuleMemory {
       for (const auto& owned : computation->instructions()) {
         const HloInstruction& c = *owned;
         if (!c.Is(HloOpcode::kConstant) || !c.shape().IsArray() || c.users().empty()) continue;
-        // A scalar literal is folded into the loops that read it.
+        // A scalar literal is folded into the loops that read it, but only
+        // into a fusion: XLA's fusion makes none of a lone instruction and
+        // a literal (an add of a loop counter and 1 stays an add that reads
+        // the literal's buffer).
         bool kept = c.shape().rank() > 0;
-        for (const HloInstruction* user : c.users()) kept = kept || !FusesProducers(*user);
+        for (const HloInstruction* user : c.users()) kept = kept || !FusesProducers(*user) || !InFusion(*user);
         if (kept) bytes += c.shape().ByteSize();
       }
     }
     return bytes;
+  }
+
+  // Whether XLA's fusion puts `instruction` into a fusion: it is folded into
+  // a reader, or it folds in an operand other than a literal.
+  bool InFusion(const HloInstruction& instruction) {
+    if (FoldedAway(&instruction)) return true;
+    for (const HloInstruction* operand : instruction.operands()) {
+      if (!operand->Is(HloOpcode::kConstant) && FoldedAway(operand)) return true;
+    }
+    return false;
   }
 
   // The buffer of a group of leaves, its writers in schedule order.
