@@ -11,6 +11,7 @@
 #include "analysis/heap_packing.h"
 #include "analysis/output_aliasing.h"
 #include "analysis/parallel_tasks.h"
+#include "analysis/tuple_tables.h"
 #include "analysis/schedule.h"
 #include "ir/computation.h"
 #include "ir/parser.h"
@@ -20,8 +21,6 @@ namespace {
 
 // XLA's CPU backend aligns every buffer of its heap to 64 bytes.
 constexpr int64_t kAlignment = 64;
-// A tuple's buffer is a table of pointers to its elements' buffers.
-constexpr int64_t kPointerBytes = 8;
 
 void FlattenLeaves(const Shape& shape, std::vector<int64_t>* bytes) {
   if (shape.IsTuple()) {
@@ -43,14 +42,6 @@ int64_t LeafCount(const Shape& shape) {
   std::vector<int64_t> bytes;
   FlattenLeaves(shape, &bytes);
   return static_cast<int64_t>(bytes.size());
-}
-
-// Bytes of the pointer tables of a tuple shape, nested tuples included.
-int64_t TupleTableBytes(const Shape& shape) {
-  if (!shape.IsTuple()) return 0;
-  int64_t bytes = kPointerBytes * static_cast<int64_t>(shape.tuple_shapes().size());
-  for (const Shape& element : shape.tuple_shapes()) bytes += TupleTableBytes(element);
-  return bytes;
 }
 
 // One array (or token) that an instruction defines: a leaf of its shape.
@@ -244,6 +235,7 @@ class ModuleMemory {
     UnionRange(&loop, 0, body->parameter(0));
     UnionRange(&loop, 0, condition->parameter(0));
     UnionRange(&loop, 0, body->root());
+    loop_bodies_.insert(body);
     const HloInstruction* init = loop.operand(0);
     const std::vector<int>& state = LeavesOf(&loop);
     const std::vector<int>& initial = LeavesOf(init);
@@ -482,16 +474,41 @@ class ModuleMemory {
         lives->push_back({{PrologueBytes(*instruction), prologue->second, step}, Kind::kScratch,
                           {instruction}, {nullptr}, {prologue->second}});
       }
+      if (instruction->Is(HloOpcode::kConditional)) AddConditionalTables(*instruction, step, lives);
       if (!instruction->shape().IsTuple() || instruction == entry.root()) continue;
       const Holding h = HoldingOfCached(instruction);
       if (h == Holding::kParameter || instruction->Is(HloOpcode::kGetTupleElement) ||
-          instruction->Is(HloOpcode::kCall)) {
+          instruction->Is(HloOpcode::kCall) || !HasTable(*instruction, loop_bodies_)) {
         continue;
       }
       int64_t end = instruction->Is(HloOpcode::kWhile) ? end_[instruction] : step;
+      int64_t start = step;
+      if (instruction->Is(HloOpcode::kWhile) && instruction->operand(0)->Is(HloOpcode::kTuple)) {
+        start = std::min(start, start_[instruction->operand(0)]);
+      }
       for (int leaf : LeavesOf(instruction)) end = std::max(end, last_use_[leaf]);
-      lives->push_back({{TupleTableBytes(instruction->shape()), step, end},
+      lives->push_back({{TupleTableBytes(instruction->shape()), start, end},
                         Kind::kTupleTable, {instruction}, {&instruction->shape()}, {step}});
+    }
+  }
+
+  // XLA's conditional canonicaliser makes a conditional return a tuple and
+  // read each operand as a tuple: an array-shaped conditional has a table
+  // of one pointer, alive as long as its result, and each array operand
+  // one, built as soon as the operand exists.
+  void AddConditionalTables(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives) {
+    using Kind = HeapBuffer::Kind;
+    if (conditional.shape().IsArray()) {
+      int64_t end = end_[&conditional];
+      for (int leaf : LeavesOf(&conditional)) end = std::max(end, last_use_[leaf]);
+      lives->push_back({{kPointerBytes, step, end}, Kind::kTupleTable, {&conditional}, {&conditional.shape()}, {step}});
+    }
+    std::unordered_set<const HloInstruction*> seen;
+    for (int i = 1; i < conditional.operand_count(); ++i) {
+      const HloInstruction* operand = conditional.operand(i);
+      if (!operand->shape().IsArray() || !seen.insert(operand).second) continue;
+      lives->push_back({{kPointerBytes, start_[operand], step}, Kind::kTupleTable, {&conditional},
+                        {&operand->shape()}, {step}});
     }
   }
 
@@ -568,6 +585,7 @@ class ModuleMemory {
   std::unordered_map<const HloInstruction*, int64_t> start_, end_;
   std::unordered_map<const HloInstruction*, int64_t> prologue_start_;
   std::unordered_map<int, int64_t> copied_from_;  // loop state leaf -> step its initial value is copied
+  std::unordered_set<const HloComputation*> loop_bodies_;
   std::vector<const HloInstruction*> schedule_;  // the instruction of each step
   std::vector<Leaf> leaf_;
   std::vector<int> parent_;
