@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/buffer_model.h"
+#include "analysis/call_inlining.h"
 #include "analysis/flops.h"
 #include "analysis/heap_packing.h"
 #include "analysis/output_aliasing.h"
@@ -600,6 +601,12 @@ class ModuleMemory {
 }  // namespace
 
 ModuleBuffers PredictBuffers(const HloModule& module) {
+  if (HasCalls(module)) {
+    std::shared_ptr<const HloModule> inlined = InlineCalls(module);
+    ModuleBuffers buffers = PredictBuffers(*inlined);
+    buffers.inlined = std::move(inlined);
+    return buffers;
+  }
   // Where the order of instructions that become ready together is unknown,
   // the model takes the order that needs more memory: a prediction may err
   // high, not low.

@@ -474,6 +474,60 @@ ENTRY main {
   EXPECT_EQ(p.output_bytes, 4 * mib);
 }
 
+TEST(MemoryModel, CallsAreInlinedBeforeScheduling) {
+  // XLA inlines both calls: the exponential of each is one loop that reads
+  // x and y directly, so the two 1 KiB values die where the add reads them
+  // and the sum is written into the result. As written (two calls, each
+  // returning a buffer) both results would be temporaries.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+f {
+  a = f32[256]{0} parameter(0)
+  ROOT e = f32[256]{0} exponential(a)
+}
+
+ENTRY e {
+  x = f32[256]{0} parameter(0)
+  y = f32[256]{0} parameter(1)
+  c1 = f32[256]{0} call(x), to_apply=f
+  c2 = f32[256]{0} call(y), to_apply=f
+  ROOT s = f32[256]{0} add(c1, c2)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.peak_bytes(), 3 * 1024);
+}
+
+TEST(MemoryModel, CheapConditionalOnABooleanBecomesASelect) {
+  // Both branches are elementwise: XLA computes both and selects, one loop
+  // that writes the result; no branch result, no pointer tables.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+on_true {
+  t = (f32[64]{0}) parameter(0)
+  a = f32[64]{0} get-tuple-element(t), index=0
+  s = f32[64]{0} sine(a)
+  ROOT r = (f32[64]{0}) tuple(s)
+}
+
+on_false {
+  t = (f32[64]{0}) parameter(0)
+  a = f32[64]{0} get-tuple-element(t), index=0
+  c = f32[64]{0} cosine(a)
+  ROOT r = (f32[64]{0}) tuple(c)
+}
+
+ENTRY e {
+  x = f32[64]{0} parameter(0)
+  p = pred[] parameter(1)
+  t = (f32[64]{0}) tuple(x)
+  c = (f32[64]{0}) conditional(p, t, t), true_computation=on_true, false_computation=on_false
+  ROOT g = f32[64]{0} get-tuple-element(c), index=0
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
 TEST(MemoryModel, CopiedLoopStateLivesFromItsCopy) {
   // The loop's initial counter is a literal: XLA copies it into the state
   // buffer, and the breadth-first scheduler runs that copy first, before
