@@ -352,7 +352,7 @@ class ModuleMemory {
         Inputs(instruction, instruction->IsElementwise(), &candidates);
       }
       for (const auto& [operand, elementwise] : candidates) {
-        if (!elementwise || !operand->shape().IsArray()) continue;
+        if (!elementwise || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
         const int theirs = LeavesOf(operand)[0];
         if (leaf_[theirs].bytes != leaf_[mine].bytes || !Dies(theirs, step)) continue;
         Merge(mine, theirs);

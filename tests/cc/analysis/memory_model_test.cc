@@ -611,6 +611,38 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 0);
 }
 
+TEST(MemoryModel, LoopDoesNotWriteOverAnF64Convolution) {
+  // Eigen runs only f32 and f16 convolutions; XLA emits an f64 one as a
+  // loop nest that its parallel task assigner outlines into a call, whose
+  // result the relu's loop does not write over.
+  const std::string text = R"(HloModule m
+
+ENTRY e {
+  x = TYPE[2,12,12,3]{3,2,1,0} parameter(0)
+  k = TYPE[3,3,3,8]{3,2,1,0} parameter(1)
+  c = TYPE[2,12,12,8]{3,2,1,0} convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  z = TYPE[] constant(0)
+  b = TYPE[2,12,12,8]{3,2,1,0} broadcast(z), dimensions={}
+  r = TYPE[2,12,12,8]{3,2,1,0} maximum(c, b)
+  ROOT s = TYPE[2,8]{1,0} reduce(r, z), dimensions={1,2}, to_apply=add
+}
+
+add {
+  a = TYPE[] parameter(0)
+  b = TYPE[] parameter(1)
+  ROOT s = TYPE[] add(a, b)
+}
+)";
+  auto with_type = [&](const std::string& type) {
+    std::string t = text;
+    for (size_t at = t.find("TYPE"); at != std::string::npos; at = t.find("TYPE", at)) t.replace(at, 4, type);
+    return PredictMemory(t);
+  };
+  const int64_t conv_f64 = 2 * 12 * 12 * 8 * 8;
+  EXPECT_GE(with_type("f64").temp_bytes, 2 * conv_f64);
+  EXPECT_LT(with_type("f32").temp_bytes, 2 * conv_f64 / 2);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
