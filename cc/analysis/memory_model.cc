@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -515,6 +517,7 @@ class ModuleMemory {
 
   int64_t ConstantBytes() {
     int64_t bytes = 0;
+    std::set<std::pair<const HloComputation*, std::string>> seen;
     for (const HloComputation* computation : computations_) {
       for (const auto& owned : computation->instructions()) {
         const HloInstruction& c = *owned;
@@ -525,7 +528,10 @@ class ModuleMemory {
         // the literal's buffer).
         bool kept = c.shape().rank() > 0;
         for (const HloInstruction* user : c.users()) kept = kept || !FusesProducers(*user) || !InFusion(*user);
-        if (kept) bytes += c.shape().ByteSize();
+        // XLA's common subexpression elimination keeps one of equal literals
+        // of a computation.
+        const bool first = seen.insert({computation, c.shape().ToString(false) + " " + c.payload()}).second;
+        if (kept && first) bytes += c.shape().ByteSize();
       }
     }
     return bytes;

@@ -595,6 +595,22 @@ ENTRY e {
   EXPECT_EQ(p.constant_bytes, 4);
 }
 
+TEST(MemoryModel, EqualLiteralsAreKeptOnce) {
+  // XLA's common subexpression elimination merges the two literals 1.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  i = s32[] parameter(0)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  one.2 = s32[] constant(1)
+  k = s32[] subtract(i, one.2)
+  ROOT r = (s32[], s32[]) tuple(j, k)
+}
+)"));
+  EXPECT_EQ(p.constant_bytes, 4);
+}
+
 TEST(MemoryModel, TupleReadOnlyByElementReadsHasNoTable) {
   // XLA's simplifier reads the elements of t directly: t has no table.
   const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
