@@ -12,6 +12,7 @@
 #include "analysis/call_inlining.h"
 #include "analysis/flops.h"
 #include "analysis/heap_packing.h"
+#include "analysis/loop_state.h"
 #include "analysis/output_aliasing.h"
 #include "analysis/parallel_tasks.h"
 #include "analysis/tuple_tables.h"
@@ -218,15 +219,6 @@ class ModuleMemory {
     }
   }
 
-  // Whether the body hands element `index` of its parameter back unchanged.
-  static bool PassesThrough(const HloComputation& body, int64_t index) {
-    const HloInstruction* root = body.root();
-    if (!root->Is(HloOpcode::kTuple) || index >= root->operand_count()) return false;
-    const HloInstruction* element = root->operand(static_cast<int>(index));
-    return element->Is(HloOpcode::kGetTupleElement) && element->operand(0)->Is(HloOpcode::kParameter) &&
-           element->IntAttribute("index").value_or(-1) == index;
-  }
-
   // A while loop's state is one set of buffers, shared by its result, the
   // parameters of its body and condition and the body's result. Its initial
   // value is written into it in place when the loop is its last reader or
@@ -247,8 +239,9 @@ class ModuleMemory {
     // A value that initialises several elements of the state is written in
     // place into one of them only; XLA copies it into the others.
     std::unordered_set<const HloInstruction*> taken;
+    const std::vector<bool> passes = PassThroughLeaves(*body);
     for (size_t k = 0; k < state.size() && k < initial.size(); ++k) {
-      bool in_place = PassesThrough(*body, static_cast<int64_t>(k));
+      bool in_place = k < passes.size() && passes[k];
       if (!in_place && flat) {
         const HloInstruction* element = init->operand(static_cast<int>(k));
         const Holding h = HoldingOfCached(element);

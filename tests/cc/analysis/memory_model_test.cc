@@ -659,6 +659,45 @@ add {
   EXPECT_LT(with_type("f32").temp_bytes, 2 * conv_f64 / 2);
 }
 
+TEST(MemoryModel, LoopStateReturnedThroughAnIdentityReshapeIsNotCopied) {
+  // TensorFlow returns the loop-invariant weight w through a reshape to
+  // its own shape, which XLA removes: w stays in the parameter's buffer,
+  // no copy of its 64 KiB. Only the counter and the accumulator (written
+  // in place by the broadcast) are temporaries of the state.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+body {
+  s = (s32[], f32[128,128]{1,0}, f32[128]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  w = f32[128,128]{1,0} get-tuple-element(s), index=1
+  a = f32[128]{0} get-tuple-element(s), index=2
+  d = f32[128]{0} dot(w, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  w2 = f32[128,128]{1,0} reshape(w)
+  ROOT r = (s32[], f32[128,128]{1,0}, f32[128]{0}) tuple(j, w2, d)
+}
+
+cond {
+  s = (s32[], f32[128,128]{1,0}, f32[128]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  w = f32[128,128]{1,0} parameter(0)
+  zero = s32[] constant(0)
+  f0 = f32[] constant(0)
+  a = f32[128]{0} broadcast(f0), dimensions={}
+  init = (s32[], f32[128,128]{1,0}, f32[128]{0}) tuple(zero, w, a)
+  l = (s32[], f32[128,128]{1,0}, f32[128]{0}) while(init), condition=cond, body=body
+  ROOT r = f32[128]{0} get-tuple-element(l), index=2
+}
+)"));
+  EXPECT_LT(p.temp_bytes, 128 * 128 * 4);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
