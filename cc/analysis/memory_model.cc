@@ -349,7 +349,7 @@ class ModuleMemory {
       for (const auto& [operand, elementwise] : candidates) {
         if (!elementwise || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
         const int theirs = LeavesOf(operand)[0];
-        if (leaf_[theirs].bytes != leaf_[mine].bytes || !Dies(theirs, step)) continue;
+        if (leaf_[theirs].bytes != leaf_[mine].bytes || !Dies(theirs, step, group_result_[Find(mine)])) continue;
         Merge(mine, theirs);
         break;
       }
@@ -402,16 +402,33 @@ class ModuleMemory {
     group_last_.assign(leaf_.size(), -1);
     group_pinned_.assign(leaf_.size(), false);
     group_loop_start_.assign(leaf_.size(), clock_ + 1);
+    group_loop_end_.assign(leaf_.size(), -1);
+    group_state_.assign(leaf_.size(), false);
+    group_result_.assign(leaf_.size(), false);
     const HloInstruction* result = module_.entry()->root();
+    const std::vector<const Shape*> aliased = AliasedOutputs(module_);
     for (size_t i = 0; i < leaf_.size(); ++i) {
       const int root = Find(static_cast<int>(i));
       group_last_[root] = std::max(group_last_[root], last_use_[i]);
       if (leaf_[i].instruction->Is(HloOpcode::kWhile)) {
         group_loop_start_[root] = std::min(group_loop_start_[root], start_[leaf_[i].instruction]);
+        group_loop_end_[root] = std::max(group_loop_end_[root], end_[leaf_[i].instruction]);
       }
+      // The parameter of a loop body or condition is the loop's state: it
+      // may not be written over while the loop runs, but once the loop has
+      // returned it is a temporary like any other.
       const Holding h = HoldingOfCached(leaf_[i].instruction);
-      if (h == Holding::kParameter || h == Holding::kConstant || leaf_[i].instruction == result) {
+      const bool argument = h == Holding::kParameter && leaf_[i].instruction->parent() == module_.entry();
+      if (argument || h == Holding::kConstant || leaf_[i].instruction == result) {
         group_pinned_[root] = true;
+      } else if (h == Holding::kParameter) {
+        group_state_[root] = true;
+      }
+      // The entry's result, unless the header puts it in a parameter's
+      // buffer (alive from the start, so no loop's state can become it).
+      if (leaf_[i].instruction == result &&
+          std::find(aliased.begin(), aliased.end(), leaf_[i].shape) == aliased.end()) {
+        group_result_[root] = true;
       }
     }
   }
@@ -423,11 +440,20 @@ class ModuleMemory {
     group_last_[rb] = std::max(group_last_[rb], group_last_[ra]);
     group_pinned_[rb] = group_pinned_[rb] || group_pinned_[ra];
     group_loop_start_[rb] = std::min(group_loop_start_[rb], group_loop_start_[ra]);
+    group_loop_end_[rb] = std::max(group_loop_end_[rb], group_loop_end_[ra]);
+    group_state_[rb] = group_state_[rb] || group_state_[ra];
+    group_result_[rb] = group_result_[rb] || group_result_[ra];
   }
 
-  // Whether the buffer of `leaf` is a temporary whose last reader runs at `step`.
-  bool Dies(int leaf, int64_t step) {
+  // Whether the buffer of `leaf` is a temporary whose last reader runs at
+  // `step`. A loop's state is one only after the loop has returned, and
+  // then only for the entry's result, which XLA assigns first (it writes
+  // the result over the state the loop leaves).
+  bool Dies(int leaf, int64_t step, bool into_result) {
     const int root = Find(leaf);
+    if (group_state_[root] && !(into_result && group_loop_end_[root] >= 0 && step > group_loop_end_[root])) {
+      return false;
+    }
     return !group_pinned_[root] && group_last_[root] == step;
   }
 
@@ -593,6 +619,9 @@ class ModuleMemory {
   std::vector<int64_t> group_last_;
   std::vector<bool> group_pinned_;
   std::vector<int64_t> group_loop_start_;  // per buffer: the step a loop holding it as state starts
+  std::vector<int64_t> group_loop_end_;    // ... and the step it returns (-1: no loop's state)
+  std::vector<bool> group_state_;          // per buffer: a computation's parameter, not the entry's
+  std::vector<bool> group_result_;         // per buffer: the entry's result
   std::unordered_set<const HloComputation*> parallel_computations_;
   int64_t clock_ = 0;
 };

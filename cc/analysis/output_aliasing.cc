@@ -30,12 +30,12 @@ const Shape* ShapeAtIndex(const std::string& header, const Shape& result, size_t
 
 }  // namespace
 
-int64_t AliasedOutputBytes(const HloModule& module) {
+std::vector<const Shape*> AliasedOutputs(const HloModule& module) {
+  std::vector<const Shape*> outputs;
   const std::string& header = module.header_attributes();
   const size_t at = header.find("input_output_alias={");
-  if (at == std::string::npos) return 0;
+  if (at == std::string::npos) return outputs;
   const Shape& result = module.entry()->root()->shape();
-  int64_t bytes = 0;
   int depth = 0;
   for (size_t i = at + 19; i < header.size(); ++i) {
     const char c = header[i];
@@ -44,12 +44,18 @@ int64_t AliasedOutputBytes(const HloModule& module) {
       if (depth == 2) {  // an output index: `{i, j}` at the outer level
         size_t j = i + 1;
         const Shape* shape = ShapeAtIndex(header, result, &j);
-        if (header.find(':', j) == j + 1) bytes += shape->ByteSize();
+        if (header.find(':', j) == j + 1) outputs.push_back(shape);
       }
     } else if (c == '}') {
       if (--depth == 0) break;
     }
   }
+  return outputs;
+}
+
+int64_t AliasedOutputBytes(const HloModule& module) {
+  int64_t bytes = 0;
+  for (const Shape* shape : AliasedOutputs(module)) bytes += shape->ByteSize();
   return bytes;
 }
 

@@ -7,6 +7,7 @@
 #define EXLA_ANALYSIS_OUTPUT_ALIASING_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "ir/module.h"
 
@@ -15,6 +16,10 @@ namespace exla {
 // Bytes of the entry's results that the header's input_output_alias gives
 // a parameter's buffer: `{ {0}: (1, {}, may-alias), {2}: (0, {}) }`.
 int64_t AliasedOutputBytes(const HloModule& module);
+
+// The parts of the entry's result shape (pointers into it) that the
+// header gives a parameter's buffer.
+std::vector<const Shape*> AliasedOutputs(const HloModule& module);
 
 }  // namespace exla
 
