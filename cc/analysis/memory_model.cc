@@ -301,7 +301,12 @@ class ModuleMemory {
               std::vector<std::pair<const HloInstruction*, bool>>* inputs) {
     for (const HloInstruction* operand : reader->operands()) {
       if (FoldedAway(operand)) {
-        Inputs(operand, elementwise && operand->IsElementwise(), inputs);
+        // A reshape to the shape it already has is no reshape (XLA's
+        // simplifier removes it): the path stays elementwise.
+        const bool identity = operand->Is(HloOpcode::kReshape) && operand->shape().IsArray() &&
+                              operand->operand(0)->shape().IsArray() &&
+                              operand->shape().dims() == operand->operand(0)->shape().dims();
+        Inputs(operand, elementwise && (operand->IsElementwise() || identity), inputs);
       } else {
         inputs->push_back({operand, elementwise});
       }

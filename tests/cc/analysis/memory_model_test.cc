@@ -735,6 +735,41 @@ ENTRY e {
   EXPECT_EQ(p.output_bytes, 80);
 }
 
+TEST(MemoryModel, IdentityReshapeKeepsALoopElementwise) {
+  // TensorFlow reads the loop's state through a reshape to its own shape,
+  // which XLA removes: the cosine still writes the result over the state.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+body {
+  s = (s32[], f32[4,5]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[4,5]{1,0} get-tuple-element(s), index=1
+  w = f32[4,5]{1,0} negate(v)
+  ROOT r = (s32[], f32[4,5]{1,0}) tuple(j, w)
+}
+
+cond {
+  s = (s32[], f32[4,5]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[4,5]{1,0} parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4,5]{1,0}) tuple(zero, x)
+  w = (s32[], f32[4,5]{1,0}) while(init), condition=cond, body=body
+  g = f32[4,5]{1,0} get-tuple-element(w), index=1
+  same = f32[4,5]{1,0} reshape(g)
+  ROOT c = f32[4,5]{1,0} cosine(same)
+}
+)"));
+  EXPECT_LT(p.temp_bytes, 3 * 64);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
