@@ -2,15 +2,10 @@
 
 #include <cstdint>
 
+#include "analysis/tuple_tables.h"
+
 namespace exla {
 namespace {
-
-int64_t LeafCount(const Shape& shape) {
-  if (!shape.IsTuple()) return 1;
-  int64_t count = 0;
-  for (const Shape& element : shape.tuple_shapes()) count += LeafCount(element);
-  return count;
-}
 
 // `value` without the views XLA's simplifier removes: a reshape, bitcast
 // or copy to the shape it already has.

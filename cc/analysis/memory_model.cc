@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <set>
-#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -12,6 +10,7 @@
 #include "analysis/call_inlining.h"
 #include "analysis/flops.h"
 #include "analysis/heap_packing.h"
+#include "analysis/literals.h"
 #include "analysis/loop_state.h"
 #include "analysis/output_aliasing.h"
 #include "analysis/parallel_tasks.h"
@@ -25,28 +24,6 @@ namespace {
 
 // XLA's CPU backend aligns every buffer of its heap to 64 bytes.
 constexpr int64_t kAlignment = 64;
-
-void FlattenLeaves(const Shape& shape, std::vector<int64_t>* bytes) {
-  if (shape.IsTuple()) {
-    for (const Shape& element : shape.tuple_shapes()) FlattenLeaves(element, bytes);
-    return;
-  }
-  bytes->push_back(shape.IsArray() ? shape.ByteSize() : 0);
-}
-
-void FlattenLeafShapes(const Shape& shape, std::vector<const Shape*>* shapes) {
-  if (shape.IsTuple()) {
-    for (const Shape& element : shape.tuple_shapes()) FlattenLeafShapes(element, shapes);
-    return;
-  }
-  shapes->push_back(&shape);
-}
-
-int64_t LeafCount(const Shape& shape) {
-  std::vector<int64_t> bytes;
-  FlattenLeaves(shape, &bytes);
-  return static_cast<int64_t>(bytes.size());
-}
 
 // One array (or token) that an instruction defines: a leaf of its shape.
 struct Leaf {
@@ -539,38 +516,6 @@ class ModuleMemory {
     }
   }
 
-  int64_t ConstantBytes() {
-    int64_t bytes = 0;
-    std::set<std::pair<const HloComputation*, std::string>> seen;
-    for (const HloComputation* computation : computations_) {
-      for (const auto& owned : computation->instructions()) {
-        const HloInstruction& c = *owned;
-        if (!c.Is(HloOpcode::kConstant) || !c.shape().IsArray() || c.users().empty()) continue;
-        // A scalar literal is folded into the loops that read it, but only
-        // into a fusion: XLA's fusion makes none of a lone instruction and
-        // a literal (an add of a loop counter and 1 stays an add that reads
-        // the literal's buffer).
-        bool kept = c.shape().rank() > 0;
-        for (const HloInstruction* user : c.users()) kept = kept || !FusesProducers(*user) || !InFusion(*user);
-        // XLA's common subexpression elimination keeps one of equal literals
-        // of a computation.
-        const bool first = seen.insert({computation, c.shape().ToString(false) + " " + c.payload()}).second;
-        if (kept && first) bytes += c.shape().ByteSize();
-      }
-    }
-    return bytes;
-  }
-
-  // Whether XLA's fusion puts `instruction` into a fusion: it is folded into
-  // a reader, or it folds in an operand other than a literal.
-  bool InFusion(const HloInstruction& instruction) {
-    if (FoldedAway(&instruction)) return true;
-    for (const HloInstruction* operand : instruction.operands()) {
-      if (!operand->Is(HloOpcode::kConstant) && FoldedAway(operand)) return true;
-    }
-    return false;
-  }
-
   // The buffer of a group of leaves, its writers in schedule order.
   HeapBuffer ValueBuffer(const Group& g) {
     std::vector<int> writers = g.writers;
@@ -594,7 +539,8 @@ class ModuleMemory {
     }
     p.output_bytes = entry.root()->shape().ByteSize() + TupleTableBytes(entry.root()->shape());
     p.alias_bytes = AliasedOutputBytes(module_);
-    p.constant_bytes = ConstantBytes();
+    p.constant_bytes =
+        KeptLiteralBytes(computations_, [this](const HloInstruction& i) { return FoldedAway(&i); });
     std::vector<HeapBuffer>& temporaries = buffers.temporaries;
     for (const auto& [root, g] : Groups(entry)) {
       if (g.IsTemporary() && g.bytes > 0) temporaries.push_back(ValueBuffer(g));
