@@ -58,4 +58,17 @@ std::vector<bool> PassThroughLeaves(const HloComputation& body) {
   return leaves;
 }
 
+std::vector<const HloInstruction*> InitialLeaves(const HloInstruction& init) {
+  std::vector<const HloInstruction*> leaves;
+  if (!init.Is(HloOpcode::kTuple)) {
+    leaves.assign(static_cast<size_t>(LeafCount(init.shape())), init.shape().IsTuple() ? nullptr : &init);
+    return leaves;
+  }
+  for (const HloInstruction* operand : init.operands()) {
+    const std::vector<const HloInstruction*> inner = InitialLeaves(*operand);
+    leaves.insert(leaves.end(), inner.begin(), inner.end());
+  }
+  return leaves;
+}
+
 }  // namespace exla

@@ -21,6 +21,12 @@ namespace exla {
 // unchanged. Empty when the body's result does not match its parameter.
 std::vector<bool> PassThroughLeaves(const HloComputation& body);
 
+// For each leaf of a loop's initial value, the instruction that writes it
+// when tuples build the value (nested ones included: TensorFlow's tensor
+// lists), else nullptr. XLA writes such an instruction in place into the
+// loop's state when the loop is its only reader.
+std::vector<const HloInstruction*> InitialLeaves(const HloInstruction& init);
+
 }  // namespace exla
 
 #endif  // EXLA_ANALYSIS_LOOP_STATE_H_

@@ -211,16 +211,15 @@ class ModuleMemory {
     const HloInstruction* init = loop.operand(0);
     const std::vector<int>& state = LeavesOf(&loop);
     const std::vector<int>& initial = LeavesOf(init);
-    const bool flat = loop.shape().IsTuple() && init->Is(HloOpcode::kTuple) &&
-                      static_cast<int64_t>(state.size()) == init->operand_count();
+    const std::vector<const HloInstruction*> sources = InitialLeaves(*init);
     // A value that initialises several elements of the state is written in
     // place into one of them only; XLA copies it into the others.
     std::unordered_set<const HloInstruction*> taken;
     const std::vector<bool> passes = PassThroughLeaves(*body);
     for (size_t k = 0; k < state.size() && k < initial.size(); ++k) {
       bool in_place = k < passes.size() && passes[k];
-      if (!in_place && flat) {
-        const HloInstruction* element = init->operand(static_cast<int>(k));
+      const HloInstruction* element = k < sources.size() ? sources[k] : nullptr;
+      if (!in_place && element != nullptr) {
         const Holding h = HoldingOfCached(element);
         in_place = element->user_count() == 1 && h == Holding::kOwn && taken.insert(element).second;
       }
@@ -233,8 +232,7 @@ class ModuleMemory {
       // scheduler runs it as soon as the value exists (at the start of the
       // computation, for a literal or a parameter), not when the loop
       // starts: the state buffer is alive from then on.
-      const HloInstruction* source = flat ? init->operand(static_cast<int>(k)) : init;
-      copied_from_[state[k]] = start_[source];
+      copied_from_[state[k]] = start_[element != nullptr ? element : init];
     }
   }
 

@@ -770,6 +770,52 @@ ENTRY e {
   EXPECT_LT(p.temp_bytes, 3 * 64);
 }
 
+TEST(MemoryModel, NestedInitialValueIsWrittenInPlace) {
+  // The loop's state nests a tensor list (a tuple of the list and its
+  // length), as TensorFlow's do; the zeros that start the list are read by
+  // the loop alone, so XLA writes them in place: one 16 KiB buffer for the
+  // list, not a second one for a copy.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+body {
+  s = (s32[], (f32[64,64]{1,0}, s32[])) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  l = (f32[64,64]{1,0}, s32[]) get-tuple-element(s), index=1
+  a = f32[64,64]{1,0} get-tuple-element(l), index=0
+  n = s32[] get-tuple-element(l), index=1
+  row = f32[1,64]{1,0} broadcast(one), dimensions={}
+  zero = s32[] constant(0)
+  u = f32[64,64]{1,0} dynamic-update-slice(a, row, i, zero)
+  l2 = (f32[64,64]{1,0}, s32[]) tuple(u, n)
+  ROOT r = (s32[], (f32[64,64]{1,0}, s32[])) tuple(j, l2)
+}
+
+cond {
+  s = (s32[], (f32[64,64]{1,0}, s32[])) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(64)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[64,64]{1,0} parameter(0)
+  zero = s32[] constant(0)
+  f0 = f32[] constant(0)
+  z = f32[64,64]{1,0} broadcast(f0), dimensions={}
+  len = s32[] constant(64)
+  list = (f32[64,64]{1,0}, s32[]) tuple(z, len)
+  init = (s32[], (f32[64,64]{1,0}, s32[])) tuple(zero, list)
+  w = (s32[], (f32[64,64]{1,0}, s32[])) while(init), condition=cond, body=body
+  l = (f32[64,64]{1,0}, s32[]) get-tuple-element(w), index=1
+  a = f32[64,64]{1,0} get-tuple-element(l), index=0
+  ROOT d = f32[64,64]{1,0} dot(a, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_LT(p.temp_bytes, 2 * 64 * 64 * 4);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
