@@ -512,6 +512,24 @@ class ModuleMemory {
       lives->push_back({{kPointerBytes, start_[operand], step}, Kind::kTupleTable, {&conditional},
                         {&operand->shape()}, {step}});
     }
+    AddOperandCopies(conditional, step, lives);
+  }
+
+  // A conditional whose result is written where one of its operands is (a
+  // loop's state that the conditional updates) would write over what its
+  // branch still reads: XLA's copy insertion copies that operand first.
+  void AddOperandCopies(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives) {
+    std::unordered_set<int> results;
+    for (int leaf : LeavesOf(&conditional)) results.insert(Find(leaf));
+    std::unordered_set<int> copied;
+    for (int i = 1; i < conditional.operand_count(); ++i) {
+      const HloInstruction* operand = conditional.operand(i);
+      for (int leaf : LeavesOf(operand)) {
+        if (!results.count(Find(leaf)) || !copied.insert(Find(leaf)).second || leaf_[leaf].bytes == 0) continue;
+        lives->push_back({{leaf_[leaf].bytes, start_[operand], step}, HeapBuffer::Kind::kScratch, {&conditional},
+                          {nullptr}, {step}});
+      }
+    }
   }
 
   // The buffer of a group of leaves, its writers in schedule order.

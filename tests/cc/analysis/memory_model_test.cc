@@ -816,6 +816,54 @@ ENTRY e {
   EXPECT_LT(p.temp_bytes, 2 * 64 * 64 * 4);
 }
 
+TEST(MemoryModel, ConditionalUpdatingItsOperandCopiesIt) {
+  // The loop's state x is both the conditional's operand and, updated, its
+  // result: XLA copies x before the conditional writes over it, 4 KiB more
+  // than the model would otherwise hold.
+  const std::string text = R"(HloModule m
+
+neg {
+  p = (f32[1024]{0}) parameter(0)
+  x = f32[1024]{0} get-tuple-element(p), index=0
+  ROOT n = f32[1024]{0} negate(x)
+}
+
+ex {
+  p = (f32[1024]{0}) parameter(0)
+  x = f32[1024]{0} get-tuple-element(p), index=0
+  ROOT e = f32[1024]{0} exponential(x)
+}
+
+body {
+  s = (s32[], f32[1024]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  x = f32[1024]{0} get-tuple-element(s), index=1
+  t = (f32[1024]{0}) tuple(x)
+  y = f32[1024]{0} conditional(i, t, t), branch_computations={neg, ex}
+  ROOT r = (s32[], f32[1024]{0}) tuple(j, y)
+}
+
+cond {
+  s = (s32[], f32[1024]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[1024]{0} parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[1024]{0}) tuple(zero, x)
+  w = (s32[], f32[1024]{0}) while(init), condition=cond, body=body
+  ROOT r = f32[1024]{0} get-tuple-element(w), index=1
+}
+)";
+  const MemoryPrediction p = PredictMemory(text);
+  EXPECT_GE(p.temp_bytes, 4096);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
