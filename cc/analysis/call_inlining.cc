@@ -1,5 +1,6 @@
 #include "analysis/call_inlining.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -187,6 +188,24 @@ void LowerToSelect(HloInstruction* conditional) {
 }
 
 }  // namespace
+
+std::vector<const HloComputation*> RunComputations(const HloInstruction& instruction) {
+  std::vector<const HloComputation*> result;
+  switch (instruction.opcode()) {
+    case HloOpcode::kWhile:
+      result.push_back(instruction.CalledComputation("condition"));
+      result.push_back(instruction.CalledComputation("body"));
+      break;
+    case HloOpcode::kConditional:
+    case HloOpcode::kCall:
+      for (const HloComputation* c : instruction.called_computations()) result.push_back(c);
+      break;
+    default:
+      break;
+  }
+  result.erase(std::remove(result.begin(), result.end(), nullptr), result.end());
+  return result;
+}
 
 bool HasCalls(const HloModule& module) {
   for (const HloComputation* computation : ControlFlowComputations(module)) {

@@ -133,26 +133,6 @@ class ModuleMemory {
     }
   }
 
-  // The computations an instruction runs as control flow (not the scalar
-  // computations of reductions, sorts and maps, which fusion inlines).
-  static std::vector<const HloComputation*> RunComputations(const HloInstruction& instruction) {
-    std::vector<const HloComputation*> result;
-    switch (instruction.opcode()) {
-      case HloOpcode::kWhile:
-        result.push_back(instruction.CalledComputation("condition"));
-        result.push_back(instruction.CalledComputation("body"));
-        break;
-      case HloOpcode::kConditional:
-      case HloOpcode::kCall:
-        for (const HloComputation* c : instruction.called_computations()) result.push_back(c);
-        break;
-      default:
-        break;
-    }
-    result.erase(std::remove(result.begin(), result.end(), nullptr), result.end());
-    return result;
-  }
-
   // --- aliasing ----------------------------------------------------------
   void AliasViewsAndControlFlow() {
     for (const HloComputation* computation : computations_) {
