@@ -60,6 +60,14 @@ std::vector<bool> PassThroughLeaves(const HloComputation& body) {
 
 std::vector<const HloInstruction*> InitialLeaves(const HloInstruction& init) {
   std::vector<const HloInstruction*> leaves;
+  // An element read of a tuple built here is that element (XLA's
+  // simplifier folds it): TensorFlow rebuilds a tensor list from its parts.
+  if (init.Is(HloOpcode::kGetTupleElement) && init.operand(0)->Is(HloOpcode::kTuple)) {
+    const int64_t index = init.IntAttribute("index").value_or(-1);
+    if (index >= 0 && index < init.operand(0)->operand_count()) {
+      return InitialLeaves(*init.operand(0)->operand(static_cast<int>(index)));
+    }
+  }
   if (!init.Is(HloOpcode::kTuple)) {
     leaves.assign(static_cast<size_t>(LeafCount(init.shape())), init.shape().IsTuple() ? nullptr : &init);
     return leaves;

@@ -816,6 +816,54 @@ ENTRY e {
   EXPECT_LT(p.temp_bytes, 2 * 64 * 64 * 4);
 }
 
+TEST(MemoryModel, RebuiltInitialValueIsWrittenInPlace) {
+  // As above, but the list is rebuilt from the parts of another tuple, as
+  // TensorFlow does: XLA's simplifier reads the parts directly, so the
+  // zeros are still written into the loop in place.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+body {
+  s = (s32[], (f32[64,64]{1,0}, s32[])) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  l = (f32[64,64]{1,0}, s32[]) get-tuple-element(s), index=1
+  a = f32[64,64]{1,0} get-tuple-element(l), index=0
+  n = s32[] get-tuple-element(l), index=1
+  row = f32[1,64]{1,0} broadcast(one), dimensions={}
+  zero = s32[] constant(0)
+  u = f32[64,64]{1,0} dynamic-update-slice(a, row, i, zero)
+  l2 = (f32[64,64]{1,0}, s32[]) tuple(u, n)
+  ROOT r = (s32[], (f32[64,64]{1,0}, s32[])) tuple(j, l2)
+}
+
+cond {
+  s = (s32[], (f32[64,64]{1,0}, s32[])) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(64)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[64,64]{1,0} parameter(0)
+  zero = s32[] constant(0)
+  f0 = f32[] constant(0)
+  z = f32[64,64]{1,0} broadcast(f0), dimensions={}
+  len = s32[] constant(64)
+  made = (f32[64,64]{1,0}, s32[]) tuple(z, len)
+  part = f32[64,64]{1,0} get-tuple-element(made), index=0
+  count = s32[] get-tuple-element(made), index=1
+  list = (f32[64,64]{1,0}, s32[]) tuple(part, count)
+  init = (s32[], (f32[64,64]{1,0}, s32[])) tuple(zero, list)
+  w = (s32[], (f32[64,64]{1,0}, s32[])) while(init), condition=cond, body=body
+  l = (f32[64,64]{1,0}, s32[]) get-tuple-element(w), index=1
+  a = f32[64,64]{1,0} get-tuple-element(l), index=0
+  ROOT d = f32[64,64]{1,0} dot(a, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_LT(p.temp_bytes, 2 * 64 * 64 * 4);
+}
+
 TEST(MemoryModel, ConditionalUpdatingItsOperandCopiesIt) {
   // The loop's state x is both the conditional's operand and, updated, its
   // result: XLA copies x before the conditional writes over it, 4 KiB more
