@@ -246,20 +246,38 @@ bool IsExpensive(const HloInstruction& instruction) {
   }
 }
 
-// The extent a reduction folds into each of its results.
-int64_t ReducedExtent(const HloInstruction& reduce) {
-  int64_t extent = 1;
+namespace {
+
+// The longest dimension a reduction folds, and the partial results per
+// result a tree of windows of kTreeReductionWindow leaves (windows cover
+// each reduced dimension in steps of the window).
+int64_t LongestReducedDimension(const HloInstruction& reduce) {
+  int64_t longest = 0;
   const Shape& input = reduce.operand(0)->shape();
   for (int64_t d : reduce.dimensions()) {
-    if (d >= 0 && d < input.rank()) extent *= input.dim(static_cast<int>(d));
+    if (d >= 0 && d < input.rank()) longest = std::max(longest, input.dim(static_cast<int>(d)));
   }
-  return extent;
+  return longest;
 }
 
+int64_t TreePartials(const HloInstruction& reduce) {
+  int64_t partials = 1;
+  const Shape& input = reduce.operand(0)->shape();
+  for (int64_t d : reduce.dimensions()) {
+    if (d < 0 || d >= input.rank()) continue;
+    partials *= (input.dim(static_cast<int>(d)) + kTreeReductionWindow - 1) / kTreeReductionWindow;
+  }
+  return partials;
+}
+
+}  // namespace
+
+// XLA's tree reduction rewriter applies when some reduced dimension is
+// longer than its window: a reduction of a 32x16 block is left whole.
 bool IsTreeReduction(const HloInstruction& instruction) {
   return instruction.Is(HloOpcode::kReduce) && instruction.shape().IsArray() &&
          instruction.operand_count() == 2 && instruction.operand(0)->shape().IsArray() &&
-         ReducedExtent(instruction) > kTreeReductionWindow;
+         LongestReducedDimension(instruction) > kTreeReductionWindow;
 }
 
 bool IsTopK(const HloInstruction& instruction) {
@@ -317,7 +335,7 @@ int64_t ScratchBytes(const HloInstruction& instruction) {
     return 2 * GroupCount(instruction, "batch_group_count") * instruction.shape().ByteSize();
   }
   if (IsTreeReduction(instruction)) {  // the reduce-window's partial sums
-    const int64_t partials = (ReducedExtent(instruction) + kTreeReductionWindow - 1) / kTreeReductionWindow;
+    const int64_t partials = TreePartials(instruction);
     return partials * instruction.shape().ByteSize();
   }
   if (!instruction.Is(HloOpcode::kSelectAndScatter) || instruction.operand_count() < 2) return 0;

@@ -40,8 +40,10 @@ bool FusesProducers(const HloInstruction& instruction);
 bool IsExpensive(const HloInstruction& instruction);
 
 // Whether XLA CPU rewrites the reduction `instruction` into a tree: a
-// reduce-window over windows of 32 elements, which reads its input from
-// memory, then a reduce of the partial sums.
+// reduce-window over windows of 32 elements of each reduced dimension,
+// which reads its input from memory, then a reduce of the partial sums.
+// XLA does so when some reduced dimension is longer than 32; a reduction
+// over shorter ones (all of a 32x16 block) stays one loop.
 bool IsTreeReduction(const HloInstruction& instruction);
 
 // Whether XLA turns the sort `instruction` into a top-k: f32 keys, and every

@@ -630,7 +630,8 @@ ENTRY e {
 TEST(MemoryModel, LoopDoesNotWriteOverAnF64Convolution) {
   // Eigen runs only f32 and f16 convolutions; XLA emits an f64 one as a
   // loop nest that its parallel task assigner outlines into a call, whose
-  // result the relu's loop does not write over.
+  // result the relu's loop does not write over (the second convolution
+  // reads the relu from memory).
   const std::string text = R"(HloModule m
 
 ENTRY e {
@@ -640,13 +641,8 @@ ENTRY e {
   z = TYPE[] constant(0)
   b = TYPE[2,12,12,8]{3,2,1,0} broadcast(z), dimensions={}
   r = TYPE[2,12,12,8]{3,2,1,0} maximum(c, b)
-  ROOT s = TYPE[2,8]{1,0} reduce(r, z), dimensions={1,2}, to_apply=add
-}
-
-add {
-  a = TYPE[] parameter(0)
-  b = TYPE[] parameter(1)
-  ROOT s = TYPE[] add(a, b)
+  k2 = TYPE[3,3,8,4]{3,2,1,0} parameter(2)
+  ROOT d = TYPE[2,12,12,4]{3,2,1,0} convolution(r, k2), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
 }
 )";
   auto with_type = [&](const std::string& type) {
@@ -910,6 +906,27 @@ ENTRY e {
 )";
   const MemoryPrediction p = PredictMemory(text);
   EXPECT_GE(p.temp_bytes, 4096);
+}
+
+TEST(MemoryModel, ReductionOverShortDimensionsIsNoTree) {
+  // Neither reduced dimension is longer than 32: XLA keeps the reduce one
+  // loop, into which it fuses the multiply; no 2 KiB product, no partials.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[32,16]{1,0} parameter(0)
+  m = f32[32,16]{1,0} multiply(x, x)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(m, z), dimensions={0,1}, to_apply=add
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
 }
 
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
