@@ -297,7 +297,22 @@ bool IsTopK(const HloInstruction& instruction) {
   return true;
 }
 
+// Whether XLA CPU computes the dot `instruction` in f32: it has no bf16
+// matrix multiply, so it converts a bf16 dot's operands to f32, multiplies
+// in f32 and converts the product back.
+bool IsWidenedDot(const HloInstruction& instruction) {
+  return instruction.Is(HloOpcode::kDot) && instruction.shape().IsArray() &&
+         instruction.shape().element_type() == PrimitiveType::kBF16;
+}
+
 int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes) {
+  // A bf16 dot writes an f32 product; a bf16 value that a dot reads is
+  // written in f32 for it (the convert fuses into its producer).
+  bool widened = IsWidenedDot(instruction);
+  if (instruction.shape().IsArray() && instruction.shape().element_type() == PrimitiveType::kBF16) {
+    for (const HloInstruction* user : instruction.users()) widened = widened || IsWidenedDot(*user);
+  }
+  if (widened) return 2 * bytes;
   if (!IsTopK(instruction)) return bytes;
   int64_t largest = 0;
   for (const HloInstruction* user : instruction.users()) {

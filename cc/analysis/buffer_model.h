@@ -51,7 +51,8 @@ bool IsTreeReduction(const HloInstruction& instruction);
 bool IsTopK(const HloInstruction& instruction);
 
 // Bytes of leaf `leaf` of what `instruction` defines as XLA CPU writes it
-// (a top-k writes only its k leading elements).
+// (a top-k writes only its k leading elements; a bf16 dot and the bf16
+// values it reads are written in f32).
 int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes);
 
 // Bytes of a value XLA computes from the kernel (operand 1) of the

@@ -929,6 +929,23 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 0);
 }
 
+TEST(MemoryModel, Bf16DotIsComputedInF32) {
+  // XLA CPU has no bf16 matrix multiply: the converts feeding the dot write
+  // f32 operands (4 KiB and 2 KiB, not half that) and the product is f32.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[32,32]{1,0} parameter(0)
+  y = f32[32,16]{1,0} parameter(1)
+  a = bf16[32,32]{1,0} convert(x)
+  b = bf16[32,16]{1,0} convert(y)
+  d = bf16[32,16]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[32,16]{1,0} convert(d)
+}
+)"));
+  EXPECT_GE(p.temp_bytes, 32 * 32 * 4 + 32 * 16 * 4);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
