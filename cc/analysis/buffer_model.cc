@@ -349,6 +349,15 @@ int64_t ScratchBytes(const HloInstruction& instruction) {
   if (instruction.Is(HloOpcode::kConvolution) && GroupCount(instruction, "batch_group_count") > 1) {
     return 2 * GroupCount(instruction, "batch_group_count") * instruction.shape().ByteSize();
   }
+  // XLA CPU's top-k kernel takes f32 only; XLA decomposes any other top-k
+  // into a sort of the whole operand with an s32 iota of indices, then
+  // slices of the k leading elements: the sorted values and indices.
+  if (instruction.Is(HloOpcode::kTopK) && instruction.operand_count() == 1 &&
+      instruction.operand(0)->shape().IsArray() &&
+      instruction.operand(0)->shape().element_type() != PrimitiveType::kF32) {
+    const Shape& operand = instruction.operand(0)->shape();
+    return operand.ByteSize() + 4 * operand.ElementCount();
+  }
   if (IsTreeReduction(instruction)) {  // the reduce-window's partial sums
     const int64_t partials = TreePartials(instruction);
     return partials * instruction.shape().ByteSize();

@@ -62,7 +62,8 @@ int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes
 int64_t PrologueBytes(const HloInstruction& instruction);
 
 // Scratch memory XLA's expansion of `instruction` holds while it runs (a
-// tree reduction's partial sums; a select-and-scatter becomes iotas, a
+// tree reduction's partial sums; a top-k other than f32 becomes a sort of
+// its whole operand and indices; a select-and-scatter becomes iotas, a
 // variadic reduce-window and a scatter;
 // Cholesky and triangular solves become loops over copies of the matrices).
 int64_t ScratchBytes(const HloInstruction& instruction);

@@ -946,6 +946,29 @@ ENTRY e {
   EXPECT_GE(p.temp_bytes, 32 * 32 * 4 + 32 * 16 * 4);
 }
 
+TEST(MemoryModel, TopKOtherThanF32SortsItsWholeOperand) {
+  // XLA sorts all 6x64 f64 values with s32 indices, then slices 3 of each
+  // row: 3 KiB of values and 1.5 KiB of indices beside the result. An f32
+  // top-k runs XLA's kernel and holds no such scratch.
+  const std::string text = R"(HloModule m
+
+ENTRY e {
+  x = TYPE[6,64]{1,0} parameter(0)
+  t = (TYPE[6,3]{1,0}, s32[6,3]{1,0}) topk(x), k=3, largest=true
+  v = TYPE[6,3]{1,0} get-tuple-element(t), index=0
+  i = s32[6,3]{1,0} get-tuple-element(t), index=1
+  ROOT r = (TYPE[6,3]{1,0}, s32[6,3]{1,0}) tuple(v, i)
+}
+)";
+  auto with_type = [&](const std::string& type) {
+    std::string t = text;
+    for (size_t at = t.find("TYPE"); at != std::string::npos; at = t.find("TYPE", at)) t.replace(at, 4, type);
+    return PredictMemory(t);
+  };
+  EXPECT_GE(with_type("f64").temp_bytes, 6 * 64 * 8 + 6 * 64 * 4);
+  EXPECT_LT(with_type("f32").temp_bytes, 6 * 64 * 4);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
