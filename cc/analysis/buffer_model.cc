@@ -246,20 +246,38 @@ bool IsExpensive(const HloInstruction& instruction) {
   }
 }
 
-// The extent a reduction folds into each of its results.
-int64_t ReducedExtent(const HloInstruction& reduce) {
-  int64_t extent = 1;
+namespace {
+
+// The longest dimension a reduction folds, and the partial results per
+// result a tree of windows of kTreeReductionWindow leaves (windows cover
+// each reduced dimension in steps of the window).
+int64_t LongestReducedDimension(const HloInstruction& reduce) {
+  int64_t longest = 0;
   const Shape& input = reduce.operand(0)->shape();
   for (int64_t d : reduce.dimensions()) {
-    if (d >= 0 && d < input.rank()) extent *= input.dim(static_cast<int>(d));
+    if (d >= 0 && d < input.rank()) longest = std::max(longest, input.dim(static_cast<int>(d)));
   }
-  return extent;
+  return longest;
 }
 
+int64_t TreePartials(const HloInstruction& reduce) {
+  int64_t partials = 1;
+  const Shape& input = reduce.operand(0)->shape();
+  for (int64_t d : reduce.dimensions()) {
+    if (d < 0 || d >= input.rank()) continue;
+    partials *= (input.dim(static_cast<int>(d)) + kTreeReductionWindow - 1) / kTreeReductionWindow;
+  }
+  return partials;
+}
+
+}  // namespace
+
+// XLA's tree reduction rewriter applies when some reduced dimension is
+// longer than its window: a reduction of a 32x16 block is left whole.
 bool IsTreeReduction(const HloInstruction& instruction) {
   return instruction.Is(HloOpcode::kReduce) && instruction.shape().IsArray() &&
          instruction.operand_count() == 2 && instruction.operand(0)->shape().IsArray() &&
-         ReducedExtent(instruction) > kTreeReductionWindow;
+         LongestReducedDimension(instruction) > kTreeReductionWindow;
 }
 
 bool IsTopK(const HloInstruction& instruction) {
@@ -279,7 +297,22 @@ bool IsTopK(const HloInstruction& instruction) {
   return true;
 }
 
+// Whether XLA CPU computes the dot `instruction` in f32: it has no bf16
+// matrix multiply, so it converts a bf16 dot's operands to f32, multiplies
+// in f32 and converts the product back.
+bool IsWidenedDot(const HloInstruction& instruction) {
+  return instruction.Is(HloOpcode::kDot) && instruction.shape().IsArray() &&
+         instruction.shape().element_type() == PrimitiveType::kBF16;
+}
+
 int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes) {
+  // A bf16 dot writes an f32 product; a bf16 value that a dot reads is
+  // written in f32 for it (the convert fuses into its producer).
+  bool widened = IsWidenedDot(instruction);
+  if (instruction.shape().IsArray() && instruction.shape().element_type() == PrimitiveType::kBF16) {
+    for (const HloInstruction* user : instruction.users()) widened = widened || IsWidenedDot(*user);
+  }
+  if (widened) return 2 * bytes;
   if (!IsTopK(instruction)) return bytes;
   int64_t largest = 0;
   for (const HloInstruction* user : instruction.users()) {
@@ -316,8 +349,17 @@ int64_t ScratchBytes(const HloInstruction& instruction) {
   if (instruction.Is(HloOpcode::kConvolution) && GroupCount(instruction, "batch_group_count") > 1) {
     return 2 * GroupCount(instruction, "batch_group_count") * instruction.shape().ByteSize();
   }
+  // XLA CPU's top-k kernel takes f32 only; XLA decomposes any other top-k
+  // into a sort of the whole operand with an s32 iota of indices, then
+  // slices of the k leading elements: the sorted values and indices.
+  if (instruction.Is(HloOpcode::kTopK) && instruction.operand_count() == 1 &&
+      instruction.operand(0)->shape().IsArray() &&
+      instruction.operand(0)->shape().element_type() != PrimitiveType::kF32) {
+    const Shape& operand = instruction.operand(0)->shape();
+    return operand.ByteSize() + 4 * operand.ElementCount();
+  }
   if (IsTreeReduction(instruction)) {  // the reduce-window's partial sums
-    const int64_t partials = (ReducedExtent(instruction) + kTreeReductionWindow - 1) / kTreeReductionWindow;
+    const int64_t partials = TreePartials(instruction);
     return partials * instruction.shape().ByteSize();
   }
   if (!instruction.Is(HloOpcode::kSelectAndScatter) || instruction.operand_count() < 2) return 0;

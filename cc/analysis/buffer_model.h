@@ -40,8 +40,10 @@ bool FusesProducers(const HloInstruction& instruction);
 bool IsExpensive(const HloInstruction& instruction);
 
 // Whether XLA CPU rewrites the reduction `instruction` into a tree: a
-// reduce-window over windows of 32 elements, which reads its input from
-// memory, then a reduce of the partial sums.
+// reduce-window over windows of 32 elements of each reduced dimension,
+// which reads its input from memory, then a reduce of the partial sums.
+// XLA does so when some reduced dimension is longer than 32; a reduction
+// over shorter ones (all of a 32x16 block) stays one loop.
 bool IsTreeReduction(const HloInstruction& instruction);
 
 // Whether XLA turns the sort `instruction` into a top-k: f32 keys, and every
@@ -49,7 +51,8 @@ bool IsTreeReduction(const HloInstruction& instruction);
 bool IsTopK(const HloInstruction& instruction);
 
 // Bytes of leaf `leaf` of what `instruction` defines as XLA CPU writes it
-// (a top-k writes only its k leading elements).
+// (a top-k writes only its k leading elements; a bf16 dot and the bf16
+// values it reads are written in f32).
 int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes);
 
 // Bytes of a value XLA computes from the kernel (operand 1) of the
@@ -59,7 +62,8 @@ int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes
 int64_t PrologueBytes(const HloInstruction& instruction);
 
 // Scratch memory XLA's expansion of `instruction` holds while it runs (a
-// tree reduction's partial sums; a select-and-scatter becomes iotas, a
+// tree reduction's partial sums; a top-k other than f32 becomes a sort of
+// its whole operand and indices; a select-and-scatter becomes iotas, a
 // variadic reduce-window and a scatter;
 // Cholesky and triangular solves become loops over copies of the matrices).
 int64_t ScratchBytes(const HloInstruction& instruction);

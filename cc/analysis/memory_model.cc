@@ -1,16 +1,20 @@
 #include "analysis/memory_model.h"
 
 #include <algorithm>
-#include <cctype>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "analysis/buffer_model.h"
+#include "analysis/call_inlining.h"
 #include "analysis/flops.h"
 #include "analysis/heap_packing.h"
+#include "analysis/literals.h"
+#include "analysis/loop_state.h"
+#include "analysis/output_aliasing.h"
 #include "analysis/parallel_tasks.h"
+#include "analysis/tuple_tables.h"
 #include "analysis/schedule.h"
 #include "ir/computation.h"
 #include "ir/parser.h"
@@ -20,38 +24,6 @@ namespace {
 
 // XLA's CPU backend aligns every buffer of its heap to 64 bytes.
 constexpr int64_t kAlignment = 64;
-// A tuple's buffer is a table of pointers to its elements' buffers.
-constexpr int64_t kPointerBytes = 8;
-
-void FlattenLeaves(const Shape& shape, std::vector<int64_t>* bytes) {
-  if (shape.IsTuple()) {
-    for (const Shape& element : shape.tuple_shapes()) FlattenLeaves(element, bytes);
-    return;
-  }
-  bytes->push_back(shape.IsArray() ? shape.ByteSize() : 0);
-}
-
-void FlattenLeafShapes(const Shape& shape, std::vector<const Shape*>* shapes) {
-  if (shape.IsTuple()) {
-    for (const Shape& element : shape.tuple_shapes()) FlattenLeafShapes(element, shapes);
-    return;
-  }
-  shapes->push_back(&shape);
-}
-
-int64_t LeafCount(const Shape& shape) {
-  std::vector<int64_t> bytes;
-  FlattenLeaves(shape, &bytes);
-  return static_cast<int64_t>(bytes.size());
-}
-
-// Bytes of the pointer tables of a tuple shape, nested tuples included.
-int64_t TupleTableBytes(const Shape& shape) {
-  if (!shape.IsTuple()) return 0;
-  int64_t bytes = kPointerBytes * static_cast<int64_t>(shape.tuple_shapes().size());
-  for (const Shape& element : shape.tuple_shapes()) bytes += TupleTableBytes(element);
-  return bytes;
-}
 
 // One array (or token) that an instruction defines: a leaf of its shape.
 struct Leaf {
@@ -161,26 +133,6 @@ class ModuleMemory {
     }
   }
 
-  // The computations an instruction runs as control flow (not the scalar
-  // computations of reductions, sorts and maps, which fusion inlines).
-  static std::vector<const HloComputation*> RunComputations(const HloInstruction& instruction) {
-    std::vector<const HloComputation*> result;
-    switch (instruction.opcode()) {
-      case HloOpcode::kWhile:
-        result.push_back(instruction.CalledComputation("condition"));
-        result.push_back(instruction.CalledComputation("body"));
-        break;
-      case HloOpcode::kConditional:
-      case HloOpcode::kCall:
-        for (const HloComputation* c : instruction.called_computations()) result.push_back(c);
-        break;
-      default:
-        break;
-    }
-    result.erase(std::remove(result.begin(), result.end(), nullptr), result.end());
-    return result;
-  }
-
   // --- aliasing ----------------------------------------------------------
   void AliasViewsAndControlFlow() {
     for (const HloComputation* computation : computations_) {
@@ -224,15 +176,6 @@ class ModuleMemory {
     }
   }
 
-  // Whether the body hands element `index` of its parameter back unchanged.
-  static bool PassesThrough(const HloComputation& body, int64_t index) {
-    const HloInstruction* root = body.root();
-    if (!root->Is(HloOpcode::kTuple) || index >= root->operand_count()) return false;
-    const HloInstruction* element = root->operand(static_cast<int>(index));
-    return element->Is(HloOpcode::kGetTupleElement) && element->operand(0)->Is(HloOpcode::kParameter) &&
-           element->IntAttribute("index").value_or(-1) == index;
-  }
-
   // A while loop's state is one set of buffers, shared by its result, the
   // parameters of its body and condition and the body's result. Its initial
   // value is written into it in place when the loop is its last reader or
@@ -244,19 +187,32 @@ class ModuleMemory {
     UnionRange(&loop, 0, body->parameter(0));
     UnionRange(&loop, 0, condition->parameter(0));
     UnionRange(&loop, 0, body->root());
+    loop_bodies_.insert(body);
     const HloInstruction* init = loop.operand(0);
     const std::vector<int>& state = LeavesOf(&loop);
     const std::vector<int>& initial = LeavesOf(init);
-    const bool flat = loop.shape().IsTuple() && init->Is(HloOpcode::kTuple) &&
-                      static_cast<int64_t>(state.size()) == init->operand_count();
+    const std::vector<const HloInstruction*> sources = InitialLeaves(*init);
+    // A value that initialises several elements of the state is written in
+    // place into one of them only; XLA copies it into the others.
+    std::unordered_set<const HloInstruction*> taken;
+    const std::vector<bool> passes = PassThroughLeaves(*body);
     for (size_t k = 0; k < state.size() && k < initial.size(); ++k) {
-      bool in_place = PassesThrough(*body, static_cast<int64_t>(k));
-      if (!in_place && flat) {
-        const HloInstruction* element = init->operand(static_cast<int>(k));
+      bool in_place = k < passes.size() && passes[k];
+      const HloInstruction* element = k < sources.size() ? sources[k] : nullptr;
+      if (!in_place && element != nullptr) {
         const Holding h = HoldingOfCached(element);
-        in_place = element->user_count() == 1 && h == Holding::kOwn;
+        in_place = element->user_count() == 1 && h == Holding::kOwn && taken.insert(element).second;
       }
-      if (in_place) Union(state[k], initial[k]);
+      if (in_place) {
+        Union(state[k], initial[k]);
+        continue;
+      }
+      // XLA's copy insertion copies the initial value into the state
+      // buffer. The copy reads only that value, so the breadth-first
+      // scheduler runs it as soon as the value exists (at the start of the
+      // computation, for a literal or a parameter), not when the loop
+      // starts: the state buffer is alive from then on.
+      copied_from_[state[k]] = start_[element != nullptr ? element : init];
     }
   }
 
@@ -300,7 +256,12 @@ class ModuleMemory {
               std::vector<std::pair<const HloInstruction*, bool>>* inputs) {
     for (const HloInstruction* operand : reader->operands()) {
       if (FoldedAway(operand)) {
-        Inputs(operand, elementwise && operand->IsElementwise(), inputs);
+        // A reshape to the shape it already has is no reshape (XLA's
+        // simplifier removes it): the path stays elementwise.
+        const bool identity = operand->Is(HloOpcode::kReshape) && operand->shape().IsArray() &&
+                              operand->operand(0)->shape().IsArray() &&
+                              operand->shape().dims() == operand->operand(0)->shape().dims();
+        Inputs(operand, elementwise && (operand->IsElementwise() || identity), inputs);
       } else {
         inputs->push_back({operand, elementwise});
       }
@@ -346,9 +307,9 @@ class ModuleMemory {
         Inputs(instruction, instruction->IsElementwise(), &candidates);
       }
       for (const auto& [operand, elementwise] : candidates) {
-        if (!elementwise || !operand->shape().IsArray()) continue;
+        if (!elementwise || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
         const int theirs = LeavesOf(operand)[0];
-        if (leaf_[theirs].bytes != leaf_[mine].bytes || !Dies(theirs, step)) continue;
+        if (leaf_[theirs].bytes != leaf_[mine].bytes || !Dies(theirs, step, group_result_[Find(mine)])) continue;
         Merge(mine, theirs);
         break;
       }
@@ -401,16 +362,33 @@ class ModuleMemory {
     group_last_.assign(leaf_.size(), -1);
     group_pinned_.assign(leaf_.size(), false);
     group_loop_start_.assign(leaf_.size(), clock_ + 1);
+    group_loop_end_.assign(leaf_.size(), -1);
+    group_state_.assign(leaf_.size(), false);
+    group_result_.assign(leaf_.size(), false);
     const HloInstruction* result = module_.entry()->root();
+    const std::vector<const Shape*> aliased = AliasedOutputs(module_);
     for (size_t i = 0; i < leaf_.size(); ++i) {
       const int root = Find(static_cast<int>(i));
       group_last_[root] = std::max(group_last_[root], last_use_[i]);
       if (leaf_[i].instruction->Is(HloOpcode::kWhile)) {
         group_loop_start_[root] = std::min(group_loop_start_[root], start_[leaf_[i].instruction]);
+        group_loop_end_[root] = std::max(group_loop_end_[root], end_[leaf_[i].instruction]);
       }
+      // The parameter of a loop body or condition is the loop's state: it
+      // may not be written over while the loop runs, but once the loop has
+      // returned it is a temporary like any other.
       const Holding h = HoldingOfCached(leaf_[i].instruction);
-      if (h == Holding::kParameter || h == Holding::kConstant || leaf_[i].instruction == result) {
+      const bool argument = h == Holding::kParameter && leaf_[i].instruction->parent() == module_.entry();
+      if (argument || h == Holding::kConstant || leaf_[i].instruction == result) {
         group_pinned_[root] = true;
+      } else if (h == Holding::kParameter) {
+        group_state_[root] = true;
+      }
+      // The entry's result, unless the header puts it in a parameter's
+      // buffer (alive from the start, so no loop's state can become it).
+      if (leaf_[i].instruction == result &&
+          std::find(aliased.begin(), aliased.end(), leaf_[i].shape) == aliased.end()) {
+        group_result_[root] = true;
       }
     }
   }
@@ -422,11 +400,20 @@ class ModuleMemory {
     group_last_[rb] = std::max(group_last_[rb], group_last_[ra]);
     group_pinned_[rb] = group_pinned_[rb] || group_pinned_[ra];
     group_loop_start_[rb] = std::min(group_loop_start_[rb], group_loop_start_[ra]);
+    group_loop_end_[rb] = std::max(group_loop_end_[rb], group_loop_end_[ra]);
+    group_state_[rb] = group_state_[rb] || group_state_[ra];
+    group_result_[rb] = group_result_[rb] || group_result_[ra];
   }
 
-  // Whether the buffer of `leaf` is a temporary whose last reader runs at `step`.
-  bool Dies(int leaf, int64_t step) {
+  // Whether the buffer of `leaf` is a temporary whose last reader runs at
+  // `step`. A loop's state is one only after the loop has returned, and
+  // then only for the entry's result, which XLA assigns first (it writes
+  // the result over the state the loop leaves).
+  bool Dies(int leaf, int64_t step, bool into_result) {
     const int root = Find(leaf);
+    if (group_state_[root] && !(into_result && group_loop_end_[root] >= 0 && step > group_loop_end_[root])) {
+      return false;
+    }
     return !group_pinned_[root] && group_last_[root] == step;
   }
 
@@ -439,6 +426,8 @@ class ModuleMemory {
       const int64_t start = start_[instruction];
       g.start = g.start < 0 ? start : std::min(g.start, start);
       g.end = std::max({g.end, last_use_[i], start});
+      auto copied = copied_from_.find(static_cast<int>(i));
+      if (copied != copied_from_.end()) g.start = std::min(g.start, copied->second);
       const Holding h = HoldingOfCached(instruction);
       const bool own = h == Holding::kOwn || instruction->Is(HloOpcode::kWhile) ||
                        instruction->Is(HloOpcode::kConditional);
@@ -467,32 +456,60 @@ class ModuleMemory {
         lives->push_back({{PrologueBytes(*instruction), prologue->second, step}, Kind::kScratch,
                           {instruction}, {nullptr}, {prologue->second}});
       }
+      if (instruction->Is(HloOpcode::kConditional)) AddConditionalTables(*instruction, step, lives);
       if (!instruction->shape().IsTuple() || instruction == entry.root()) continue;
       const Holding h = HoldingOfCached(instruction);
       if (h == Holding::kParameter || instruction->Is(HloOpcode::kGetTupleElement) ||
-          instruction->Is(HloOpcode::kCall)) {
+          instruction->Is(HloOpcode::kCall) || !HasTable(*instruction, loop_bodies_)) {
         continue;
       }
       int64_t end = instruction->Is(HloOpcode::kWhile) ? end_[instruction] : step;
+      int64_t start = step;
+      if (instruction->Is(HloOpcode::kWhile) && instruction->operand(0)->Is(HloOpcode::kTuple)) {
+        start = std::min(start, start_[instruction->operand(0)]);
+      }
       for (int leaf : LeavesOf(instruction)) end = std::max(end, last_use_[leaf]);
-      lives->push_back({{TupleTableBytes(instruction->shape()), step, end},
+      lives->push_back({{TupleTableBytes(instruction->shape()), start, end},
                         Kind::kTupleTable, {instruction}, {&instruction->shape()}, {step}});
     }
   }
 
-  int64_t ConstantBytes() {
-    int64_t bytes = 0;
-    for (const HloComputation* computation : computations_) {
-      for (const auto& owned : computation->instructions()) {
-        const HloInstruction& c = *owned;
-        if (!c.Is(HloOpcode::kConstant) || !c.shape().IsArray() || c.users().empty()) continue;
-        // A scalar literal is folded into the loops that read it.
-        bool kept = c.shape().rank() > 0;
-        for (const HloInstruction* user : c.users()) kept = kept || !FusesProducers(*user);
-        if (kept) bytes += c.shape().ByteSize();
+  // XLA's conditional canonicaliser makes a conditional return a tuple and
+  // read each operand as a tuple: an array-shaped conditional has a table
+  // of one pointer, alive as long as its result, and each array operand
+  // one, built as soon as the operand exists.
+  void AddConditionalTables(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives) {
+    using Kind = HeapBuffer::Kind;
+    if (conditional.shape().IsArray()) {
+      int64_t end = end_[&conditional];
+      for (int leaf : LeavesOf(&conditional)) end = std::max(end, last_use_[leaf]);
+      lives->push_back({{kPointerBytes, step, end}, Kind::kTupleTable, {&conditional}, {&conditional.shape()}, {step}});
+    }
+    std::unordered_set<const HloInstruction*> seen;
+    for (int i = 1; i < conditional.operand_count(); ++i) {
+      const HloInstruction* operand = conditional.operand(i);
+      if (!operand->shape().IsArray() || !seen.insert(operand).second) continue;
+      lives->push_back({{kPointerBytes, start_[operand], step}, Kind::kTupleTable, {&conditional},
+                        {&operand->shape()}, {step}});
+    }
+    AddOperandCopies(conditional, step, lives);
+  }
+
+  // A conditional whose result is written where one of its operands is (a
+  // loop's state that the conditional updates) would write over what its
+  // branch still reads: XLA's copy insertion copies that operand first.
+  void AddOperandCopies(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives) {
+    std::unordered_set<int> results;
+    for (int leaf : LeavesOf(&conditional)) results.insert(Find(leaf));
+    std::unordered_set<int> copied;
+    for (int i = 1; i < conditional.operand_count(); ++i) {
+      const HloInstruction* operand = conditional.operand(i);
+      for (int leaf : LeavesOf(operand)) {
+        if (!results.count(Find(leaf)) || !copied.insert(Find(leaf)).second || leaf_[leaf].bytes == 0) continue;
+        lives->push_back({{leaf_[leaf].bytes, start_[operand], step}, HeapBuffer::Kind::kScratch, {&conditional},
+                          {nullptr}, {step}});
       }
     }
-    return bytes;
   }
 
   // The buffer of a group of leaves, its writers in schedule order.
@@ -517,8 +534,9 @@ class ModuleMemory {
       p.argument_bytes += parameter->shape().ByteSize() + TupleTableBytes(parameter->shape());
     }
     p.output_bytes = entry.root()->shape().ByteSize() + TupleTableBytes(entry.root()->shape());
-    p.alias_bytes = AliasedOutputBytes(entry);
-    p.constant_bytes = ConstantBytes();
+    p.alias_bytes = AliasedOutputBytes(module_);
+    p.constant_bytes =
+        KeptLiteralBytes(computations_, [this](const HloInstruction& i) { return FoldedAway(&i); });
     std::vector<HeapBuffer>& temporaries = buffers.temporaries;
     for (const auto& [root, g] : Groups(entry)) {
       if (g.IsTemporary() && g.bytes > 0) temporaries.push_back(ValueBuffer(g));
@@ -532,42 +550,6 @@ class ModuleMemory {
     return buffers;
   }
 
-  // Bytes of the results the header's input_output_alias gives a
-  // parameter's buffer: `{ {0}: (1, {}, may-alias), {2}: (0, {}) }`.
-  int64_t AliasedOutputBytes(const HloComputation& entry) const {
-    const std::string& header = module_.header_attributes();
-    const size_t at = header.find("input_output_alias={");
-    if (at == std::string::npos) return 0;
-    const Shape& result = entry.root()->shape();
-    int64_t bytes = 0;
-    int depth = 0;
-    for (size_t i = at + 19; i < header.size(); ++i) {
-      const char c = header[i];
-      if (c == '{') {
-        ++depth;
-        if (depth == 2) {  // an output index: `{i, j}` at the outer level
-          const Shape* shape = &result;
-          size_t j = i + 1;
-          while (j < header.size() && header[j] != '}') {
-            if (std::isdigit(static_cast<unsigned char>(header[j]))) {
-              const int64_t index = std::stoll(header.substr(j));
-              if (shape->IsTuple() && index < static_cast<int64_t>(shape->tuple_shapes().size())) {
-                shape = &shape->tuple_shape(static_cast<int>(index));
-              }
-              while (j < header.size() && std::isdigit(static_cast<unsigned char>(header[j]))) ++j;
-            } else {
-              ++j;
-            }
-          }
-          if (header.find(':', j) == j + 1) bytes += shape->ByteSize();
-        }
-      } else if (c == '}') {
-        if (--depth == 0) break;
-      }
-    }
-    return bytes;
-  }
-
   const HloModule& module_;
   const bool later_readers_first_;
   std::vector<const HloComputation*> computations_;
@@ -575,6 +557,8 @@ class ModuleMemory {
   std::unordered_map<const HloInstruction*, Holding> holding_;
   std::unordered_map<const HloInstruction*, int64_t> start_, end_;
   std::unordered_map<const HloInstruction*, int64_t> prologue_start_;
+  std::unordered_map<int, int64_t> copied_from_;  // loop state leaf -> step its initial value is copied
+  std::unordered_set<const HloComputation*> loop_bodies_;
   std::vector<const HloInstruction*> schedule_;  // the instruction of each step
   std::vector<Leaf> leaf_;
   std::vector<int> parent_;
@@ -582,6 +566,9 @@ class ModuleMemory {
   std::vector<int64_t> group_last_;
   std::vector<bool> group_pinned_;
   std::vector<int64_t> group_loop_start_;  // per buffer: the step a loop holding it as state starts
+  std::vector<int64_t> group_loop_end_;    // ... and the step it returns (-1: no loop's state)
+  std::vector<bool> group_state_;          // per buffer: a computation's parameter, not the entry's
+  std::vector<bool> group_result_;         // per buffer: the entry's result
   std::unordered_set<const HloComputation*> parallel_computations_;
   int64_t clock_ = 0;
 };
@@ -589,6 +576,12 @@ class ModuleMemory {
 }  // namespace
 
 ModuleBuffers PredictBuffers(const HloModule& module) {
+  if (HasCalls(module)) {
+    std::shared_ptr<const HloModule> inlined = InlineCalls(module);
+    ModuleBuffers buffers = PredictBuffers(*inlined);
+    buffers.inlined = std::move(inlined);
+    return buffers;
+  }
   // Where the order of instructions that become ready together is unknown,
   // the model takes the order that needs more memory: a prediction may err
   // high, not low.

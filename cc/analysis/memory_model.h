@@ -21,6 +21,7 @@
 #define EXLA_ANALYSIS_MEMORY_MODEL_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,9 @@ struct ModuleBuffers {
   // The instruction that runs at each step (index 0 is before the first);
   // a while loop has a second step after its body, where it ends.
   std::vector<const HloInstruction*> schedule;
+  // The module the buffers point into when it is not the one predicted: XLA
+  // inlines calls before it schedules (call_inlining.h), and so does the model.
+  std::shared_ptr<const HloModule> inlined;
 };
 
 // Predicts XLA CPU's buffer assignment of `module` (entry parameters as

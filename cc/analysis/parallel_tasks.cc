@@ -65,4 +65,10 @@ bool OutlinedForParallelTasks(const HloInstruction& instruction, const LoopCost&
   return cycles >= kMinThreads * kCostPerThread;
 }
 
+bool InParallelCall(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kConvolution)) return false;
+  const PrimitiveType type = instruction.shape().element_type();
+  return type != PrimitiveType::kF32 && type != PrimitiveType::kF16;
+}
+
 }  // namespace exla

@@ -52,6 +52,12 @@ struct LoopCost {
 // lies in one of the computations above.
 bool OutlinedForParallelTasks(const HloInstruction& instruction, const LoopCost& cost);
 
+// Whether XLA computes `instruction` inside a call of its own, whose
+// result the loop that reads it does not write over: Eigen runs only f32
+// and f16 convolutions, and XLA emits any other as a loop nest that its
+// parallel task assigner outlines into a call.
+bool InParallelCall(const HloInstruction& instruction);
+
 }  // namespace exla
 
 #endif  // EXLA_ANALYSIS_PARALLEL_TASKS_H_
