@@ -766,12 +766,9 @@ ENTRY e {
   EXPECT_LT(p.temp_bytes, 3 * 64);
 }
 
-TEST(MemoryModel, NestedInitialValueIsWrittenInPlace) {
-  // The loop's state nests a tensor list (a tuple of the list and its
-  // length), as TensorFlow's do; the zeros that start the list are read by
-  // the loop alone, so XLA writes them in place: one 16 KiB buffer for the
-  // list, not a second one for a copy.
-  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+// The loop both tests below run: its state nests a tensor list (a tuple of
+// the list and its length), as TensorFlow's loops do.
+constexpr char kListLoop[] = R"(HloModule m
 
 body {
   s = (s32[], (f32[64,64]{1,0}, s32[])) parameter(0)
@@ -795,7 +792,13 @@ cond {
   ROOT lt = pred[] compare(i, n), direction=LT
 }
 
-ENTRY e {
+)";
+
+TEST(MemoryModel, NestedInitialValueIsWrittenInPlace) {
+  // The zeros that start the list are read by the loop alone, so XLA
+  // writes them in place: one 16 KiB buffer for the list, not a second one
+  // for a copy.
+  const MemoryPrediction p = PredictMemory(std::string(kListLoop) + R"(ENTRY e {
   x = f32[64,64]{1,0} parameter(0)
   zero = s32[] constant(0)
   f0 = f32[] constant(0)
@@ -808,7 +811,7 @@ ENTRY e {
   a = f32[64,64]{1,0} get-tuple-element(l), index=0
   ROOT d = f32[64,64]{1,0} dot(a, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
-)"));
+)");
   EXPECT_LT(p.temp_bytes, 2 * 64 * 64 * 4);
 }
 
@@ -816,31 +819,7 @@ TEST(MemoryModel, RebuiltInitialValueIsWrittenInPlace) {
   // As above, but the list is rebuilt from the parts of another tuple, as
   // TensorFlow does: XLA's simplifier reads the parts directly, so the
   // zeros are still written into the loop in place.
-  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
-
-body {
-  s = (s32[], (f32[64,64]{1,0}, s32[])) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  l = (f32[64,64]{1,0}, s32[]) get-tuple-element(s), index=1
-  a = f32[64,64]{1,0} get-tuple-element(l), index=0
-  n = s32[] get-tuple-element(l), index=1
-  row = f32[1,64]{1,0} broadcast(one), dimensions={}
-  zero = s32[] constant(0)
-  u = f32[64,64]{1,0} dynamic-update-slice(a, row, i, zero)
-  l2 = (f32[64,64]{1,0}, s32[]) tuple(u, n)
-  ROOT r = (s32[], (f32[64,64]{1,0}, s32[])) tuple(j, l2)
-}
-
-cond {
-  s = (s32[], (f32[64,64]{1,0}, s32[])) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(64)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-
-ENTRY e {
+  const MemoryPrediction p = PredictMemory(std::string(kListLoop) + R"(ENTRY e {
   x = f32[64,64]{1,0} parameter(0)
   zero = s32[] constant(0)
   f0 = f32[] constant(0)
@@ -856,7 +835,7 @@ ENTRY e {
   a = f32[64,64]{1,0} get-tuple-element(l), index=0
   ROOT d = f32[64,64]{1,0} dot(a, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
-)"));
+)");
   EXPECT_LT(p.temp_bytes, 2 * 64 * 64 * 4);
 }
 
