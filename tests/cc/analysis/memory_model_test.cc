@@ -694,12 +694,8 @@ ENTRY e {
   EXPECT_LT(p.temp_bytes, 128 * 128 * 4);
 }
 
-TEST(MemoryModel, ResultIsWrittenOverTheStateALoopLeaves) {
-  // Once the loop has returned, its state dies at the cosine that reads
-  // it: XLA writes the entry's result over it, so the 80-byte state is
-  // part of the output, not a temporary (left: the counter, the loop's
-  // table, the condition's flag).
-  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+// The loop both tests below run: it negates an f32[4,5] state four times.
+constexpr char kNegateLoop[] = R"(HloModule m
 
 body {
   s = (s32[], f32[4,5]{1,0}) parameter(0)
@@ -718,7 +714,14 @@ cond {
   ROOT lt = pred[] compare(i, n), direction=LT
 }
 
-ENTRY e {
+)";
+
+TEST(MemoryModel, ResultIsWrittenOverTheStateALoopLeaves) {
+  // Once the loop has returned, its state dies at the cosine that reads
+  // it: XLA writes the entry's result over it, so the 80-byte state is
+  // part of the output, not a temporary (left: the counter, the loop's
+  // table, the condition's flag).
+  const MemoryPrediction p = PredictMemory(std::string(kNegateLoop) + R"(ENTRY e {
   x = f32[4,5]{1,0} parameter(0)
   zero = s32[] constant(0)
   init = (s32[], f32[4,5]{1,0}) tuple(zero, x)
@@ -726,7 +729,7 @@ ENTRY e {
   g = f32[4,5]{1,0} get-tuple-element(w), index=1
   ROOT c = f32[4,5]{1,0} cosine(g)
 }
-)"));
+)");
   EXPECT_LT(p.temp_bytes, 3 * 64);
   EXPECT_EQ(p.output_bytes, 80);
 }
@@ -734,26 +737,7 @@ ENTRY e {
 TEST(MemoryModel, IdentityReshapeKeepsALoopElementwise) {
   // TensorFlow reads the loop's state through a reshape to its own shape,
   // which XLA removes: the cosine still writes the result over the state.
-  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
-
-body {
-  s = (s32[], f32[4,5]{1,0}) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  v = f32[4,5]{1,0} get-tuple-element(s), index=1
-  w = f32[4,5]{1,0} negate(v)
-  ROOT r = (s32[], f32[4,5]{1,0}) tuple(j, w)
-}
-
-cond {
-  s = (s32[], f32[4,5]{1,0}) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(4)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-
-ENTRY e {
+  const MemoryPrediction p = PredictMemory(std::string(kNegateLoop) + R"(ENTRY e {
   x = f32[4,5]{1,0} parameter(0)
   zero = s32[] constant(0)
   init = (s32[], f32[4,5]{1,0}) tuple(zero, x)
@@ -762,7 +746,7 @@ ENTRY e {
   same = f32[4,5]{1,0} reshape(g)
   ROOT c = f32[4,5]{1,0} cosine(same)
 }
-)"));
+)");
   EXPECT_LT(p.temp_bytes, 3 * 64);
 }
 
