@@ -95,4 +95,12 @@ int64_t PackedHeapBytes(const std::vector<BufferLife>& buffers, int64_t alignmen
   return std::min(PackInOrder(spatial, alignment), PackInOrder(temporal, alignment));
 }
 
+int64_t CombinedTempBytes(int64_t heap_bytes, const std::vector<int64_t>& table_bytes, int64_t alignment) {
+  int64_t total = heap_bytes;
+  for (int64_t bytes : table_bytes) {
+    if (bytes > 0) total = (total > 0 ? RoundUp(total, alignment) : 0) + bytes;
+  }
+  return total;
+}
+
 }  // namespace exla

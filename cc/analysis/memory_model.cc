@@ -542,11 +542,19 @@ class ModuleMemory {
       if (g.IsTemporary() && g.bytes > 0) temporaries.push_back(ValueBuffer(g));
     }
     AddTablesAndScratch(entry, &temporaries);
-    std::vector<BufferLife> lives;
-    for (const HeapBuffer& buffer : temporaries) lives.push_back(buffer.life);
+    std::vector<BufferLife> lives, heap;
+    std::vector<int64_t> tables;  // allocations of their own (heap_packing.h)
+    for (const HeapBuffer& buffer : temporaries) {
+      lives.push_back(buffer.life);
+      if (buffer.kind == HeapBuffer::Kind::kTupleTable) {
+        tables.push_back(buffer.life.bytes);
+      } else {
+        heap.push_back(buffer.life);
+      }
+    }
     p.buffers = static_cast<int64_t>(lives.size());
     p.live_bytes = PeakLiveBytes(lives);
-    p.temp_bytes = PackedHeapBytes(lives, kAlignment);
+    p.temp_bytes = CombinedTempBytes(PackedHeapBytes(heap, kAlignment), tables, kAlignment);
     return buffers;
   }
 

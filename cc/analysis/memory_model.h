@@ -68,7 +68,9 @@ struct HeapBuffer {
 // figures (analysis/timeline.h draws memory over the schedule from them).
 struct ModuleBuffers {
   MemoryPrediction prediction;
-  std::vector<HeapBuffer> temporaries;  // exactly the buffers the heap packs
+  // Exactly the temporaries: the buffers the heap packs and the tuple
+  // tables, which XLA allocates beside the heap (heap_packing.h).
+  std::vector<HeapBuffer> temporaries;
   // The instruction that runs at each step (index 0 is before the first);
   // a while loop has a second step after its body, where it ends.
   std::vector<const HloInstruction*> schedule;
