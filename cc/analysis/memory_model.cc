@@ -8,6 +8,7 @@
 
 #include "analysis/buffer_model.h"
 #include "analysis/call_inlining.h"
+#include "analysis/common_subexpressions.h"
 #include "analysis/flops.h"
 #include "analysis/heap_packing.h"
 #include "analysis/literals.h"
@@ -18,6 +19,7 @@
 #include "analysis/schedule.h"
 #include "ir/computation.h"
 #include "ir/parser.h"
+#include "ir/printer.h"
 
 namespace exla {
 namespace {
@@ -584,18 +586,24 @@ class ModuleMemory {
 }  // namespace
 
 ModuleBuffers PredictBuffers(const HloModule& module) {
-  if (HasCalls(module)) {
-    std::shared_ptr<const HloModule> inlined = InlineCalls(module);
-    ModuleBuffers buffers = PredictBuffers(*inlined);
-    buffers.inlined = std::move(inlined);
-    return buffers;
+  // XLA inlines calls and merges common subexpressions before it fuses;
+  // the model predicts the module as XLA fuses it.
+  std::unique_ptr<HloModule> rewritten;
+  if (HasCalls(module)) rewritten = InlineCalls(module);
+  const HloModule& inlined = rewritten != nullptr ? *rewritten : module;
+  if (HasCommonSubexpressions(inlined)) {
+    if (rewritten == nullptr) rewritten = ParseHloModule(PrintHloModule(module));
+    MergeCommonSubexpressions(rewritten.get());
   }
+  const HloModule& fused = rewritten != nullptr ? *rewritten : module;
   // Where the order of instructions that become ready together is unknown,
   // the model takes the order that needs more memory: a prediction may err
   // high, not low.
-  ModuleBuffers one = ModuleMemory(module, false).Predict();
-  ModuleBuffers other = ModuleMemory(module, true).Predict();
-  return other.prediction.peak_bytes() > one.prediction.peak_bytes() ? std::move(other) : std::move(one);
+  ModuleBuffers one = ModuleMemory(fused, false).Predict();
+  ModuleBuffers other = ModuleMemory(fused, true).Predict();
+  ModuleBuffers& higher = other.prediction.peak_bytes() > one.prediction.peak_bytes() ? other : one;
+  higher.inlined = std::move(rewritten);
+  return std::move(higher);
 }
 
 MemoryPrediction PredictMemory(const HloModule& module) {

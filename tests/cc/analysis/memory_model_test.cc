@@ -934,6 +934,35 @@ ENTRY e {
   EXPECT_LT(with_type("f32").temp_bytes, 6 * 64 * 4);
 }
 
+TEST(MemoryModel, EqualExpressionsAreComputedOnce) {
+  // d1 and d2 divide by x + 2, written as (x + 0) + 1 + 1 and as x + 2.
+  // XLA's simplifier drops the + 0 and folds the + 1 + 1, its CSE then
+  // merges the two divisions: the dot reads one 16 KiB buffer twice, not
+  // two buffers.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[64,64]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  one = f32[] constant(1)
+  two = f32[] constant(2)
+  three = f32[] constant(3)
+  bz = f32[64,64]{1,0} broadcast(zero), dimensions={}
+  b1 = f32[64,64]{1,0} broadcast(one), dimensions={}
+  b2 = f32[64,64]{1,0} broadcast(two), dimensions={}
+  b3 = f32[64,64]{1,0} broadcast(three), dimensions={}
+  x0 = f32[64,64]{1,0} add(x, bz)
+  y1 = f32[64,64]{1,0} add(x0, b1)
+  y2 = f32[64,64]{1,0} add(y1, b1)
+  z = f32[64,64]{1,0} add(x, b2)
+  d1 = f32[64,64]{1,0} divide(b3, y2)
+  d2 = f32[64,64]{1,0} divide(b3, z)
+  ROOT r = f32[64,64]{1,0} dot(d1, d2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})"));
+  EXPECT_EQ(p.temp_bytes, 64 * 64 * 4);
+  EXPECT_EQ(p.buffers, 1);
+}
+
 TEST(MemoryModel, TupleTablesAreAllocationsOfTheirOwn) {
   // Two loops run one after the other; each has a pointer table of 16
   // bytes. Their lives do not overlap, yet XLA's CPU buffer assignment
