@@ -9,6 +9,7 @@
 #include "analysis/buffer_model.h"
 #include "analysis/call_inlining.h"
 #include "analysis/common_subexpressions.h"
+#include "analysis/constant_folding.h"
 #include "analysis/flops.h"
 #include "analysis/heap_packing.h"
 #include "analysis/literals.h"
@@ -586,13 +587,14 @@ class ModuleMemory {
 }  // namespace
 
 ModuleBuffers PredictBuffers(const HloModule& module) {
-  // XLA inlines calls and merges common subexpressions before it fuses;
-  // the model predicts the module as XLA fuses it.
+  // XLA inlines calls, folds constants and merges common subexpressions
+  // before it fuses; the model predicts the module as XLA fuses it.
   std::unique_ptr<HloModule> rewritten;
   if (HasCalls(module)) rewritten = InlineCalls(module);
   const HloModule& inlined = rewritten != nullptr ? *rewritten : module;
-  if (HasCommonSubexpressions(inlined)) {
+  if (HasFoldableInstructions(inlined) || HasCommonSubexpressions(inlined)) {
     if (rewritten == nullptr) rewritten = ParseHloModule(PrintHloModule(module));
+    FoldConstants(rewritten.get());
     MergeCommonSubexpressions(rewritten.get());
   }
   const HloModule& fused = rewritten != nullptr ? *rewritten : module;

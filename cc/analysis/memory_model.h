@@ -75,8 +75,9 @@ struct ModuleBuffers {
   // a while loop has a second step after its body, where it ends.
   std::vector<const HloInstruction*> schedule;
   // The module the buffers point into when it is not the one predicted: XLA
-  // inlines calls and merges common subexpressions before it schedules
-  // (call_inlining.h, common_subexpressions.h), and so does the model.
+  // inlines calls, folds constants and merges common subexpressions before
+  // it schedules (call_inlining.h, constant_folding.h,
+  // common_subexpressions.h), and so does the model.
   std::shared_ptr<const HloModule> inlined;
 };
 

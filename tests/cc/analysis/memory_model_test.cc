@@ -963,6 +963,22 @@ ENTRY e {
   EXPECT_EQ(p.buffers, 1);
 }
 
+TEST(MemoryModel, LiteralExpressionsAreFoldedIntoLiterals) {
+  // XLA evaluates the concatenation of literals at compile time: the
+  // executable keeps its 32 elements, not the 4 it was built from.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[32]{0} parameter(0)
+  c = f32[4]{0} constant({1, 2, 3, 4})
+  b = f32[32]{0} concatenate(c, c, c, c, c, c, c, c), dimensions={0}
+  ROOT r = f32[32]{0} add(x, b)
+}
+)"));
+  EXPECT_EQ(p.constant_bytes, 32 * 4);
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
 TEST(MemoryModel, TupleTablesAreAllocationsOfTheirOwn) {
   // Two loops run one after the other; each has a pointer table of 16
   // bytes. Their lives do not overlap, yet XLA's CPU buffer assignment
