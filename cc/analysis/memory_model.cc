@@ -11,6 +11,7 @@
 #include "analysis/common_subexpressions.h"
 #include "analysis/constant_folding.h"
 #include "analysis/flops.h"
+#include "analysis/fusion_duplication.h"
 #include "analysis/heap_packing.h"
 #include "analysis/literals.h"
 #include "analysis/loop_state.h"
@@ -102,10 +103,20 @@ class ModuleMemory {
     }
   }
 
+  // HoldingOf, less the producers XLA leaves out of loops that would
+  // compute them too often (fusion_duplication.h).
   Holding HoldingOfCached(const HloInstruction* instruction) {
     auto it = holding_.find(instruction);
     if (it != holding_.end()) return it->second;
-    return holding_[instruction] = HoldingOf(*instruction);
+    Holding h = HoldingOf(*instruction);
+    if (h == Holding::kFused) {
+      auto limited = over_duplicated_.find(instruction->parent());
+      if (limited == over_duplicated_.end()) {
+        limited = over_duplicated_.emplace(instruction->parent(), OverDuplicatedProducers(*instruction->parent())).first;
+      }
+      if (limited->second.count(instruction)) h = Holding::kOwn;
+    }
+    return holding_[instruction] = h;
   }
 
   // --- the schedule ------------------------------------------------------
@@ -566,6 +577,7 @@ class ModuleMemory {
   std::vector<const HloComputation*> computations_;
   std::unordered_map<const HloInstruction*, std::vector<int>> leaves_;
   std::unordered_map<const HloInstruction*, Holding> holding_;
+  std::unordered_map<const HloComputation*, std::unordered_set<const HloInstruction*>> over_duplicated_;
   std::unordered_map<const HloInstruction*, int64_t> start_, end_;
   std::unordered_map<const HloInstruction*, int64_t> prologue_start_;
   std::unordered_map<int, int64_t> copied_from_;  // loop state leaf -> step its initial value is copied

@@ -979,6 +979,62 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 0);
 }
 
+TEST(MemoryModel, ProducerAFusedLoopWouldEmitTooOftenIsWrittenOut) {
+  // The sum reads n through `slices` slices of one element; each slice
+  // computes an index of its own, so the fused loop would emit the
+  // multiply once per slice. XLA allows 15: with 16 slices it writes n to
+  // a buffer (one 64-byte slot), with 15 it folds n into the loop.
+  auto with_slices = [](int slices) {
+    std::string text = "HloModule m\n\nENTRY e {\n  p = f32[16]{0} parameter(0)\n"
+                       "  q = f32[16]{0} parameter(1)\n  n = f32[16]{0} multiply(p, q)\n";
+    for (int i = 0; i < slices; ++i) {
+      text += "  sl" + std::to_string(i) + " = f32[1]{0} slice(n), slice={[" + std::to_string(i) + ":" +
+              std::to_string(i + 1) + "]}\n";
+    }
+    std::string sum = "sl0";
+    for (int i = 1; i < slices; ++i) {
+      const std::string next = "a" + std::to_string(i);
+      text += std::string(i + 1 == slices ? "  ROOT " : "  ") + next + " = f32[1]{0} add(" + sum + ", sl" +
+              std::to_string(i) + ")\n";
+      sum = next;
+    }
+    return PredictMemory(text + "}\n");
+  };
+  EXPECT_EQ(with_slices(16).temp_bytes, 64);
+  EXPECT_EQ(with_slices(15).temp_bytes, 0);
+}
+
+TEST(MemoryModel, ExpensiveValueIsNotFoldedIntoTwoLoops) {
+  // s = d + 1 is cheap: XLA folds it into both reductions' loops. Its
+  // operand d, a division, would then be computed in both: XLA computes
+  // it once, into a buffer of its own (one 64-byte slot).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[16]{0} parameter(0)
+  three = f32[] constant(3)
+  b3 = f32[16]{0} broadcast(three), dimensions={}
+  d = f32[16]{0} divide(b3, x)
+  one = f32[] constant(1)
+  b1 = f32[16]{0} broadcast(one), dimensions={}
+  s = f32[16]{0} add(d, b1)
+  m = f32[16]{0} multiply(s, s)
+  ex = f32[16]{0} exponential(s)
+  zero = f32[] constant(0)
+  r1 = f32[] reduce(m, zero), dimensions={0}, to_apply=sum
+  r2 = f32[] reduce(ex, zero), dimensions={0}, to_apply=sum
+  ROOT t = (f32[], f32[]) tuple(r1, r2)
+})"));
+  EXPECT_EQ(p.temp_bytes, 64);
+  EXPECT_EQ(p.buffers, 1);
+}
+
 TEST(MemoryModel, TupleTablesAreAllocationsOfTheirOwn) {
   // Two loops run one after the other; each has a pointer table of 16
   // bytes. Their lives do not overlap, yet XLA's CPU buffer assignment
