@@ -1,8 +1,10 @@
 #include "analysis/literals.h"
 
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "analysis/buffer_model.h"
 
@@ -19,6 +21,34 @@ bool InFusion(const HloInstruction& instruction, const std::function<bool(const 
   return false;
 }
 
+// Bytes of the copies of literals XLA's expansions of the triangular solves
+// of `computation` keep. XLA expands every solve of one signature (shapes
+// and options) into calls of one computation; a computation called from
+// one place is inlined, but one called from several stays a call, cloned
+// for each caller, and a literal right-hand side (the identity a framework
+// solves against to invert a matrix) moves into each clone: every such
+// solve keeps a copy of the literal beside the one the caller keeps.
+int64_t SolveExpansionLiteralBytes(const HloComputation& computation) {
+  std::map<std::string, std::vector<const HloInstruction*>> by_signature;
+  for (const auto& instruction : computation.instructions()) {
+    if (!instruction->Is(HloOpcode::kTriangularSolve) || instruction->operand_count() != 2) continue;
+    std::string signature = instruction->operand(0)->shape().ToString(false) + instruction->shape().ToString(false);
+    for (const HloAttribute& attribute : instruction->attributes()) {
+      if (attribute.key != "metadata") signature += ',' + attribute.key + '=' + attribute.value;
+    }
+    by_signature[signature].push_back(instruction.get());
+  }
+  int64_t bytes = 0;
+  for (const auto& [signature, solves] : by_signature) {
+    if (solves.size() < 2) continue;
+    for (const HloInstruction* solve : solves) {
+      const HloInstruction* rhs = solve->operand(1);
+      if (rhs->Is(HloOpcode::kConstant) && rhs->shape().IsArray()) bytes += rhs->shape().ByteSize();
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
 int64_t KeptLiteralBytes(const std::vector<const HloComputation*>& computations,
@@ -26,6 +56,7 @@ int64_t KeptLiteralBytes(const std::vector<const HloComputation*>& computations,
   int64_t bytes = 0;
   std::set<std::pair<const HloComputation*, std::string>> seen;
   for (const HloComputation* computation : computations) {
+    bytes += SolveExpansionLiteralBytes(*computation);
     for (const auto& owned : computation->instructions()) {
       const HloInstruction& c = *owned;
       if (!c.Is(HloOpcode::kConstant) || !c.shape().IsArray() || c.users().empty()) continue;

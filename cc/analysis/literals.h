@@ -8,6 +8,8 @@
 // of a parameter) stays a lone instruction that reads the literal's buffer.
 // Arrays other than scalars are always kept. XLA's common subexpression
 // elimination merges equal literals of a computation, so each is kept once.
+// XLA's expansions of triangular solves that share a signature keep a
+// copy each of a literal right-hand side.
 #ifndef EXLA_ANALYSIS_LITERALS_H_
 #define EXLA_ANALYSIS_LITERALS_H_
 

@@ -1035,6 +1035,28 @@ ENTRY e {
   EXPECT_EQ(p.buffers, 1);
 }
 
+TEST(MemoryModel, SolvesSharingASignatureKeepCopiesOfALiteralRightHandSide) {
+  // Both solves have one signature: XLA expands them into calls of one
+  // computation, cloned per caller, and the literal identity they solve
+  // against moves into each clone: three copies of its 256 bytes. A lone
+  // solve's expansion is inlined and keeps none.
+  const std::string text = R"(HloModule m
+
+ENTRY e {
+  a = f32[8,8]{1,0} parameter(0)
+  a2 = f32[8,8]{1,0} parameter(1)
+  b = f32[8,8]{1,0} constant({ { 1, 0, 0, 0, 0, 0, 0, 0 }, { 0, 1, 0, 0, 0, 0, 0, 0 }, { 0, 0, 1, 0, 0, 0, 0, 0 }, { 0, 0, 0, 1, 0, 0, 0, 0 }, { 0, 0, 0, 0, 1, 0, 0, 0 }, { 0, 0, 0, 0, 0, 1, 0, 0 }, { 0, 0, 0, 0, 0, 0, 1, 0 }, { 0, 0, 0, 0, 0, 0, 0, 1 } })
+  tsa = f32[8,8]{1,0} triangular-solve(a, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+  tsb = f32[8,8]{1,0} triangular-solve(a2, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+  ROOT t = (f32[8,8]{1,0}, f32[8,8]{1,0}) tuple(tsa, tsb)
+})";
+  EXPECT_EQ(PredictMemory(text).constant_bytes, 3 * 8 * 8 * 4);
+  std::string lone = text;
+  lone.replace(lone.find("tsb = f32[8,8]{1,0} triangular-solve(a2, b)"),
+               std::string("tsb = f32[8,8]{1,0} triangular-solve(a2, b)").size(), "tsb = f32[8,8]{1,0} add(a2, b)");
+  EXPECT_EQ(PredictMemory(lone).constant_bytes, 8 * 8 * 4);
+}
+
 TEST(MemoryModel, TupleTablesAreAllocationsOfTheirOwn) {
   // Two loops run one after the other; each has a pointer table of 16
   // bytes. Their lives do not overlap, yet XLA's CPU buffer assignment
