@@ -374,6 +374,14 @@ int64_t ScratchBytes(const HloInstruction& instruction) {
          source.ElementCount() * index_bytes;
 }
 
+int64_t ExpansionLoopStateElements(const HloInstruction& instruction) {
+  if (instruction.Is(HloOpcode::kCholesky)) return 5;
+  if (instruction.Is(HloOpcode::kTriangularSolve)) return 3;
+  if (!instruction.Is(HloOpcode::kCustomCall)) return 0;
+  const std::string target = instruction.RawAttribute("custom_call_target").value_or("");
+  return target == "\"Qr\"" || target == "\"ProductOfElementaryHouseholderReflectors\"" ? 3 : 0;
+}
+
 Holding HoldingOf(const HloInstruction& instruction) {
   switch (instruction.opcode()) {
     case HloOpcode::kParameter:

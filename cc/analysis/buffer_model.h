@@ -68,6 +68,16 @@ int64_t PrologueBytes(const HloInstruction& instruction);
 // Cholesky and triangular solves become loops over copies of the matrices).
 int64_t ScratchBytes(const HloInstruction& instruction);
 
+// The elements of the state of the while loop XLA's expansion of
+// `instruction` runs, or 0 when it runs none: a Cholesky factorisation
+// loops over columns with (counter, matrix, result, two masks), a
+// triangular solve inverts its diagonal blocks in a loop over (counter,
+// blocks, inverse), and the QR custom calls TensorFlow emits (Qr and
+// ProductOfElementaryHouseholderReflectors) loop over Householder
+// reflections with (counter, matrix, taus or result). Like any loop, it
+// holds a pointer table of its state, a counter and its condition.
+int64_t ExpansionLoopStateElements(const HloInstruction& instruction);
+
 // How XLA CPU holds the value `instruction` defines, judged from its
 // opcode and its users.
 Holding HoldingOf(const HloInstruction& instruction);

@@ -1057,6 +1057,23 @@ ENTRY e {
   EXPECT_EQ(PredictMemory(lone).constant_bytes, 8 * 8 * 4);
 }
 
+TEST(MemoryModel, ExpandedSolveRunsALoop) {
+  // XLA expands the solve into a loop that inverts the diagonal blocks:
+  // beside the solve's scratch (a and the result, 384 bytes), its counter
+  // and condition take a 64-byte slot each of the heap (449 bytes, 512
+  // once aligned) and its state's table of three pointers an allocation
+  // of its own. (XLA's heap holds two blocks of a and a row more: 728.)
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  a = f32[8,8]{1,0} parameter(0)
+  b = f32[8,4]{1,0} parameter(1)
+  ROOT s = f32[8,4]{1,0} triangular-solve(a, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 512 + 3 * 8);
+}
+
 TEST(MemoryModel, TupleTablesAreAllocationsOfTheirOwn) {
   // Two loops run one after the other; each has a pointer table of 16
   // bytes. Their lives do not overlap, yet XLA's CPU buffer assignment
