@@ -336,7 +336,44 @@ int64_t PrologueBytes(const HloInstruction& instruction) {
   return KernelLargerThanInput(instruction) ? kernel : 0;
 }
 
-int64_t ScratchBytes(const HloInstruction& instruction) {
+namespace {
+
+// Whether the dimension labels `labels` (one part of a convolution's
+// dim_labels) are `first`, the spatial dimensions, then `last`.
+bool InOrder(const std::string& labels, const std::string& first, const std::string& last) {
+  if (labels.size() < first.size() + last.size() || labels.compare(0, first.size(), first) != 0 ||
+      labels.compare(labels.size() - last.size(), last.size(), last) != 0) {
+    return false;
+  }
+  return std::all_of(labels.begin() + first.size(), labels.end() - last.size(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+// Bytes of the transposed copies XLA's layout assignment makes around the
+// convolution `instruction`. XLA CPU's convolutions read an input laid out
+// batch, spatial, feature and a kernel laid out spatial, input, output
+// feature, and write a result laid out like the input: an operand whose
+// dimension labels come in another order (the filter gradient's
+// f01b_i01o->01bf, the input gradient's 01oi kernel) is transposed into a
+// copy first, a result in another order written to one and transposed
+// after.
+int64_t LayoutCopyBytes(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kConvolution) || instruction.operand_count() != 2) return 0;
+  const std::string labels = instruction.RawAttribute("dim_labels").value_or("");
+  const size_t underscore = labels.find('_');
+  const size_t arrow = labels.find("->");
+  if (underscore == std::string::npos || arrow == std::string::npos || underscore > arrow) return 0;
+  int64_t bytes = 0;
+  if (!InOrder(labels.substr(0, underscore), "b", "f")) bytes += instruction.operand(0)->shape().ByteSize();
+  if (!InOrder(labels.substr(underscore + 1, arrow - underscore - 1), "", "io")) {
+    bytes += instruction.operand(1)->shape().ByteSize();
+  }
+  if (!InOrder(labels.substr(arrow + 2), "b", "f")) bytes += instruction.shape().ByteSize();
+  return bytes;
+}
+
+// Scratch of the instructions XLA expands into several (see ScratchBytes).
+int64_t ExpansionScratchBytes(const HloInstruction& instruction) {
   // XLA CPU expands Cholesky and triangular solves into loops over blocks
   // that keep copies of the matrices beside the result.
   if (instruction.Is(HloOpcode::kCholesky)) return 2 * instruction.shape().ByteSize();
@@ -372,6 +409,12 @@ int64_t ScratchBytes(const HloInstruction& instruction) {
   return operand.ElementCount() * index_bytes +
          source.ElementCount() * (source.ByteSize() / std::max<int64_t>(1, source.ElementCount()) + index_bytes) +
          source.ElementCount() * index_bytes;
+}
+
+}  // namespace
+
+int64_t ScratchBytes(const HloInstruction& instruction) {
+  return LayoutCopyBytes(instruction) + ExpansionScratchBytes(instruction);
 }
 
 int64_t ExpansionLoopStateElements(const HloInstruction& instruction) {

@@ -61,11 +61,13 @@ int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes
 // run as soon as the kernel exists, which a breadth-first schedule does.
 int64_t PrologueBytes(const HloInstruction& instruction);
 
-// Scratch memory XLA's expansion of `instruction` holds while it runs (a
+// Scratch memory XLA's expansion of `instruction` holds while it runs (the
+// transposed copies of a convolution's operands and result whose
+// dimensions come in another order than XLA CPU's convolutions take; a
 // tree reduction's partial sums; a top-k other than f32 becomes a sort of
 // its whole operand and indices; a select-and-scatter becomes iotas, a
-// variadic reduce-window and a scatter;
-// Cholesky and triangular solves become loops over copies of the matrices).
+// variadic reduce-window and a scatter; Cholesky and triangular solves
+// become loops over copies of the matrices).
 int64_t ScratchBytes(const HloInstruction& instruction);
 
 // The elements of the state of the while loop XLA's expansion of

@@ -1074,6 +1074,23 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 512 + 3 * 8);
 }
 
+TEST(MemoryModel, FilterGradientConvolutionTransposesItsOperands) {
+  // A filter gradient reads the input as f01b, the output gradient as
+  // i01o and writes 01bf: XLA CPU's convolutions take b01f, 01io and
+  // b01f, so its layout assignment transposes both operands into copies
+  // (864 and 1152 bytes) and the result out of one (432). XLA aligns the
+  // three apart: 2480.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[2,6,6,3]{3,2,1,0} parameter(0)
+  dy = f32[2,6,6,4]{3,2,1,0} parameter(1)
+  ROOT dw = f32[3,3,3,4]{3,2,1,0} convolution(x, dy), window={size=6x6 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 864 + 1152 + 432);
+}
+
 TEST(MemoryModel, TupleTablesAreAllocationsOfTheirOwn) {
   // Two loops run one after the other; each has a pointer table of 16
   // bytes. Their lives do not overlap, yet XLA's CPU buffer assignment
