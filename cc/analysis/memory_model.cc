@@ -12,6 +12,7 @@
 #include "analysis/constant_folding.h"
 #include "analysis/flops.h"
 #include "analysis/fusion_duplication.h"
+#include "analysis/loop_simplifier.h"
 #include "analysis/loop_state.h"
 #include "analysis/module_memory.h"
 #include "analysis/output_aliasing.h"
@@ -172,7 +173,13 @@ void ModuleMemory::AliasWhile(const HloInstruction& loop) {
   // place into one of them only; XLA copies it into the others.
   std::unordered_set<const HloInstruction*> taken;
   const std::vector<bool> passes = PassThroughLeaves(*body);
+  // XLA's simplifier drops an element that repeats another: one buffer.
+  const std::vector<int> repeats = RepeatedLoopElements(loop);
   for (size_t k = 0; k < state.size() && k < initial.size(); ++k) {
+    if (k < repeats.size() && repeats[k] >= 0) {
+      Union(state[k], state[repeats[k]]);
+      continue;
+    }
     bool in_place = k < passes.size() && passes[k];
     const HloInstruction* element = k < sources.size() ? sources[k] : nullptr;
     if (!in_place && element != nullptr) {

@@ -9,6 +9,7 @@
 #include "analysis/buffer_model.h"
 #include "analysis/heap_packing.h"
 #include "analysis/literals.h"
+#include "analysis/loop_simplifier.h"
 #include "analysis/module_memory.h"
 #include "analysis/output_aliasing.h"
 #include "analysis/tuple_tables.h"
@@ -75,7 +76,9 @@ void ModuleMemory::AddTablesAndScratch(const HloComputation& entry, std::vector<
       start = std::min(start, start_[instruction->operand(0)]);
     }
     for (int leaf : LeavesOf(instruction)) end = std::max(end, last_use_[leaf]);
-    lives->push_back({{TupleTableBytes(instruction->shape()), start, end},
+    // A loop's table holds only the elements XLA's simplifier leaves.
+    const int64_t removed = instruction->Is(HloOpcode::kWhile) ? RemovedLoopElements(*instruction) : 0;
+    lives->push_back({{TupleTableBytes(instruction->shape()) - removed * kPointerBytes, start, end},
                       Kind::kTupleTable, {instruction}, {&instruction->shape()}, {step}});
   }
 }

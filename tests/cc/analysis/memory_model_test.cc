@@ -1091,6 +1091,47 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 864 + 1152 + 432);
 }
 
+TEST(MemoryModel, LoopSimplifierDropsRepeatedAndLiteralElements) {
+  // i and j start from the same literal and step together: XLA's while
+  // loop simplifier keeps one of them (one 4-byte counter, not two), and
+  // drops the literal bound, which the body returns unchanged. The state
+  // keeps i and v: a table of 16 bytes beside a heap of the counter and
+  // the condition (65 bytes, 128 aligned). XLA stacks the table first and
+  // comes to 64 + 65 = 129.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+body {
+  p = (s32[], s32[], s32[], f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  bound = s32[] get-tuple-element(p), index=1
+  j = s32[] get-tuple-element(p), index=2
+  v = f32[16]{0} get-tuple-element(p), index=3
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  j2 = s32[] add(j, one)
+  e = f32[16]{0} exponential(v)
+  ROOT t = (s32[], s32[], s32[], f32[16]{0}) tuple(i2, bound, j2, e)
+}
+
+cond {
+  p = (s32[], s32[], s32[], f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  bound = s32[] get-tuple-element(p), index=1
+  ROOT lt = pred[] compare(i, bound), direction=LT
+}
+
+ENTRY e {
+  x = f32[16]{0} parameter(0)
+  zero = s32[] constant(0)
+  n = s32[] constant(5)
+  t0 = (s32[], s32[], s32[], f32[16]{0}) tuple(zero, n, zero, x)
+  w = (s32[], s32[], s32[], f32[16]{0}) while(t0), condition=cond, body=body
+  j = s32[] get-tuple-element(w), index=2
+  ROOT r = f32[16]{0} get-tuple-element(w), index=3
+})"));
+  EXPECT_EQ(p.temp_bytes, 128 + 16);
+}
+
 TEST(MemoryModel, TupleTablesAreAllocationsOfTheirOwn) {
   // Two loops run one after the other; each has a pointer table of 16
   // bytes. Their lives do not overlap, yet XLA's CPU buffer assignment
