@@ -1098,7 +1098,7 @@ TEST(MemoryModel, LoopSimplifierDropsRepeatedAndLiteralElements) {
   // keeps i and v: a table of 16 bytes beside a heap of the counter and
   // the condition (65 bytes, 128 aligned). XLA stacks the table first and
   // comes to 64 + 65 = 129.
-  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+  const std::string text = R"(HloModule m
 
 body {
   p = (s32[], s32[], s32[], f32[16]{0}) parameter(0)
@@ -1128,8 +1128,16 @@ ENTRY e {
   w = (s32[], s32[], s32[], f32[16]{0}) while(t0), condition=cond, body=body
   j = s32[] get-tuple-element(w), index=2
   ROOT r = f32[16]{0} get-tuple-element(w), index=3
-})"));
-  EXPECT_EQ(p.temp_bytes, 128 + 16);
+})";
+  EXPECT_EQ(PredictMemory(text).temp_bytes, 128 + 16);
+  // The same when j's update comes out of a tuple built in place (the
+  // result of an inlined call), which the simplifier reads through.
+  std::string through_tuple = text;
+  const std::string update = "  j2 = s32[] add(j, one)\n";
+  through_tuple.replace(through_tuple.find(update), update.size(),
+                        "  jj = s32[] add(j, one)\n  jt = (s32[]) tuple(jj)\n"
+                        "  j2 = s32[] get-tuple-element(jt), index=0\n");
+  EXPECT_EQ(PredictMemory(through_tuple).temp_bytes, 128 + 16);
 }
 
 TEST(MemoryModel, TupleTablesAreAllocationsOfTheirOwn) {
