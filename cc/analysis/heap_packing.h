@@ -32,7 +32,8 @@ int64_t PackedHeapBytes(const std::vector<BufferLife>& buffers, int64_t alignmen
 // heap; the pointer table of each tuple-shaped temporary gets an
 // allocation of its own, shared with no other value. It then combines the
 // temporary allocations into one, each starting at a multiple of
-// `alignment`: the heap first, the tables after it. Returns that size.
+// `alignment`: the heap first, the tables after it (the largest last).
+// Returns that size.
 int64_t CombinedTempBytes(int64_t heap_bytes, const std::vector<int64_t>& table_bytes, int64_t alignment);
 
 }  // namespace exla

@@ -2,6 +2,7 @@
 // (module_memory.h): which buffers are temporaries, the tuple tables and
 // the scratch of expanded instructions beside them, and the heap.
 #include <algorithm>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -151,6 +152,12 @@ ModuleBuffers ModuleMemory::Figures(const HloComputation& entry) {
     if (g.IsTemporary() && g.bytes > 0) temporaries.push_back(ValueBuffer(g));
   }
   AddTablesAndScratch(entry, &temporaries);
+  // In schedule order: the packing breaks ties by this order, which must
+  // not depend on where the instructions happen to sit in memory.
+  std::stable_sort(temporaries.begin(), temporaries.end(), [](const HeapBuffer& a, const HeapBuffer& b) {
+    return std::make_tuple(a.life.start, a.life.end, a.life.bytes, static_cast<int>(a.kind)) <
+           std::make_tuple(b.life.start, b.life.end, b.life.bytes, static_cast<int>(b.kind));
+  });
   std::vector<BufferLife> lives, heap;
   std::vector<int64_t> tables;  // allocations of their own (heap_packing.h)
   for (const HeapBuffer& buffer : temporaries) {
