@@ -425,6 +425,15 @@ int64_t ExpansionLoopStateElements(const HloInstruction& instruction) {
   return target == "\"Qr\"" || target == "\"ProductOfElementaryHouseholderReflectors\"" ? 3 : 0;
 }
 
+std::vector<int64_t> ExpansionSmallValues(const HloInstruction& instruction) {
+  if (ExpansionLoopStateElements(instruction) > 0) return {4, 1};
+  if (instruction.Is(HloOpcode::kRngBitGenerator) &&
+      instruction.RawAttribute("algorithm").value_or("") == "rng_philox") {
+    return {4, 4};
+  }
+  return {};
+}
+
 Holding HoldingOf(const HloInstruction& instruction) {
   switch (instruction.opcode()) {
     case HloOpcode::kParameter:

@@ -13,6 +13,7 @@
 #define EXLA_ANALYSIS_BUFFER_MODEL_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "ir/instruction.h"
 
@@ -79,6 +80,13 @@ int64_t ScratchBytes(const HloInstruction& instruction);
 // reflections with (counter, matrix, taus or result). Like any loop, it
 // holds a pointer table of its state, a counter and its condition.
 int64_t ExpansionLoopStateElements(const HloInstruction& instruction);
+
+// Small values XLA's expansion of `instruction` writes each to a buffer of
+// its own while it runs: a loop's counter and condition (see above); the
+// two 32-bit key words a Philox rng-bit-generator derives from its state,
+// which every round of every element of its output reads (too often for
+// XLA to fold them into the output's loop, fusion_duplication.h).
+std::vector<int64_t> ExpansionSmallValues(const HloInstruction& instruction);
 
 // How XLA CPU holds the value `instruction` defines, judged from its
 // opcode and its users.

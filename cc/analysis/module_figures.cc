@@ -53,11 +53,11 @@ void ModuleMemory::AddTablesAndScratch(const HloComputation& entry, std::vector<
       lives->push_back({{scratch, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
     }
     if (const int64_t state = ExpansionLoopStateElements(*instruction)) {
-      // The expansion's loop: its table beside the heap, its counter and
-      // its condition in it.
+      // The expansion's loop: its table beside the heap.
       lives->push_back({{state * kPointerBytes, step, step}, Kind::kTupleTable, {instruction}, {nullptr}, {step}});
-      lives->push_back({{4, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
-      lives->push_back({{1, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
+    }
+    for (int64_t bytes : ExpansionSmallValues(*instruction)) {
+      lives->push_back({{bytes, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
     }
     auto prologue = prologue_start_.find(instruction);
     if (prologue != prologue_start_.end()) {  // alive from its own step to its reader's

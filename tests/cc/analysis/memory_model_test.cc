@@ -1140,6 +1140,23 @@ ENTRY e {
   EXPECT_EQ(PredictMemory(through_tuple).temp_bytes, 128 + 16);
 }
 
+TEST(MemoryModel, PhiloxGeneratorWritesItsKeyWords) {
+  // XLA expands a Philox rng-bit-generator into loops that read the two
+  // 32-bit words of the key in every round of every element: too often to
+  // fold them in, so each is written to a 64-byte slot of its own (XLA's
+  // heap holds exactly those two: 68 bytes). The model also keeps the new
+  // state, which XLA drops when nothing reads it, and its table.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  s = u64[3]{0} parameter(0)
+  r = (u64[3]{0}, u32[8]{0}) rng-bit-generator(s), algorithm=rng_philox
+  ROOT v = u32[8]{0} get-tuple-element(r), index=1
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 3 * 64 + 16);
+}
+
 TEST(MemoryModel, TupleTablesAreAllocationsOfTheirOwn) {
   // Two loops run one after the other; each has a pointer table of 16
   // bytes. Their lives do not overlap, yet XLA's CPU buffer assignment
