@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/buffer_model.h"
+#include "analysis/loop_state.h"
 
 namespace exla {
 namespace {
@@ -49,6 +50,48 @@ int64_t SolveExpansionLiteralBytes(const HloComputation& computation) {
   return bytes;
 }
 
+// Bytes of the literals XLA's while loop constant sinking moves into the
+// body of the loop `loop`: an element of the state that the body returns
+// unchanged and that a literal initialises is replaced, in the body, by a
+// copy of that literal (a literal of the body's computation, kept like
+// any array literal), and dropped from the state.
+int64_t SunkLiteralBytes(const HloInstruction& loop) {
+  const HloComputation* body = loop.CalledComputation("body");
+  if (!loop.Is(HloOpcode::kWhile) || body == nullptr) return 0;
+  const std::vector<bool> passes = PassThroughLeaves(*body);
+  const std::vector<const HloInstruction*> sources = InitialLeaves(*loop.operand(0));
+  int64_t bytes = 0;
+  std::set<const HloInstruction*> sunk;
+  for (size_t k = 0; k < passes.size() && k < sources.size(); ++k) {
+    const HloInstruction* literal = sources[k];
+    if (!passes[k] || literal == nullptr || !literal->Is(HloOpcode::kConstant) || literal->shape().rank() == 0 ||
+        !sunk.insert(literal).second) {
+      continue;
+    }
+    bytes += literal->shape().ByteSize();
+  }
+  return bytes;
+}
+
+// Whether the literal `c` is read only as elements of loops' initial
+// states that the loops' bodies return unchanged: sunk into every body,
+// the caller's copy is dead.
+bool OnlySunk(const HloInstruction& c) {
+  for (const HloInstruction* tuple : c.users()) {
+    if (!tuple->Is(HloOpcode::kTuple) || tuple->users().empty()) return false;
+    for (const HloInstruction* loop : tuple->users()) {
+      const HloComputation* body = loop->CalledComputation("body");
+      if (!loop->Is(HloOpcode::kWhile) || loop->operand(0) != tuple || body == nullptr) return false;
+      const std::vector<bool> passes = PassThroughLeaves(*body);
+      const std::vector<const HloInstruction*> sources = InitialLeaves(*tuple);
+      for (size_t k = 0; k < sources.size(); ++k) {
+        if (sources[k] == &c && (k >= passes.size() || !passes[k])) return false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int64_t KeptLiteralBytes(const std::vector<const HloComputation*>& computations,
@@ -59,7 +102,8 @@ int64_t KeptLiteralBytes(const std::vector<const HloComputation*>& computations,
     bytes += SolveExpansionLiteralBytes(*computation);
     for (const auto& owned : computation->instructions()) {
       const HloInstruction& c = *owned;
-      if (!c.Is(HloOpcode::kConstant) || !c.shape().IsArray() || c.users().empty()) continue;
+      bytes += SunkLiteralBytes(c);
+      if (!c.Is(HloOpcode::kConstant) || !c.shape().IsArray() || c.users().empty() || OnlySunk(c)) continue;
       bool kept = c.shape().rank() > 0;
       for (const HloInstruction* user : c.users()) {
         kept = kept || !FusesProducers(*user) || !InFusion(*user, folded);
