@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <vector>
 
 #include "analysis/flops.h"
 #include "ir/computation.h"
@@ -349,27 +350,24 @@ bool InOrder(const std::string& labels, const std::string& first, const std::str
                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
 }
 
-// Bytes of the transposed copies XLA's layout assignment makes around the
-// convolution `instruction`. XLA CPU's convolutions read an input laid out
-// batch, spatial, feature and a kernel laid out spatial, input, output
-// feature, and write a result laid out like the input: an operand whose
-// dimension labels come in another order (the filter gradient's
-// f01b_i01o->01bf, the input gradient's 01oi kernel) is transposed into a
-// copy first, a result in another order written to one and transposed
-// after.
-int64_t LayoutCopyBytes(const HloInstruction& instruction) {
-  if (!instruction.Is(HloOpcode::kConvolution) || instruction.operand_count() != 2) return 0;
-  const std::string labels = instruction.RawAttribute("dim_labels").value_or("");
+// The three parts of a convolution's dim_labels (input, kernel, result),
+// or empty strings when it has none.
+std::vector<std::string> LabelParts(const HloInstruction& convolution) {
+  const std::string labels = convolution.RawAttribute("dim_labels").value_or("");
   const size_t underscore = labels.find('_');
   const size_t arrow = labels.find("->");
-  if (underscore == std::string::npos || arrow == std::string::npos || underscore > arrow) return 0;
-  int64_t bytes = 0;
-  if (!InOrder(labels.substr(0, underscore), "b", "f")) bytes += instruction.operand(0)->shape().ByteSize();
-  if (!InOrder(labels.substr(underscore + 1, arrow - underscore - 1), "", "io")) {
-    bytes += instruction.operand(1)->shape().ByteSize();
-  }
-  if (!InOrder(labels.substr(arrow + 2), "b", "f")) bytes += instruction.shape().ByteSize();
-  return bytes;
+  if (underscore == std::string::npos || arrow == std::string::npos || underscore > arrow) return {"", "", ""};
+  return {labels.substr(0, underscore), labels.substr(underscore + 1, arrow - underscore - 1),
+          labels.substr(arrow + 2)};
+}
+
+// Bytes of the transposed copy XLA's layout assignment writes of the
+// result of the convolution `instruction` before transposing it into
+// place (see LayoutCopyOfOperandBytes).
+int64_t LayoutCopyOfResultBytes(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kConvolution) || instruction.operand_count() != 2) return 0;
+  const std::string result = LabelParts(instruction)[2];
+  return result.empty() || InOrder(result, "b", "f") ? 0 : instruction.shape().ByteSize();
 }
 
 // Scratch of the instructions XLA expands into several (see ScratchBytes).
@@ -414,7 +412,7 @@ int64_t ExpansionScratchBytes(const HloInstruction& instruction) {
 }  // namespace
 
 int64_t ScratchBytes(const HloInstruction& instruction) {
-  return LayoutCopyBytes(instruction) + ExpansionScratchBytes(instruction);
+  return LayoutCopyOfResultBytes(instruction) + ExpansionScratchBytes(instruction);
 }
 
 int64_t ExpansionLoopStateElements(const HloInstruction& instruction) {
@@ -423,6 +421,16 @@ int64_t ExpansionLoopStateElements(const HloInstruction& instruction) {
   if (!instruction.Is(HloOpcode::kCustomCall)) return 0;
   const std::string target = instruction.RawAttribute("custom_call_target").value_or("");
   return target == "\"Qr\"" || target == "\"ProductOfElementaryHouseholderReflectors\"" ? 3 : 0;
+}
+
+int64_t LayoutCopyOfOperandBytes(const HloInstruction& instruction, int operand) {
+  if (!instruction.Is(HloOpcode::kConvolution) || instruction.operand_count() != 2 || operand < 0 || operand > 1) {
+    return 0;
+  }
+  const std::vector<std::string> parts = LabelParts(instruction);
+  if (parts[operand].empty()) return 0;
+  const bool in_order = operand == 0 ? InOrder(parts[0], "b", "f") : InOrder(parts[1], "", "io");
+  return in_order ? 0 : instruction.operand(operand)->shape().ByteSize();
 }
 
 std::vector<int64_t> ExpansionSmallValues(const HloInstruction& instruction) {

@@ -62,9 +62,21 @@ int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes
 // run as soon as the kernel exists, which a breadth-first schedule does.
 int64_t PrologueBytes(const HloInstruction& instruction);
 
+// Bytes of the transposed copy XLA's layout assignment makes of operand
+// `operand` of the convolution `instruction`, or 0. XLA CPU's convolutions
+// read an input laid out batch, spatial, feature and a kernel laid out
+// spatial, input, output feature, and write a result laid out like the
+// input: an operand whose dimension labels come in another order (the
+// filter gradient's f01b input and i01o kernel, the input gradient's 01oi
+// kernel) is transposed into a copy, which XLA's scheduler may write as
+// soon as the operand exists (the model does so for a parameter, whose
+// copy then lives from the start); a result in another order (the filter
+// gradient's 01bf) is written to a copy and transposed after.
+int64_t LayoutCopyOfOperandBytes(const HloInstruction& instruction, int operand);
+
 // Scratch memory XLA's expansion of `instruction` holds while it runs (the
-// transposed copies of a convolution's operands and result whose
-// dimensions come in another order than XLA CPU's convolutions take; a
+// transposed copy of a convolution's result whose dimensions come in
+// another order than XLA CPU's convolutions write (see above); a
 // tree reduction's partial sums; a top-k other than f32 becomes a sort of
 // its whole operand and indices; a select-and-scatter becomes iotas, a
 // variadic reduce-window and a scatter; Cholesky and triangular solves

@@ -56,6 +56,17 @@ void ModuleMemory::AddTablesAndScratch(const HloComputation& entry, std::vector<
       // The expansion's loop: its table beside the heap.
       lives->push_back({{state * kPointerBytes, step, step}, Kind::kTupleTable, {instruction}, {nullptr}, {step}});
     }
+    for (int operand = 0; operand < 2; ++operand) {  // alive from the operand's step
+      const int64_t copy = LayoutCopyOfOperandBytes(*instruction, operand);
+      if (copy == 0) continue;
+      // The copy of a parameter (or of a view of one) runs at the start.
+      const HloInstruction* source = instruction->operand(operand);
+      while (HoldingOfCached(source) == Holding::kOperand && source->operand_count() == 1) source = source->operand(0);
+      auto from = start_.find(source);
+      const bool early = from != start_.end() && source->Is(HloOpcode::kParameter);
+      const int64_t first = early ? std::min(from->second, step) : step;
+      lives->push_back({{copy, first, step}, Kind::kScratch, {instruction}, {nullptr}, {first}});
+    }
     for (int64_t bytes : ExpansionSmallValues(*instruction)) {
       lives->push_back({{bytes, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
     }

@@ -2,6 +2,7 @@
 // how long they live on XLA's schedule and how they pack into one heap.
 // Each module is small enough to count its bytes by hand; the corpus test
 // (tests/analysis/test_memory_model.py) compares with XLA itself.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -1078,17 +1079,25 @@ TEST(MemoryModel, FilterGradientConvolutionTransposesItsOperands) {
   // A filter gradient reads the input as f01b, the output gradient as
   // i01o and writes 01bf: XLA CPU's convolutions take b01f, 01io and
   // b01f, so its layout assignment transposes both operands into copies
-  // (864 and 1152 bytes) and the result out of one (432). XLA aligns the
-  // three apart: 2480.
-  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+  // (864 and 1152 bytes) and the result out of one (432), three buffers
+  // 64-byte aligned: 2480 bytes, as XLA. The copies of the parameters are
+  // written as soon as the parameters exist, before the convolution.
+  const std::string text = R"(HloModule m
 
 ENTRY e {
   x = f32[2,6,6,3]{3,2,1,0} parameter(0)
   dy = f32[2,6,6,4]{3,2,1,0} parameter(1)
   ROOT dw = f32[3,3,3,4]{3,2,1,0} convolution(x, dy), window={size=6x6 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf
 }
-)"));
-  EXPECT_EQ(p.temp_bytes, 864 + 1152 + 432);
+)";
+  EXPECT_EQ(PredictMemory(text).temp_bytes, 896 + 1152 + 432);
+  std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(text);
+  const exla::ModuleBuffers buffers = exla::PredictBuffers(*module);
+  int64_t before = 0;
+  for (const exla::HeapBuffer& buffer : buffers.temporaries) {
+    if (buffer.life.start < buffer.life.end) ++before;
+  }
+  EXPECT_EQ(before, 2);
 }
 
 TEST(MemoryModel, LoopSimplifierDropsRepeatedAndLiteralElements) {
