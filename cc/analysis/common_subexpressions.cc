@@ -158,7 +158,8 @@ std::unordered_map<HloInstruction*, HloInstruction*> Duplicates(const HloComputa
       std::string key = keys->Of(*instruction, ids);
       if (std::optional<std::pair<int, double>> sum = ConstantSum(*instruction, ids, sums)) {
         sums[instruction] = *sum;
-        key = "+" + instruction->shape().ToString(false) + '|' + std::to_string(sum->first) + '|' + std::to_string(sum->second);
+        key = "+" + instruction->shape().ToString(false) + '|' + std::to_string(sum->first) + '|' +
+              std::to_string(sum->second);
       }
       auto [it, inserted] = first.emplace(key, instruction);
       if (!inserted) {

@@ -100,7 +100,8 @@ int64_t RemovedLoopElements(const HloInstruction& loop) {
   const std::vector<bool> passes = PassThroughLeaves(*loop.CalledComputation("body"));
   int64_t removed = 0;
   for (size_t k = 0; k < repeats.size(); ++k) {
-    const bool literal = k < passes.size() && passes[k] && Stripped(loop.operand(0)->operand(k))->Is(HloOpcode::kConstant);
+    const bool literal =
+        k < passes.size() && passes[k] && Stripped(loop.operand(0)->operand(k))->Is(HloOpcode::kConstant);
     if (repeats[k] >= 0 || literal) ++removed;
   }
   return removed;

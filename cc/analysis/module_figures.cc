@@ -99,7 +99,8 @@ void ModuleMemory::AddTablesAndScratch(const HloComputation& entry, std::vector<
 // read each operand as a tuple: an array-shaped conditional has a table
 // of one pointer, alive as long as its result, and each array operand
 // one, built as soon as the operand exists.
-void ModuleMemory::AddConditionalTables(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives) {
+void ModuleMemory::AddConditionalTables(const HloInstruction& conditional, int64_t step,
+                                        std::vector<HeapBuffer>* lives) {
   using Kind = HeapBuffer::Kind;
   if (conditional.shape().IsArray()) {
     int64_t end = end_[&conditional];
