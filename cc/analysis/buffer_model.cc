@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <vector>
 
 #include "analysis/flops.h"
 #include "ir/computation.h"
@@ -336,7 +337,41 @@ int64_t PrologueBytes(const HloInstruction& instruction) {
   return KernelLargerThanInput(instruction) ? kernel : 0;
 }
 
-int64_t ScratchBytes(const HloInstruction& instruction) {
+namespace {
+
+// Whether the dimension labels `labels` (one part of a convolution's
+// dim_labels) are `first`, the spatial dimensions, then `last`.
+bool InOrder(const std::string& labels, const std::string& first, const std::string& last) {
+  if (labels.size() < first.size() + last.size() || labels.compare(0, first.size(), first) != 0 ||
+      labels.compare(labels.size() - last.size(), last.size(), last) != 0) {
+    return false;
+  }
+  return std::all_of(labels.begin() + first.size(), labels.end() - last.size(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+// The three parts of a convolution's dim_labels (input, kernel, result),
+// or empty strings when it has none.
+std::vector<std::string> LabelParts(const HloInstruction& convolution) {
+  const std::string labels = convolution.RawAttribute("dim_labels").value_or("");
+  const size_t underscore = labels.find('_');
+  const size_t arrow = labels.find("->");
+  if (underscore == std::string::npos || arrow == std::string::npos || underscore > arrow) return {"", "", ""};
+  return {labels.substr(0, underscore), labels.substr(underscore + 1, arrow - underscore - 1),
+          labels.substr(arrow + 2)};
+}
+
+// Bytes of the transposed copy XLA's layout assignment writes of the
+// result of the convolution `instruction` before transposing it into
+// place (see LayoutCopyOfOperandBytes).
+int64_t LayoutCopyOfResultBytes(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kConvolution) || instruction.operand_count() != 2) return 0;
+  const std::string result = LabelParts(instruction)[2];
+  return result.empty() || InOrder(result, "b", "f") ? 0 : instruction.shape().ByteSize();
+}
+
+// Scratch of the instructions XLA expands into several (see ScratchBytes).
+int64_t ExpansionScratchBytes(const HloInstruction& instruction) {
   // XLA CPU expands Cholesky and triangular solves into loops over blocks
   // that keep copies of the matrices beside the result.
   if (instruction.Is(HloOpcode::kCholesky)) return 2 * instruction.shape().ByteSize();
@@ -372,6 +407,39 @@ int64_t ScratchBytes(const HloInstruction& instruction) {
   return operand.ElementCount() * index_bytes +
          source.ElementCount() * (source.ByteSize() / std::max<int64_t>(1, source.ElementCount()) + index_bytes) +
          source.ElementCount() * index_bytes;
+}
+
+}  // namespace
+
+int64_t ScratchBytes(const HloInstruction& instruction) {
+  return LayoutCopyOfResultBytes(instruction) + ExpansionScratchBytes(instruction);
+}
+
+int64_t ExpansionLoopStateElements(const HloInstruction& instruction) {
+  if (instruction.Is(HloOpcode::kCholesky)) return 5;
+  if (instruction.Is(HloOpcode::kTriangularSolve)) return 3;
+  if (!instruction.Is(HloOpcode::kCustomCall)) return 0;
+  const std::string target = instruction.RawAttribute("custom_call_target").value_or("");
+  return target == "\"Qr\"" || target == "\"ProductOfElementaryHouseholderReflectors\"" ? 3 : 0;
+}
+
+int64_t LayoutCopyOfOperandBytes(const HloInstruction& instruction, int operand) {
+  if (!instruction.Is(HloOpcode::kConvolution) || instruction.operand_count() != 2 || operand < 0 || operand > 1) {
+    return 0;
+  }
+  const std::vector<std::string> parts = LabelParts(instruction);
+  if (parts[operand].empty()) return 0;
+  const bool in_order = operand == 0 ? InOrder(parts[0], "b", "f") : InOrder(parts[1], "", "io");
+  return in_order ? 0 : instruction.operand(operand)->shape().ByteSize();
+}
+
+std::vector<int64_t> ExpansionSmallValues(const HloInstruction& instruction) {
+  if (ExpansionLoopStateElements(instruction) > 0) return {4, 1};
+  if (instruction.Is(HloOpcode::kRngBitGenerator) &&
+      instruction.RawAttribute("algorithm").value_or("") == "rng_philox") {
+    return {4, 4};
+  }
+  return {};
 }
 
 Holding HoldingOf(const HloInstruction& instruction) {

@@ -13,6 +13,7 @@
 #define EXLA_ANALYSIS_BUFFER_MODEL_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "ir/instruction.h"
 
@@ -61,12 +62,43 @@ int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes
 // run as soon as the kernel exists, which a breadth-first schedule does.
 int64_t PrologueBytes(const HloInstruction& instruction);
 
-// Scratch memory XLA's expansion of `instruction` holds while it runs (a
+// Bytes of the transposed copy XLA's layout assignment makes of operand
+// `operand` of the convolution `instruction`, or 0. XLA CPU's convolutions
+// read an input laid out batch, spatial, feature and a kernel laid out
+// spatial, input, output feature, and write a result laid out like the
+// input: an operand whose dimension labels come in another order (the
+// filter gradient's f01b input and i01o kernel, the input gradient's 01oi
+// kernel) is transposed into a copy, which XLA's scheduler may write as
+// soon as the operand exists (the model does so for a parameter, whose
+// copy then lives from the start); a result in another order (the filter
+// gradient's 01bf) is written to a copy and transposed after.
+int64_t LayoutCopyOfOperandBytes(const HloInstruction& instruction, int operand);
+
+// Scratch memory XLA's expansion of `instruction` holds while it runs (the
+// transposed copy of a convolution's result whose dimensions come in
+// another order than XLA CPU's convolutions write (see above); a
 // tree reduction's partial sums; a top-k other than f32 becomes a sort of
 // its whole operand and indices; a select-and-scatter becomes iotas, a
-// variadic reduce-window and a scatter;
-// Cholesky and triangular solves become loops over copies of the matrices).
+// variadic reduce-window and a scatter; Cholesky and triangular solves
+// become loops over copies of the matrices).
 int64_t ScratchBytes(const HloInstruction& instruction);
+
+// The elements of the state of the while loop XLA's expansion of
+// `instruction` runs, or 0 when it runs none: a Cholesky factorisation
+// loops over columns with (counter, matrix, result, two masks), a
+// triangular solve inverts its diagonal blocks in a loop over (counter,
+// blocks, inverse), and the QR custom calls TensorFlow emits (Qr and
+// ProductOfElementaryHouseholderReflectors) loop over Householder
+// reflections with (counter, matrix, taus or result). Like any loop, it
+// holds a pointer table of its state, a counter and its condition.
+int64_t ExpansionLoopStateElements(const HloInstruction& instruction);
+
+// Small values XLA's expansion of `instruction` writes each to a buffer of
+// its own while it runs: a loop's counter and condition (see above); the
+// two 32-bit key words a Philox rng-bit-generator derives from its state,
+// which every round of every element of its output reads (too often for
+// XLA to fold them into the output's loop, fusion_duplication.h).
+std::vector<int64_t> ExpansionSmallValues(const HloInstruction& instruction);
 
 // How XLA CPU holds the value `instruction` defines, judged from its
 // opcode and its users.

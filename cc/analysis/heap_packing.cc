@@ -95,4 +95,16 @@ int64_t PackedHeapBytes(const std::vector<BufferLife>& buffers, int64_t alignmen
   return std::min(PackInOrder(spatial, alignment), PackInOrder(temporal, alignment));
 }
 
+int64_t CombinedTempBytes(int64_t heap_bytes, const std::vector<int64_t>& table_bytes, int64_t alignment) {
+  // The order of the tables is XLA's order of allocation, which the model
+  // does not know: it takes the largest last (the one not padded).
+  std::vector<int64_t> tables = table_bytes;
+  std::sort(tables.begin(), tables.end());
+  int64_t total = heap_bytes;
+  for (int64_t bytes : tables) {
+    if (bytes > 0) total = (total > 0 ? RoundUp(total, alignment) : 0) + bytes;
+  }
+  return total;
+}
+
 }  // namespace exla

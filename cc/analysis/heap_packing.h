@@ -28,6 +28,14 @@ int64_t PeakLiveBytes(const std::vector<BufferLife>& buffers);
 // buffer starting at a multiple of `alignment` bytes.
 int64_t PackedHeapBytes(const std::vector<BufferLife>& buffers, int64_t alignment);
 
+// XLA's CPU buffer assignment packs only array-shaped temporaries into the
+// heap; the pointer table of each tuple-shaped temporary gets an
+// allocation of its own, shared with no other value. It then combines the
+// temporary allocations into one, each starting at a multiple of
+// `alignment`: the heap first, the tables after it (the largest last).
+// Returns that size.
+int64_t CombinedTempBytes(int64_t heap_bytes, const std::vector<int64_t>& table_bytes, int64_t alignment);
+
 }  // namespace exla
 
 #endif  // EXLA_ANALYSIS_HEAP_PACKING_H_

@@ -8,6 +8,10 @@
 // of a parameter) stays a lone instruction that reads the literal's buffer.
 // Arrays other than scalars are always kept. XLA's common subexpression
 // elimination merges equal literals of a computation, so each is kept once.
+// XLA's expansions of triangular solves that share a signature keep a
+// copy each of a literal right-hand side. XLA sinks a literal that a
+// loop's body only reads through its state into the body: the body keeps
+// a copy of its own.
 #ifndef EXLA_ANALYSIS_LITERALS_H_
 #define EXLA_ANALYSIS_LITERALS_H_
 

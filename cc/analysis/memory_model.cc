@@ -8,586 +8,421 @@
 
 #include "analysis/buffer_model.h"
 #include "analysis/call_inlining.h"
+#include "analysis/common_subexpressions.h"
+#include "analysis/constant_folding.h"
 #include "analysis/flops.h"
-#include "analysis/heap_packing.h"
-#include "analysis/literals.h"
+#include "analysis/fusion_duplication.h"
+#include "analysis/loop_simplifier.h"
 #include "analysis/loop_state.h"
+#include "analysis/module_memory.h"
 #include "analysis/output_aliasing.h"
 #include "analysis/parallel_tasks.h"
 #include "analysis/tuple_tables.h"
 #include "analysis/schedule.h"
 #include "ir/computation.h"
 #include "ir/parser.h"
+#include "ir/printer.h"
 
 namespace exla {
-namespace {
+namespace memory_internal {
 
-// XLA's CPU backend aligns every buffer of its heap to 64 bytes.
-constexpr int64_t kAlignment = 64;
+ModuleBuffers ModuleMemory::Predict() {
+  const HloComputation& entry = *module_.entry();
+  schedule_.push_back(nullptr);  // step 0: nothing has run yet
+  Walk(entry);
+  AliasViewsAndControlFlow();
+  RecordUses();
+  ShareInPlace();
+  ModuleBuffers buffers = Figures(entry);
+  buffers.schedule = schedule_;
+  return buffers;
+}
 
-// One array (or token) that an instruction defines: a leaf of its shape.
-struct Leaf {
-  const HloInstruction* instruction = nullptr;
-  const Shape* shape = nullptr;
-  int64_t bytes = 0;
-};
-
-// What one set of aliased leaves (one buffer) has, merged over its leaves.
-struct Group {
-  int64_t bytes = 0;
-  int64_t start = -1;
-  int64_t end = -1;
-  bool materialised = false;  // some leaf is written to memory
-  bool argument = false;      // an entry parameter
-  bool constant = false;      // a literal
-  bool output = false;        // an entry result
-  std::vector<int> writers;   // the leaves written to memory
-
-  bool IsTemporary() const { return materialised && !argument && !constant && !output; }
-};
-
-// Builds the buffers of a module, their lives on XLA's schedule and the
-// figures of buffer assignment.
-class ModuleMemory {
- public:
-  ModuleMemory(const HloModule& module, bool later_readers_first)
-      : module_(module), later_readers_first_(later_readers_first) {}
-
-  ModuleBuffers Predict() {
-    const HloComputation& entry = *module_.entry();
-    schedule_.push_back(nullptr);  // step 0: nothing has run yet
-    Walk(entry);
-    AliasViewsAndControlFlow();
-    RecordUses();
-    ShareInPlace();
-    ModuleBuffers buffers = Figures(entry);
-    buffers.schedule = schedule_;
-    return buffers;
+const std::vector<int>& ModuleMemory::LeavesOf(const HloInstruction* instruction) {
+  auto it = leaves_.find(instruction);
+  if (it != leaves_.end()) return it->second;
+  std::vector<int64_t> bytes;
+  FlattenLeaves(instruction->shape(), &bytes);
+  std::vector<const Shape*> shapes;
+  FlattenLeafShapes(instruction->shape(), &shapes);
+  std::vector<int>& ids = leaves_[instruction];
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    ids.push_back(static_cast<int>(leaf_.size()));
+    leaf_.push_back({instruction, shapes[i], LeafBytes(*instruction, static_cast<int64_t>(i), bytes[i])});
+    parent_.push_back(static_cast<int>(parent_.size()));
   }
+  return ids;
+}
 
- private:
-  // --- leaves and union-find -------------------------------------------
-  const std::vector<int>& LeavesOf(const HloInstruction* instruction) {
-    auto it = leaves_.find(instruction);
-    if (it != leaves_.end()) return it->second;
-    std::vector<int64_t> bytes;
-    FlattenLeaves(instruction->shape(), &bytes);
-    std::vector<const Shape*> shapes;
-    FlattenLeafShapes(instruction->shape(), &shapes);
-    std::vector<int>& ids = leaves_[instruction];
-    for (size_t i = 0; i < bytes.size(); ++i) {
-      ids.push_back(static_cast<int>(leaf_.size()));
-      leaf_.push_back({instruction, shapes[i], LeafBytes(*instruction, static_cast<int64_t>(i), bytes[i])});
-      parent_.push_back(static_cast<int>(parent_.size()));
+int ModuleMemory::Find(int leaf) {
+  while (parent_[leaf] != leaf) leaf = parent_[leaf] = parent_[parent_[leaf]];
+  return leaf;
+}
+
+// Leaves [first, first + count) of `instruction` alias all of `other`'s.
+void ModuleMemory::UnionRange(const HloInstruction* instruction, int64_t first, const HloInstruction* other) {
+  const std::vector<int>& mine = LeavesOf(instruction);
+  const std::vector<int>& theirs = LeavesOf(other);
+  for (size_t i = 0; i < theirs.size() && first + static_cast<int64_t>(i) < static_cast<int64_t>(mine.size()); ++i) {
+    Union(mine[first + i], theirs[i]);
+  }
+}
+
+// HoldingOf, less the producers XLA leaves out of loops that would
+// compute them too often (fusion_duplication.h).
+Holding ModuleMemory::HoldingOfCached(const HloInstruction* instruction) {
+  auto it = holding_.find(instruction);
+  if (it != holding_.end()) return it->second;
+  Holding h = HoldingOf(*instruction);
+  if (h == Holding::kFused) {
+    auto limited = over_duplicated_.find(instruction->parent());
+    if (limited == over_duplicated_.end()) {
+      limited = over_duplicated_.emplace(instruction->parent(), OverDuplicatedProducers(*instruction->parent())).first;
     }
-    return ids;
+    if (limited->second.count(instruction)) h = Holding::kOwn;
   }
+  return holding_[instruction] = h;
+}
 
-  int Find(int leaf) {
-    while (parent_[leaf] != leaf) leaf = parent_[leaf] = parent_[parent_[leaf]];
-    return leaf;
-  }
-
-  void Union(int a, int b) { parent_[Find(a)] = Find(b); }
-
-  // Leaves [first, first + count) of `instruction` alias all of `other`'s.
-  void UnionRange(const HloInstruction* instruction, int64_t first, const HloInstruction* other) {
-    const std::vector<int>& mine = LeavesOf(instruction);
-    const std::vector<int>& theirs = LeavesOf(other);
-    for (size_t i = 0; i < theirs.size() && first + static_cast<int64_t>(i) < static_cast<int64_t>(mine.size()); ++i) {
-      Union(mine[first + i], theirs[i]);
-    }
-  }
-
-  Holding HoldingOfCached(const HloInstruction* instruction) {
-    auto it = holding_.find(instruction);
-    if (it != holding_.end()) return it->second;
-    return holding_[instruction] = HoldingOf(*instruction);
-  }
-
-  // --- the schedule ------------------------------------------------------
-  // Gives every instruction of `computation` (and of the computations its
-  // control flow runs, at the point where it runs them) a step.
-  void Walk(const HloComputation& computation) {
-    computations_.push_back(&computation);
-    ScheduleHooks hooks;
-    hooks.folded = [this](const HloInstruction& i) { return FoldedAway(&i); };
-    hooks.has_prologue = [](const HloInstruction& i) { return PrologueBytes(i) > 0; };
-    for (const ScheduledStep& step : BreadthFirstSchedule(computation, hooks, later_readers_first_)) {
-      const HloInstruction* instruction = step.instruction;
-      if (step.prologue) {
-        prologue_start_[instruction] = ++clock_;
-        schedule_.push_back(instruction);
-        continue;
-      }
-      LeavesOf(instruction);
-      start_[instruction] = ++clock_;
+// Gives every instruction of `computation` (and of the computations its
+// control flow runs, at the point where it runs them) a step.
+void ModuleMemory::Walk(const HloComputation& computation) {
+  computations_.push_back(&computation);
+  ScheduleHooks hooks;
+  hooks.folded = [this](const HloInstruction& i) { return FoldedAway(&i); };
+  hooks.has_prologue = [](const HloInstruction& i) { return PrologueBytes(i) > 0; };
+  for (const ScheduledStep& step : BreadthFirstSchedule(computation, hooks, later_readers_first_)) {
+    const HloInstruction* instruction = step.instruction;
+    if (step.prologue) {
+      prologue_start_[instruction] = ++clock_;
       schedule_.push_back(instruction);
-      for (const HloComputation* called : RunComputations(*instruction)) Walk(*called);
-      if (clock_ == start_[instruction]) {
-        end_[instruction] = clock_;
-      } else {
-        end_[instruction] = ++clock_;
-        schedule_.push_back(instruction);  // the loop or call returns
-      }
+      continue;
+    }
+    LeavesOf(instruction);
+    start_[instruction] = ++clock_;
+    schedule_.push_back(instruction);
+    for (const HloComputation* called : RunComputations(*instruction)) Walk(*called);
+    if (clock_ == start_[instruction]) {
+      end_[instruction] = clock_;
+    } else {
+      end_[instruction] = ++clock_;
+      schedule_.push_back(instruction);  // the loop or call returns
     }
   }
+}
 
-  // --- aliasing ----------------------------------------------------------
-  void AliasViewsAndControlFlow() {
-    for (const HloComputation* computation : computations_) {
-      for (const auto& owned : computation->instructions()) {
-        const HloInstruction* instruction = owned.get();
-        if (!start_.count(instruction)) continue;
-        switch (instruction->opcode()) {
-          case HloOpcode::kTuple: {
-            int64_t first = 0;
-            for (const HloInstruction* operand : instruction->operands()) {
-              UnionRange(instruction, first, operand);
-              first += LeafCount(operand->shape());
-            }
-            break;
+void ModuleMemory::AliasViewsAndControlFlow() {
+  for (const HloComputation* computation : computations_) {
+    for (const auto& owned : computation->instructions()) {
+      const HloInstruction* instruction = owned.get();
+      if (!start_.count(instruction)) continue;
+      switch (instruction->opcode()) {
+        case HloOpcode::kTuple: {
+          int64_t first = 0;
+          for (const HloInstruction* operand : instruction->operands()) {
+            UnionRange(instruction, first, operand);
+            first += LeafCount(operand->shape());
           }
-          case HloOpcode::kGetTupleElement: {
-            const HloInstruction* tuple = instruction->operand(0);
-            const int64_t index = instruction->IntAttribute("index").value_or(0);
-            int64_t first = 0;
-            for (int64_t i = 0; i < index && i < static_cast<int64_t>(tuple->shape().tuple_shapes().size()); ++i) {
-              first += LeafCount(tuple->shape().tuple_shape(i));
-            }
-            UnionRange(tuple, first, instruction);
-            break;
+          break;
+        }
+        case HloOpcode::kGetTupleElement: {
+          const HloInstruction* tuple = instruction->operand(0);
+          const int64_t index = instruction->IntAttribute("index").value_or(0);
+          int64_t first = 0;
+          for (int64_t i = 0; i < index && i < static_cast<int64_t>(tuple->shape().tuple_shapes().size()); ++i) {
+            first += LeafCount(tuple->shape().tuple_shape(i));
           }
-          case HloOpcode::kWhile:
-            AliasWhile(*instruction);
-            break;
-          case HloOpcode::kConditional:
-          case HloOpcode::kCall:
-            AliasCalls(*instruction);
-            break;
-          default:
-            if (HoldingOfCached(instruction) == Holding::kOperand && instruction->operand_count() > 0 &&
-                LeafCount(instruction->shape()) == LeafCount(instruction->operand(0)->shape())) {
-              UnionRange(instruction, 0, instruction->operand(0));
-            }
-            break;
+          UnionRange(tuple, first, instruction);
+          break;
         }
+        case HloOpcode::kWhile:
+          AliasWhile(*instruction);
+          break;
+        case HloOpcode::kConditional:
+        case HloOpcode::kCall:
+          AliasCalls(*instruction);
+          break;
+        default:
+          if (HoldingOfCached(instruction) == Holding::kOperand && instruction->operand_count() > 0 &&
+              LeafCount(instruction->shape()) == LeafCount(instruction->operand(0)->shape())) {
+            UnionRange(instruction, 0, instruction->operand(0));
+          }
+          break;
       }
     }
   }
+}
 
-  // A while loop's state is one set of buffers, shared by its result, the
-  // parameters of its body and condition and the body's result. Its initial
-  // value is written into it in place when the loop is its last reader or
-  // the body only reads it; otherwise XLA copies it in first.
-  void AliasWhile(const HloInstruction& loop) {
-    const HloComputation* body = loop.CalledComputation("body");
-    const HloComputation* condition = loop.CalledComputation("condition");
-    if (body == nullptr || condition == nullptr) return;
-    UnionRange(&loop, 0, body->parameter(0));
-    UnionRange(&loop, 0, condition->parameter(0));
-    UnionRange(&loop, 0, body->root());
-    loop_bodies_.insert(body);
-    const HloInstruction* init = loop.operand(0);
-    const std::vector<int>& state = LeavesOf(&loop);
-    const std::vector<int>& initial = LeavesOf(init);
-    const std::vector<const HloInstruction*> sources = InitialLeaves(*init);
-    // A value that initialises several elements of the state is written in
-    // place into one of them only; XLA copies it into the others.
-    std::unordered_set<const HloInstruction*> taken;
-    const std::vector<bool> passes = PassThroughLeaves(*body);
-    for (size_t k = 0; k < state.size() && k < initial.size(); ++k) {
-      bool in_place = k < passes.size() && passes[k];
-      const HloInstruction* element = k < sources.size() ? sources[k] : nullptr;
-      if (!in_place && element != nullptr) {
-        const Holding h = HoldingOfCached(element);
-        in_place = element->user_count() == 1 && h == Holding::kOwn && taken.insert(element).second;
+// A while loop's state is one set of buffers, shared by its result, the
+// parameters of its body and condition and the body's result. Its initial
+// value is written into it in place when the loop is its last reader or
+// the body only reads it; otherwise XLA copies it in first.
+void ModuleMemory::AliasWhile(const HloInstruction& loop) {
+  const HloComputation* body = loop.CalledComputation("body");
+  const HloComputation* condition = loop.CalledComputation("condition");
+  if (body == nullptr || condition == nullptr) return;
+  UnionRange(&loop, 0, body->parameter(0));
+  UnionRange(&loop, 0, condition->parameter(0));
+  UnionRange(&loop, 0, body->root());
+  loop_bodies_.insert(body);
+  const HloInstruction* init = loop.operand(0);
+  const std::vector<int>& state = LeavesOf(&loop);
+  const std::vector<int>& initial = LeavesOf(init);
+  const std::vector<const HloInstruction*> sources = InitialLeaves(*init);
+  // A value that initialises several elements of the state is written in
+  // place into one of them only; XLA copies it into the others.
+  std::unordered_set<const HloInstruction*> taken;
+  const std::vector<bool> passes = PassThroughLeaves(*body);
+  // XLA's simplifier drops an element that repeats another: one buffer.
+  const std::vector<int> repeats = RepeatedLoopElements(loop);
+  for (size_t k = 0; k < state.size() && k < initial.size(); ++k) {
+    if (k < repeats.size() && repeats[k] >= 0) {
+      Union(state[k], state[repeats[k]]);
+      continue;
+    }
+    bool in_place = k < passes.size() && passes[k];
+    const HloInstruction* element = k < sources.size() ? sources[k] : nullptr;
+    if (!in_place && element != nullptr) {
+      const Holding h = HoldingOfCached(element);
+      in_place = element->user_count() == 1 && h == Holding::kOwn && taken.insert(element).second;
+    }
+    if (in_place) {
+      Union(state[k], initial[k]);
+      continue;
+    }
+    // XLA's copy insertion copies the initial value into the state
+    // buffer. The copy reads only that value, so the breadth-first
+    // scheduler runs it as soon as the value exists (at the start of the
+    // computation, for a literal or a parameter), not when the loop
+    // starts: the state buffer is alive from then on.
+    copied_from_[state[k]] = start_[element != nullptr ? element : init];
+  }
+}
+
+// A called computation reads its operands where they are and writes its
+// result where the caller's result is.
+void ModuleMemory::AliasCalls(const HloInstruction& instruction) {
+  for (const HloComputation* callee : instruction.called_computations()) {
+    if (callee == nullptr) continue;
+    UnionRange(&instruction, 0, callee->root());
+    const std::vector<HloInstruction*> parameters = callee->parameters();
+    // A conditional's operand 0 is the branch index.
+    const int offset = instruction.Is(HloOpcode::kConditional) ? 1 : 0;
+    for (size_t p = 0; p < parameters.size(); ++p) {
+      const int index = static_cast<int>(p) + offset;
+      if (index < instruction.operand_count() && instruction.Is(HloOpcode::kCall)) {
+        UnionRange(parameters[p], 0, instruction.operand(index));
+      } else if (index < instruction.operand_count() && parameters.size() == 1) {
+        UnionRange(parameters[p], 0, instruction.operand(index));
       }
-      if (in_place) {
-        Union(state[k], initial[k]);
-        continue;
-      }
-      // XLA's copy insertion copies the initial value into the state
-      // buffer. The copy reads only that value, so the breadth-first
-      // scheduler runs it as soon as the value exists (at the start of the
-      // computation, for a literal or a parameter), not when the loop
-      // starts: the state buffer is alive from then on.
-      copied_from_[state[k]] = start_[element != nullptr ? element : init];
     }
   }
+}
 
-  // A called computation reads its operands where they are and writes its
-  // result where the caller's result is.
-  void AliasCalls(const HloInstruction& instruction) {
-    for (const HloComputation* callee : instruction.called_computations()) {
-      if (callee == nullptr) continue;
-      UnionRange(&instruction, 0, callee->root());
-      const std::vector<HloInstruction*> parameters = callee->parameters();
-      // A conditional's operand 0 is the branch index.
-      const int offset = instruction.Is(HloOpcode::kConditional) ? 1 : 0;
-      for (size_t p = 0; p < parameters.size(); ++p) {
-        const int index = static_cast<int>(p) + offset;
-        if (index < instruction.operand_count() && instruction.Is(HloOpcode::kCall)) {
-          UnionRange(parameters[p], 0, instruction.operand(index));
-        } else if (index < instruction.operand_count() && parameters.size() == 1) {
-          UnionRange(parameters[p], 0, instruction.operand(index));
-        }
-      }
+// Whether `instruction` computes nothing of its own at its step: fusion
+// folds it into its readers, or it is a view of such a value.
+bool ModuleMemory::FoldedAway(const HloInstruction* instruction) {
+  const Holding h = HoldingOfCached(instruction);
+  if (h == Holding::kFused) return true;
+  if (h == Holding::kOperand && instruction->operand_count() == 1 &&
+      !instruction->Is(HloOpcode::kGetTupleElement) && !instruction->Is(HloOpcode::kTuple)) {
+    return FoldedAway(instruction->operand(0));
+  }
+  return false;
+}
+
+// The buffers `reader` reads at its step, looking through what fusion
+// folds into it; `elementwise` says whether the path from each is
+// elementwise (so that the reader may write over it).
+void ModuleMemory::Inputs(const HloInstruction* reader, bool elementwise,
+            std::vector<std::pair<const HloInstruction*, bool>>* inputs) {
+  for (const HloInstruction* operand : reader->operands()) {
+    if (FoldedAway(operand)) {
+      // A reshape to the shape it already has is no reshape (XLA's
+      // simplifier removes it): the path stays elementwise.
+      const bool identity = operand->Is(HloOpcode::kReshape) && operand->shape().IsArray() &&
+                            operand->operand(0)->shape().IsArray() &&
+                            operand->shape().dims() == operand->operand(0)->shape().dims();
+      Inputs(operand, elementwise && (operand->IsElementwise() || identity), inputs);
+    } else {
+      inputs->push_back({operand, elementwise});
     }
   }
+}
 
-  // --- lives -------------------------------------------------------------
-  // Whether `instruction` computes nothing of its own at its step: fusion
-  // folds it into its readers, or it is a view of such a value.
-  bool FoldedAway(const HloInstruction* instruction) {
+void ModuleMemory::Use(const HloInstruction* instruction, int64_t step) {
+  for (int leaf : LeavesOf(instruction)) last_use_[leaf] = std::max(last_use_[leaf], step);
+}
+
+void ModuleMemory::RecordUses() {
+  last_use_.assign(leaf_.size(), -1);
+  for (const auto& [instruction, step] : start_) {
+    if (FoldedAway(instruction)) continue;
     const Holding h = HoldingOfCached(instruction);
-    if (h == Holding::kFused) return true;
-    if (h == Holding::kOperand && instruction->operand_count() == 1 &&
-        !instruction->Is(HloOpcode::kGetTupleElement) && !instruction->Is(HloOpcode::kTuple)) {
-      return FoldedAway(instruction->operand(0));
+    if (h == Holding::kOperand && !instruction->Is(HloOpcode::kCall)) continue;
+    if (h == Holding::kParameter || h == Holding::kConstant) continue;
+    std::vector<std::pair<const HloInstruction*, bool>> inputs;
+    Inputs(instruction, instruction->IsElementwise(), &inputs);
+    const int64_t at = instruction->Is(HloOpcode::kWhile) ? end_[instruction] : step;
+    for (const auto& input : inputs) Use(input.first, at);
+  }
+  for (const HloComputation* computation : computations_) {
+    // A computation's result is read when it returns.
+    Use(computation->root(), end_[computation->root()] + 1);
+  }
+}
+
+// XLA writes a dynamic-update-slice into the buffer it updates, and an
+// elementwise loop over the buffer of an operand that dies there.
+void ModuleMemory::ShareInPlace() {
+  IndexGroups();
+  std::vector<std::pair<int64_t, const HloInstruction*>> order;
+  for (const auto& [instruction, step] : start_) order.push_back({step, instruction});
+  std::sort(order.begin(), order.end());
+  for (const auto& [step, instruction] : order) {
+    if (HoldingOfCached(instruction) != Holding::kOwn || !instruction->shape().IsArray()) continue;
+    std::vector<std::pair<const HloInstruction*, bool>> candidates;
+    const int mine = LeavesOf(instruction)[0];
+    if (instruction->Is(HloOpcode::kDynamicUpdateSlice) || instruction->Is(HloOpcode::kScatter)) {
+      if (!FoldedAway(instruction->operand(0))) candidates.push_back({instruction->operand(0), true});
+    } else if (IsLoopFusible(*instruction) && MayWriteOverOperands(*instruction, mine, step)) {
+      Inputs(instruction, instruction->IsElementwise(), &candidates);
     }
+    for (const auto& [operand, elementwise] : candidates) {
+      if (!elementwise || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
+      const int theirs = LeavesOf(operand)[0];
+      if (leaf_[theirs].bytes != leaf_[mine].bytes || !Dies(theirs, step, group_result_[Find(mine)])) continue;
+      Merge(mine, theirs);
+      break;
+    }
+  }
+}
+
+// Whether the elementwise loop `instruction` (leaf `mine`, at `step`) may
+// write its result over an operand that dies there. Not when it writes a
+// running loop's state (a body's update of an accumulator): that buffer is
+// alive all through the loop, so the operand keeps a buffer of its own.
+// Not when XLA outlines it for threads, unless the operand can take the
+// entry's result buffer, which XLA assigns before any temporary.
+bool ModuleMemory::MayWriteOverOperands(const HloInstruction& instruction, int mine, int64_t step) {
+  const int root = Find(mine);
+  if (group_loop_start_[root] < step) return false;
+  return group_pinned_[root] || !Outlined(instruction);
+}
+
+// Whether XLA's parallel task assigner moves `instruction` into a call of
+// its own, which then cannot write over the operands the call holds.
+bool ModuleMemory::Outlined(const HloInstruction& instruction) {
+  if (parallel_computations_.empty()) parallel_computations_ = ParallelTaskComputations(module_);
+  if (!parallel_computations_.count(instruction.parent())) return false;
+  LoopCost cost;
+  cost.bytes = instruction.shape().ByteSize();
+  std::vector<std::pair<const HloInstruction*, bool>> inputs;
+  Inputs(&instruction, true, &inputs);
+  for (const auto& input : inputs) {
+    if (input.first->shape().IsArray()) cost.bytes += input.first->shape().ByteSize();
+  }
+  CountLoopOps(instruction, &cost);
+  return OutlinedForParallelTasks(instruction, cost);
+}
+
+// The elementwise operations of the loop `instruction` runs, with the
+// producers fusion folds into it.
+void ModuleMemory::CountLoopOps(const HloInstruction& instruction, LoopCost* cost) {
+  if (instruction.IsElementwise()) {
+    const int64_t elements = instruction.shape().ElementCount();
+    (IsTranscendental(instruction) ? cost->transcendentals : cost->flops) += elements;
+  }
+  for (const HloInstruction* operand : instruction.operands()) {
+    if (FoldedAway(operand)) CountLoopOps(*operand, cost);
+  }
+}
+
+// Per buffer (union-find root): its last reader's step, and whether it
+// may not be written over (a parameter, a literal or an entry result).
+void ModuleMemory::IndexGroups() {
+  group_last_.assign(leaf_.size(), -1);
+  group_pinned_.assign(leaf_.size(), false);
+  group_loop_start_.assign(leaf_.size(), clock_ + 1);
+  group_loop_end_.assign(leaf_.size(), -1);
+  group_state_.assign(leaf_.size(), false);
+  group_result_.assign(leaf_.size(), false);
+  const HloInstruction* result = module_.entry()->root();
+  const std::vector<const Shape*> aliased = AliasedOutputs(module_);
+  for (size_t i = 0; i < leaf_.size(); ++i) {
+    const int root = Find(static_cast<int>(i));
+    group_last_[root] = std::max(group_last_[root], last_use_[i]);
+    if (leaf_[i].instruction->Is(HloOpcode::kWhile)) {
+      group_loop_start_[root] = std::min(group_loop_start_[root], start_[leaf_[i].instruction]);
+      group_loop_end_[root] = std::max(group_loop_end_[root], end_[leaf_[i].instruction]);
+    }
+    // The parameter of a loop body or condition is the loop's state: it
+    // may not be written over while the loop runs, but once the loop has
+    // returned it is a temporary like any other.
+    const Holding h = HoldingOfCached(leaf_[i].instruction);
+    const bool argument = h == Holding::kParameter && leaf_[i].instruction->parent() == module_.entry();
+    if (argument || h == Holding::kConstant || leaf_[i].instruction == result) {
+      group_pinned_[root] = true;
+    } else if (h == Holding::kParameter) {
+      group_state_[root] = true;
+    }
+    // The entry's result, unless the header puts it in a parameter's
+    // buffer (alive from the start, so no loop's state can become it).
+    if (leaf_[i].instruction == result &&
+        std::find(aliased.begin(), aliased.end(), leaf_[i].shape) == aliased.end()) {
+      group_result_[root] = true;
+    }
+  }
+}
+
+void ModuleMemory::Merge(int a, int b) {
+  const int ra = Find(a), rb = Find(b);
+  if (ra == rb) return;
+  parent_[ra] = rb;
+  group_last_[rb] = std::max(group_last_[rb], group_last_[ra]);
+  group_pinned_[rb] = group_pinned_[rb] || group_pinned_[ra];
+  group_loop_start_[rb] = std::min(group_loop_start_[rb], group_loop_start_[ra]);
+  group_loop_end_[rb] = std::max(group_loop_end_[rb], group_loop_end_[ra]);
+  group_state_[rb] = group_state_[rb] || group_state_[ra];
+  group_result_[rb] = group_result_[rb] || group_result_[ra];
+}
+
+// Whether the buffer of `leaf` is a temporary whose last reader runs at
+// `step`. A loop's state is one only after the loop has returned, and
+// then only for the entry's result, which XLA assigns first (it writes
+// the result over the state the loop leaves).
+bool ModuleMemory::Dies(int leaf, int64_t step, bool into_result) {
+  const int root = Find(leaf);
+  if (group_state_[root] && !(into_result && group_loop_end_[root] >= 0 && step > group_loop_end_[root])) {
     return false;
   }
+  return !group_pinned_[root] && group_last_[root] == step;
+}
 
-  // The buffers `reader` reads at its step, looking through what fusion
-  // folds into it; `elementwise` says whether the path from each is
-  // elementwise (so that the reader may write over it).
-  void Inputs(const HloInstruction* reader, bool elementwise,
-              std::vector<std::pair<const HloInstruction*, bool>>* inputs) {
-    for (const HloInstruction* operand : reader->operands()) {
-      if (FoldedAway(operand)) {
-        // A reshape to the shape it already has is no reshape (XLA's
-        // simplifier removes it): the path stays elementwise.
-        const bool identity = operand->Is(HloOpcode::kReshape) && operand->shape().IsArray() &&
-                              operand->operand(0)->shape().IsArray() &&
-                              operand->shape().dims() == operand->operand(0)->shape().dims();
-        Inputs(operand, elementwise && (operand->IsElementwise() || identity), inputs);
-      } else {
-        inputs->push_back({operand, elementwise});
-      }
-    }
-  }
+}  // namespace memory_internal
 
-  void Use(const HloInstruction* instruction, int64_t step) {
-    for (int leaf : LeavesOf(instruction)) last_use_[leaf] = std::max(last_use_[leaf], step);
-  }
-
-  void RecordUses() {
-    last_use_.assign(leaf_.size(), -1);
-    for (const auto& [instruction, step] : start_) {
-      if (FoldedAway(instruction)) continue;
-      const Holding h = HoldingOfCached(instruction);
-      if (h == Holding::kOperand && !instruction->Is(HloOpcode::kCall)) continue;
-      if (h == Holding::kParameter || h == Holding::kConstant) continue;
-      std::vector<std::pair<const HloInstruction*, bool>> inputs;
-      Inputs(instruction, instruction->IsElementwise(), &inputs);
-      const int64_t at = instruction->Is(HloOpcode::kWhile) ? end_[instruction] : step;
-      for (const auto& input : inputs) Use(input.first, at);
-    }
-    for (const HloComputation* computation : computations_) {
-      // A computation's result is read when it returns.
-      Use(computation->root(), end_[computation->root()] + 1);
-    }
-  }
-
-  // XLA writes a dynamic-update-slice into the buffer it updates, and an
-  // elementwise loop over the buffer of an operand that dies there.
-  void ShareInPlace() {
-    IndexGroups();
-    std::vector<std::pair<int64_t, const HloInstruction*>> order;
-    for (const auto& [instruction, step] : start_) order.push_back({step, instruction});
-    std::sort(order.begin(), order.end());
-    for (const auto& [step, instruction] : order) {
-      if (HoldingOfCached(instruction) != Holding::kOwn || !instruction->shape().IsArray()) continue;
-      std::vector<std::pair<const HloInstruction*, bool>> candidates;
-      const int mine = LeavesOf(instruction)[0];
-      if (instruction->Is(HloOpcode::kDynamicUpdateSlice) || instruction->Is(HloOpcode::kScatter)) {
-        if (!FoldedAway(instruction->operand(0))) candidates.push_back({instruction->operand(0), true});
-      } else if (IsLoopFusible(*instruction) && MayWriteOverOperands(*instruction, mine, step)) {
-        Inputs(instruction, instruction->IsElementwise(), &candidates);
-      }
-      for (const auto& [operand, elementwise] : candidates) {
-        if (!elementwise || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
-        const int theirs = LeavesOf(operand)[0];
-        if (leaf_[theirs].bytes != leaf_[mine].bytes || !Dies(theirs, step, group_result_[Find(mine)])) continue;
-        Merge(mine, theirs);
-        break;
-      }
-    }
-  }
-
-  // Whether the elementwise loop `instruction` (leaf `mine`, at `step`) may
-  // write its result over an operand that dies there. Not when it writes a
-  // running loop's state (a body's update of an accumulator): that buffer is
-  // alive all through the loop, so the operand keeps a buffer of its own.
-  // Not when XLA outlines it for threads, unless the operand can take the
-  // entry's result buffer, which XLA assigns before any temporary.
-  bool MayWriteOverOperands(const HloInstruction& instruction, int mine, int64_t step) {
-    const int root = Find(mine);
-    if (group_loop_start_[root] < step) return false;
-    return group_pinned_[root] || !Outlined(instruction);
-  }
-
-  // Whether XLA's parallel task assigner moves `instruction` into a call of
-  // its own, which then cannot write over the operands the call holds.
-  bool Outlined(const HloInstruction& instruction) {
-    if (parallel_computations_.empty()) parallel_computations_ = ParallelTaskComputations(module_);
-    if (!parallel_computations_.count(instruction.parent())) return false;
-    LoopCost cost;
-    cost.bytes = instruction.shape().ByteSize();
-    std::vector<std::pair<const HloInstruction*, bool>> inputs;
-    Inputs(&instruction, true, &inputs);
-    for (const auto& input : inputs) {
-      if (input.first->shape().IsArray()) cost.bytes += input.first->shape().ByteSize();
-    }
-    CountLoopOps(instruction, &cost);
-    return OutlinedForParallelTasks(instruction, cost);
-  }
-
-  // The elementwise operations of the loop `instruction` runs, with the
-  // producers fusion folds into it.
-  void CountLoopOps(const HloInstruction& instruction, LoopCost* cost) {
-    if (instruction.IsElementwise()) {
-      const int64_t elements = instruction.shape().ElementCount();
-      (IsTranscendental(instruction) ? cost->transcendentals : cost->flops) += elements;
-    }
-    for (const HloInstruction* operand : instruction.operands()) {
-      if (FoldedAway(operand)) CountLoopOps(*operand, cost);
-    }
-  }
-
-  // Per buffer (union-find root): its last reader's step, and whether it
-  // may not be written over (a parameter, a literal or an entry result).
-  void IndexGroups() {
-    group_last_.assign(leaf_.size(), -1);
-    group_pinned_.assign(leaf_.size(), false);
-    group_loop_start_.assign(leaf_.size(), clock_ + 1);
-    group_loop_end_.assign(leaf_.size(), -1);
-    group_state_.assign(leaf_.size(), false);
-    group_result_.assign(leaf_.size(), false);
-    const HloInstruction* result = module_.entry()->root();
-    const std::vector<const Shape*> aliased = AliasedOutputs(module_);
-    for (size_t i = 0; i < leaf_.size(); ++i) {
-      const int root = Find(static_cast<int>(i));
-      group_last_[root] = std::max(group_last_[root], last_use_[i]);
-      if (leaf_[i].instruction->Is(HloOpcode::kWhile)) {
-        group_loop_start_[root] = std::min(group_loop_start_[root], start_[leaf_[i].instruction]);
-        group_loop_end_[root] = std::max(group_loop_end_[root], end_[leaf_[i].instruction]);
-      }
-      // The parameter of a loop body or condition is the loop's state: it
-      // may not be written over while the loop runs, but once the loop has
-      // returned it is a temporary like any other.
-      const Holding h = HoldingOfCached(leaf_[i].instruction);
-      const bool argument = h == Holding::kParameter && leaf_[i].instruction->parent() == module_.entry();
-      if (argument || h == Holding::kConstant || leaf_[i].instruction == result) {
-        group_pinned_[root] = true;
-      } else if (h == Holding::kParameter) {
-        group_state_[root] = true;
-      }
-      // The entry's result, unless the header puts it in a parameter's
-      // buffer (alive from the start, so no loop's state can become it).
-      if (leaf_[i].instruction == result &&
-          std::find(aliased.begin(), aliased.end(), leaf_[i].shape) == aliased.end()) {
-        group_result_[root] = true;
-      }
-    }
-  }
-
-  void Merge(int a, int b) {
-    const int ra = Find(a), rb = Find(b);
-    if (ra == rb) return;
-    parent_[ra] = rb;
-    group_last_[rb] = std::max(group_last_[rb], group_last_[ra]);
-    group_pinned_[rb] = group_pinned_[rb] || group_pinned_[ra];
-    group_loop_start_[rb] = std::min(group_loop_start_[rb], group_loop_start_[ra]);
-    group_loop_end_[rb] = std::max(group_loop_end_[rb], group_loop_end_[ra]);
-    group_state_[rb] = group_state_[rb] || group_state_[ra];
-    group_result_[rb] = group_result_[rb] || group_result_[ra];
-  }
-
-  // Whether the buffer of `leaf` is a temporary whose last reader runs at
-  // `step`. A loop's state is one only after the loop has returned, and
-  // then only for the entry's result, which XLA assigns first (it writes
-  // the result over the state the loop leaves).
-  bool Dies(int leaf, int64_t step, bool into_result) {
-    const int root = Find(leaf);
-    if (group_state_[root] && !(into_result && group_loop_end_[root] >= 0 && step > group_loop_end_[root])) {
-      return false;
-    }
-    return !group_pinned_[root] && group_last_[root] == step;
-  }
-
-  // --- figures -------------------------------------------------------------
-  std::unordered_map<int, Group> Groups(const HloComputation& entry) {
-    std::unordered_map<int, Group> groups;
-    for (size_t i = 0; i < leaf_.size(); ++i) {
-      const HloInstruction* instruction = leaf_[i].instruction;
-      Group& g = groups[Find(static_cast<int>(i))];
-      const int64_t start = start_[instruction];
-      g.start = g.start < 0 ? start : std::min(g.start, start);
-      g.end = std::max({g.end, last_use_[i], start});
-      auto copied = copied_from_.find(static_cast<int>(i));
-      if (copied != copied_from_.end()) g.start = std::min(g.start, copied->second);
-      const Holding h = HoldingOfCached(instruction);
-      const bool own = h == Holding::kOwn || instruction->Is(HloOpcode::kWhile) ||
-                       instruction->Is(HloOpcode::kConditional);
-      if (own && !FoldedAway(instruction)) {
-        g.materialised = true;
-        g.bytes = std::max(g.bytes, leaf_[i].bytes);
-        g.writers.push_back(static_cast<int>(i));
-      }
-      if (h == Holding::kParameter && instruction->parent() == &entry) g.argument = true;
-      if (h == Holding::kConstant) g.constant = true;
-    }
-    for (int leaf : LeavesOf(entry.root())) groups[Find(leaf)].output = true;
-    return groups;
-  }
-
-  // The pointer tables of tuple-shaped results (alive as long as their
-  // elements) and the scratch of expanded instructions (alive while they run).
-  void AddTablesAndScratch(const HloComputation& entry, std::vector<HeapBuffer>* lives) {
-    using Kind = HeapBuffer::Kind;
-    for (const auto& [instruction, step] : start_) {
-      if (const int64_t scratch = ScratchBytes(*instruction)) {
-        lives->push_back({{scratch, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
-      }
-      auto prologue = prologue_start_.find(instruction);
-      if (prologue != prologue_start_.end()) {  // alive from its own step to its reader's
-        lives->push_back({{PrologueBytes(*instruction), prologue->second, step}, Kind::kScratch,
-                          {instruction}, {nullptr}, {prologue->second}});
-      }
-      if (instruction->Is(HloOpcode::kConditional)) AddConditionalTables(*instruction, step, lives);
-      if (!instruction->shape().IsTuple() || instruction == entry.root()) continue;
-      const Holding h = HoldingOfCached(instruction);
-      if (h == Holding::kParameter || instruction->Is(HloOpcode::kGetTupleElement) ||
-          instruction->Is(HloOpcode::kCall) || !HasTable(*instruction, loop_bodies_)) {
-        continue;
-      }
-      int64_t end = instruction->Is(HloOpcode::kWhile) ? end_[instruction] : step;
-      int64_t start = step;
-      if (instruction->Is(HloOpcode::kWhile) && instruction->operand(0)->Is(HloOpcode::kTuple)) {
-        start = std::min(start, start_[instruction->operand(0)]);
-      }
-      for (int leaf : LeavesOf(instruction)) end = std::max(end, last_use_[leaf]);
-      lives->push_back({{TupleTableBytes(instruction->shape()), start, end},
-                        Kind::kTupleTable, {instruction}, {&instruction->shape()}, {step}});
-    }
-  }
-
-  // XLA's conditional canonicaliser makes a conditional return a tuple and
-  // read each operand as a tuple: an array-shaped conditional has a table
-  // of one pointer, alive as long as its result, and each array operand
-  // one, built as soon as the operand exists.
-  void AddConditionalTables(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives) {
-    using Kind = HeapBuffer::Kind;
-    if (conditional.shape().IsArray()) {
-      int64_t end = end_[&conditional];
-      for (int leaf : LeavesOf(&conditional)) end = std::max(end, last_use_[leaf]);
-      lives->push_back({{kPointerBytes, step, end}, Kind::kTupleTable, {&conditional}, {&conditional.shape()}, {step}});
-    }
-    std::unordered_set<const HloInstruction*> seen;
-    for (int i = 1; i < conditional.operand_count(); ++i) {
-      const HloInstruction* operand = conditional.operand(i);
-      if (!operand->shape().IsArray() || !seen.insert(operand).second) continue;
-      lives->push_back({{kPointerBytes, start_[operand], step}, Kind::kTupleTable, {&conditional},
-                        {&operand->shape()}, {step}});
-    }
-    AddOperandCopies(conditional, step, lives);
-  }
-
-  // A conditional whose result is written where one of its operands is (a
-  // loop's state that the conditional updates) would write over what its
-  // branch still reads: XLA's copy insertion copies that operand first.
-  void AddOperandCopies(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives) {
-    std::unordered_set<int> results;
-    for (int leaf : LeavesOf(&conditional)) results.insert(Find(leaf));
-    std::unordered_set<int> copied;
-    for (int i = 1; i < conditional.operand_count(); ++i) {
-      const HloInstruction* operand = conditional.operand(i);
-      for (int leaf : LeavesOf(operand)) {
-        if (!results.count(Find(leaf)) || !copied.insert(Find(leaf)).second || leaf_[leaf].bytes == 0) continue;
-        lives->push_back({{leaf_[leaf].bytes, start_[operand], step}, HeapBuffer::Kind::kScratch, {&conditional},
-                          {nullptr}, {step}});
-      }
-    }
-  }
-
-  // The buffer of a group of leaves, its writers in schedule order.
-  HeapBuffer ValueBuffer(const Group& g) {
-    std::vector<int> writers = g.writers;
-    std::stable_sort(writers.begin(), writers.end(), [this](int a, int b) {
-      return start_[leaf_[a].instruction] < start_[leaf_[b].instruction];
-    });
-    HeapBuffer buffer{{g.bytes, g.start, g.end}, HeapBuffer::Kind::kValue, {}, {}, {}};
-    for (int leaf : writers) {
-      buffer.writers.push_back(leaf_[leaf].instruction);
-      buffer.shapes.push_back(leaf_[leaf].shape);
-      buffer.steps.push_back(start_[leaf_[leaf].instruction]);
-    }
-    return buffer;
-  }
-
-  ModuleBuffers Figures(const HloComputation& entry) {
-    ModuleBuffers buffers;
-    MemoryPrediction& p = buffers.prediction;
-    for (const HloInstruction* parameter : entry.parameters()) {
-      p.argument_bytes += parameter->shape().ByteSize() + TupleTableBytes(parameter->shape());
-    }
-    p.output_bytes = entry.root()->shape().ByteSize() + TupleTableBytes(entry.root()->shape());
-    p.alias_bytes = AliasedOutputBytes(module_);
-    p.constant_bytes =
-        KeptLiteralBytes(computations_, [this](const HloInstruction& i) { return FoldedAway(&i); });
-    std::vector<HeapBuffer>& temporaries = buffers.temporaries;
-    for (const auto& [root, g] : Groups(entry)) {
-      if (g.IsTemporary() && g.bytes > 0) temporaries.push_back(ValueBuffer(g));
-    }
-    AddTablesAndScratch(entry, &temporaries);
-    std::vector<BufferLife> lives;
-    for (const HeapBuffer& buffer : temporaries) lives.push_back(buffer.life);
-    p.buffers = static_cast<int64_t>(lives.size());
-    p.live_bytes = PeakLiveBytes(lives);
-    p.temp_bytes = PackedHeapBytes(lives, kAlignment);
-    return buffers;
-  }
-
-  const HloModule& module_;
-  const bool later_readers_first_;
-  std::vector<const HloComputation*> computations_;
-  std::unordered_map<const HloInstruction*, std::vector<int>> leaves_;
-  std::unordered_map<const HloInstruction*, Holding> holding_;
-  std::unordered_map<const HloInstruction*, int64_t> start_, end_;
-  std::unordered_map<const HloInstruction*, int64_t> prologue_start_;
-  std::unordered_map<int, int64_t> copied_from_;  // loop state leaf -> step its initial value is copied
-  std::unordered_set<const HloComputation*> loop_bodies_;
-  std::vector<const HloInstruction*> schedule_;  // the instruction of each step
-  std::vector<Leaf> leaf_;
-  std::vector<int> parent_;
-  std::vector<int64_t> last_use_;
-  std::vector<int64_t> group_last_;
-  std::vector<bool> group_pinned_;
-  std::vector<int64_t> group_loop_start_;  // per buffer: the step a loop holding it as state starts
-  std::vector<int64_t> group_loop_end_;    // ... and the step it returns (-1: no loop's state)
-  std::vector<bool> group_state_;          // per buffer: a computation's parameter, not the entry's
-  std::vector<bool> group_result_;         // per buffer: the entry's result
-  std::unordered_set<const HloComputation*> parallel_computations_;
-  int64_t clock_ = 0;
-};
-
-}  // namespace
+using memory_internal::ModuleMemory;
 
 ModuleBuffers PredictBuffers(const HloModule& module) {
-  if (HasCalls(module)) {
-    std::shared_ptr<const HloModule> inlined = InlineCalls(module);
-    ModuleBuffers buffers = PredictBuffers(*inlined);
-    buffers.inlined = std::move(inlined);
-    return buffers;
+  // XLA inlines calls, folds constants and merges common subexpressions
+  // before it fuses; the model predicts the module as XLA fuses it.
+  std::unique_ptr<HloModule> rewritten;
+  if (HasCalls(module)) rewritten = InlineCalls(module);
+  const HloModule& inlined = rewritten != nullptr ? *rewritten : module;
+  if (HasFoldableInstructions(inlined) || HasCommonSubexpressions(inlined)) {
+    if (rewritten == nullptr) rewritten = ParseHloModule(PrintHloModule(module));
+    FoldConstants(rewritten.get());
+    MergeCommonSubexpressions(rewritten.get());
   }
+  const HloModule& fused = rewritten != nullptr ? *rewritten : module;
   // Where the order of instructions that become ready together is unknown,
   // the model takes the order that needs more memory: a prediction may err
   // high, not low.
-  ModuleBuffers one = ModuleMemory(module, false).Predict();
-  ModuleBuffers other = ModuleMemory(module, true).Predict();
-  return other.prediction.peak_bytes() > one.prediction.peak_bytes() ? std::move(other) : std::move(one);
+  ModuleBuffers one = ModuleMemory(fused, false).Predict();
+  ModuleBuffers other = ModuleMemory(fused, true).Predict();
+  ModuleBuffers& higher = other.prediction.peak_bytes() > one.prediction.peak_bytes() ? other : one;
+  higher.inlined = std::move(rewritten);
+  return std::move(higher);
 }
 
 MemoryPrediction PredictMemory(const HloModule& module) {

@@ -9,11 +9,15 @@
 // into one heap by decreasing size, best fit). Between fusion and buffer
 // assignment, the CPU backend also outlines large loops into calls that run
 // on several threads, which keeps them from writing over their operands.
-// The model mirrors each step on exla's IR (buffer_model.h says which
-// values get a buffer of their own, schedule.h gives the order,
-// parallel_tasks.h which loops are outlined, heap_packing.h packs the
-// lives), so that a plan can be judged in microseconds instead of an XLA
-// compile.
+// Before fusion, XLA simplifies the module (inlines calls, folds literals,
+// merges common subexpressions, shrinks loop states). The model mirrors
+// each step on exla's IR (call_inlining.h, constant_folding.h,
+// common_subexpressions.h and loop_simplifier.h what XLA fuses;
+// buffer_model.h and fusion_duplication.h which values get a buffer of
+// their own, schedule.h gives the order, parallel_tasks.h which loops are
+// outlined, heap_packing.h packs the lives and stacks the tuple tables
+// beside the heap), so that a plan can be judged in microseconds instead
+// of an XLA compile.
 //
 // The prediction errs high rather than low: a value the model cannot place
 // gets a buffer of its own; a low prediction is what would break a limit.
@@ -68,12 +72,16 @@ struct HeapBuffer {
 // figures (analysis/timeline.h draws memory over the schedule from them).
 struct ModuleBuffers {
   MemoryPrediction prediction;
-  std::vector<HeapBuffer> temporaries;  // exactly the buffers the heap packs
+  // Exactly the temporaries: the buffers the heap packs and the tuple
+  // tables, which XLA allocates beside the heap (heap_packing.h).
+  std::vector<HeapBuffer> temporaries;
   // The instruction that runs at each step (index 0 is before the first);
   // a while loop has a second step after its body, where it ends.
   std::vector<const HloInstruction*> schedule;
   // The module the buffers point into when it is not the one predicted: XLA
-  // inlines calls before it schedules (call_inlining.h), and so does the model.
+  // inlines calls, folds constants and merges common subexpressions before
+  // it schedules (call_inlining.h, constant_folding.h,
+  // common_subexpressions.h), and so does the model.
   std::shared_ptr<const HloModule> inlined;
 };
 

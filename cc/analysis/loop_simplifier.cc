@@ -1,0 +1,110 @@
+#include "analysis/loop_simplifier.h"
+
+#include "analysis/loop_state.h"
+#include "ir/computation.h"
+
+namespace exla {
+namespace {
+
+// How deep the comparison of two updates looks: counters' updates are a
+// few instructions deep; a deeper match is left alone (the model then
+// keeps both elements, erring high).
+constexpr int kMaxDepth = 8;
+
+// `value` without what XLA's simplifier removes: reshapes and copies to
+// its own shape, and elements read out of a tuple built in place (an
+// inlined call's result).
+const HloInstruction* Stripped(const HloInstruction* value) {
+  while (true) {
+    if ((value->Is(HloOpcode::kReshape) || value->Is(HloOpcode::kCopy) || value->Is(HloOpcode::kBitcast)) &&
+        value->operand_count() == 1 && value->operand(0)->shape() == value->shape()) {
+      value = value->operand(0);
+    } else if (value->Is(HloOpcode::kGetTupleElement) && value->operand(0)->Is(HloOpcode::kTuple) &&
+               value->IntAttribute("index").value_or(-1) >= 0 &&
+               value->IntAttribute("index").value_or(-1) < value->operand(0)->operand_count()) {
+      value = value->operand(0)->operand(static_cast<int>(value->IntAttribute("index").value_or(0)));
+    } else {
+      return value;
+    }
+  }
+}
+
+int64_t ElementRead(const HloInstruction* value, const HloInstruction* parameter) {
+  if (!value->Is(HloOpcode::kGetTupleElement) || value->operand(0) != parameter) return -1;
+  return value->IntAttribute("index").value_or(-1);
+}
+
+bool SameAttributes(const HloInstruction& a, const HloInstruction& b) {
+  if (a.attributes().size() != b.attributes().size()) return false;
+  for (size_t i = 0; i < a.attributes().size(); ++i) {
+    const HloAttribute& x = a.attributes()[i];
+    const HloAttribute& y = b.attributes()[i];
+    if (x.key == "metadata" && y.key == "metadata") continue;
+    if (x.key != y.key || x.value != y.value || x.computations != y.computations) return false;
+  }
+  return true;
+}
+
+// Whether `a` computes for element `k` what `b` computes for element `m`:
+// the same instructions over the same values, reading element k where b
+// reads element m.
+bool SameUpdate(const HloInstruction* a, const HloInstruction* b, int64_t k, int64_t m,
+                const HloInstruction* parameter, int depth) {
+  a = Stripped(a);
+  b = Stripped(b);
+  if (a == b) return true;
+  const int64_t ia = ElementRead(a, parameter), ib = ElementRead(b, parameter);
+  if (ia >= 0 || ib >= 0) return ia == ib || (ia == k && ib == m);
+  if (depth >= kMaxDepth || a->opcode() != b->opcode() || !(a->shape() == b->shape()) ||
+      a->operand_count() != b->operand_count() || a->payload() != b->payload() || !SameAttributes(*a, *b) ||
+      a->Is(HloOpcode::kParameter) || a->HasSideEffectNoRecurse()) {
+    return false;
+  }
+  for (int i = 0; i < a->operand_count(); ++i) {
+    if (!SameUpdate(a->operand(i), b->operand(i), k, m, parameter, depth + 1)) return false;
+  }
+  return true;
+}
+
+bool FlatState(const HloInstruction& loop) {
+  if (!loop.Is(HloOpcode::kWhile) || !loop.shape().IsTuple() || !loop.operand(0)->Is(HloOpcode::kTuple)) return false;
+  for (const Shape& element : loop.shape().tuple_shapes()) {
+    if (!element.IsArray()) return false;
+  }
+  const HloComputation* body = loop.CalledComputation("body");
+  return body != nullptr && body->root()->Is(HloOpcode::kTuple) && !body->parameters().empty() &&
+         body->root()->operand_count() == static_cast<int>(loop.shape().tuple_shapes().size());
+}
+
+}  // namespace
+
+std::vector<int> RepeatedLoopElements(const HloInstruction& loop) {
+  if (!FlatState(loop)) return {};
+  const HloInstruction& init = *loop.operand(0);
+  const HloComputation& body = *loop.CalledComputation("body");
+  const HloInstruction* parameter = body.parameters()[0];
+  const int n = init.operand_count();
+  std::vector<int> repeats(n, -1);
+  for (int k = 0; k < n; ++k) {
+    for (int m = 0; m < k && repeats[k] < 0; ++m) {
+      if (repeats[m] >= 0 || Stripped(init.operand(k)) != Stripped(init.operand(m))) continue;
+      if (SameUpdate(body.root()->operand(k), body.root()->operand(m), k, m, parameter, 0)) repeats[k] = m;
+    }
+  }
+  return repeats;
+}
+
+int64_t RemovedLoopElements(const HloInstruction& loop) {
+  const std::vector<int> repeats = RepeatedLoopElements(loop);
+  if (repeats.empty()) return 0;
+  const std::vector<bool> passes = PassThroughLeaves(*loop.CalledComputation("body"));
+  int64_t removed = 0;
+  for (size_t k = 0; k < repeats.size(); ++k) {
+    const bool literal =
+        k < passes.size() && passes[k] && Stripped(loop.operand(0)->operand(k))->Is(HloOpcode::kConstant);
+    if (repeats[k] >= 0 || literal) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace exla

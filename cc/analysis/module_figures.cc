@@ -1,0 +1,190 @@
+// The figures of XLA's buffer assignment from the model's buffers and lives
+// (module_memory.h): which buffers are temporaries, the tuple tables and
+// the scratch of expanded instructions beside them, and the heap.
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "analysis/buffer_model.h"
+#include "analysis/heap_packing.h"
+#include "analysis/literals.h"
+#include "analysis/loop_simplifier.h"
+#include "analysis/module_memory.h"
+#include "analysis/output_aliasing.h"
+#include "analysis/tuple_tables.h"
+#include "ir/computation.h"
+
+namespace exla {
+namespace memory_internal {
+
+std::unordered_map<int, Group> ModuleMemory::Groups(const HloComputation& entry) {
+  std::unordered_map<int, Group> groups;
+  for (size_t i = 0; i < leaf_.size(); ++i) {
+    const HloInstruction* instruction = leaf_[i].instruction;
+    Group& g = groups[Find(static_cast<int>(i))];
+    const int64_t start = start_[instruction];
+    g.start = g.start < 0 ? start : std::min(g.start, start);
+    g.end = std::max({g.end, last_use_[i], start});
+    auto copied = copied_from_.find(static_cast<int>(i));
+    if (copied != copied_from_.end()) g.start = std::min(g.start, copied->second);
+    const Holding h = HoldingOfCached(instruction);
+    const bool own = h == Holding::kOwn || instruction->Is(HloOpcode::kWhile) ||
+                     instruction->Is(HloOpcode::kConditional);
+    if (own && !FoldedAway(instruction)) {
+      g.materialised = true;
+      g.bytes = std::max(g.bytes, leaf_[i].bytes);
+      g.writers.push_back(static_cast<int>(i));
+    }
+    if (h == Holding::kParameter && instruction->parent() == &entry) g.argument = true;
+    if (h == Holding::kConstant) g.constant = true;
+  }
+  for (int leaf : LeavesOf(entry.root())) groups[Find(leaf)].output = true;
+  return groups;
+}
+
+// The pointer tables of tuple-shaped results (alive as long as their
+// elements) and the scratch of expanded instructions (alive while they run).
+void ModuleMemory::AddTablesAndScratch(const HloComputation& entry, std::vector<HeapBuffer>* lives) {
+  using Kind = HeapBuffer::Kind;
+  for (const auto& [instruction, step] : start_) {
+    if (const int64_t scratch = ScratchBytes(*instruction)) {
+      lives->push_back({{scratch, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
+    }
+    if (const int64_t state = ExpansionLoopStateElements(*instruction)) {
+      // The expansion's loop: its table beside the heap.
+      lives->push_back({{state * kPointerBytes, step, step}, Kind::kTupleTable, {instruction}, {nullptr}, {step}});
+    }
+    for (int operand = 0; operand < 2; ++operand) {  // alive from the operand's step
+      const int64_t copy = LayoutCopyOfOperandBytes(*instruction, operand);
+      if (copy == 0) continue;
+      // The copy of a parameter (or of a view of one) runs at the start.
+      const HloInstruction* source = instruction->operand(operand);
+      while (HoldingOfCached(source) == Holding::kOperand && source->operand_count() == 1) source = source->operand(0);
+      auto from = start_.find(source);
+      const bool early = from != start_.end() && source->Is(HloOpcode::kParameter);
+      const int64_t first = early ? std::min(from->second, step) : step;
+      lives->push_back({{copy, first, step}, Kind::kScratch, {instruction}, {nullptr}, {first}});
+    }
+    for (int64_t bytes : ExpansionSmallValues(*instruction)) {
+      lives->push_back({{bytes, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
+    }
+    auto prologue = prologue_start_.find(instruction);
+    if (prologue != prologue_start_.end()) {  // alive from its own step to its reader's
+      lives->push_back({{PrologueBytes(*instruction), prologue->second, step}, Kind::kScratch,
+                        {instruction}, {nullptr}, {prologue->second}});
+    }
+    if (instruction->Is(HloOpcode::kConditional)) AddConditionalTables(*instruction, step, lives);
+    if (!instruction->shape().IsTuple() || instruction == entry.root()) continue;
+    const Holding h = HoldingOfCached(instruction);
+    if (h == Holding::kParameter || instruction->Is(HloOpcode::kGetTupleElement) ||
+        instruction->Is(HloOpcode::kCall) || !HasTable(*instruction, loop_bodies_)) {
+      continue;
+    }
+    int64_t end = instruction->Is(HloOpcode::kWhile) ? end_[instruction] : step;
+    int64_t start = step;
+    if (instruction->Is(HloOpcode::kWhile) && instruction->operand(0)->Is(HloOpcode::kTuple)) {
+      start = std::min(start, start_[instruction->operand(0)]);
+    }
+    for (int leaf : LeavesOf(instruction)) end = std::max(end, last_use_[leaf]);
+    // A loop's table holds only the elements XLA's simplifier leaves.
+    const int64_t removed = instruction->Is(HloOpcode::kWhile) ? RemovedLoopElements(*instruction) : 0;
+    lives->push_back({{TupleTableBytes(instruction->shape()) - removed * kPointerBytes, start, end},
+                      Kind::kTupleTable, {instruction}, {&instruction->shape()}, {step}});
+  }
+}
+
+// XLA's conditional canonicaliser makes a conditional return a tuple and
+// read each operand as a tuple: an array-shaped conditional has a table
+// of one pointer, alive as long as its result, and each array operand
+// one, built as soon as the operand exists.
+void ModuleMemory::AddConditionalTables(const HloInstruction& conditional, int64_t step,
+                                        std::vector<HeapBuffer>* lives) {
+  using Kind = HeapBuffer::Kind;
+  if (conditional.shape().IsArray()) {
+    int64_t end = end_[&conditional];
+    for (int leaf : LeavesOf(&conditional)) end = std::max(end, last_use_[leaf]);
+    lives->push_back({{kPointerBytes, step, end}, Kind::kTupleTable, {&conditional}, {&conditional.shape()}, {step}});
+  }
+  std::unordered_set<const HloInstruction*> seen;
+  for (int i = 1; i < conditional.operand_count(); ++i) {
+    const HloInstruction* operand = conditional.operand(i);
+    if (!operand->shape().IsArray() || !seen.insert(operand).second) continue;
+    lives->push_back({{kPointerBytes, start_[operand], step}, Kind::kTupleTable, {&conditional},
+                      {&operand->shape()}, {step}});
+  }
+  AddOperandCopies(conditional, step, lives);
+}
+
+// A conditional whose result is written where one of its operands is (a
+// loop's state that the conditional updates) would write over what its
+// branch still reads: XLA's copy insertion copies that operand first.
+void ModuleMemory::AddOperandCopies(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives) {
+  std::unordered_set<int> results;
+  for (int leaf : LeavesOf(&conditional)) results.insert(Find(leaf));
+  std::unordered_set<int> copied;
+  for (int i = 1; i < conditional.operand_count(); ++i) {
+    const HloInstruction* operand = conditional.operand(i);
+    for (int leaf : LeavesOf(operand)) {
+      if (!results.count(Find(leaf)) || !copied.insert(Find(leaf)).second || leaf_[leaf].bytes == 0) continue;
+      lives->push_back({{leaf_[leaf].bytes, start_[operand], step}, HeapBuffer::Kind::kScratch, {&conditional},
+                        {nullptr}, {step}});
+    }
+  }
+}
+
+// The buffer of a group of leaves, its writers in schedule order.
+HeapBuffer ModuleMemory::ValueBuffer(const Group& g) {
+  std::vector<int> writers = g.writers;
+  std::stable_sort(writers.begin(), writers.end(), [this](int a, int b) {
+    return start_[leaf_[a].instruction] < start_[leaf_[b].instruction];
+  });
+  HeapBuffer buffer{{g.bytes, g.start, g.end}, HeapBuffer::Kind::kValue, {}, {}, {}};
+  for (int leaf : writers) {
+    buffer.writers.push_back(leaf_[leaf].instruction);
+    buffer.shapes.push_back(leaf_[leaf].shape);
+    buffer.steps.push_back(start_[leaf_[leaf].instruction]);
+  }
+  return buffer;
+}
+
+ModuleBuffers ModuleMemory::Figures(const HloComputation& entry) {
+  ModuleBuffers buffers;
+  MemoryPrediction& p = buffers.prediction;
+  for (const HloInstruction* parameter : entry.parameters()) {
+    p.argument_bytes += parameter->shape().ByteSize() + TupleTableBytes(parameter->shape());
+  }
+  p.output_bytes = entry.root()->shape().ByteSize() + TupleTableBytes(entry.root()->shape());
+  p.alias_bytes = AliasedOutputBytes(module_);
+  p.constant_bytes =
+      KeptLiteralBytes(computations_, [this](const HloInstruction& i) { return FoldedAway(&i); });
+  std::vector<HeapBuffer>& temporaries = buffers.temporaries;
+  for (const auto& [root, g] : Groups(entry)) {
+    if (g.IsTemporary() && g.bytes > 0) temporaries.push_back(ValueBuffer(g));
+  }
+  AddTablesAndScratch(entry, &temporaries);
+  // In schedule order: the packing breaks ties by this order, which must
+  // not depend on where the instructions happen to sit in memory.
+  std::stable_sort(temporaries.begin(), temporaries.end(), [](const HeapBuffer& a, const HeapBuffer& b) {
+    return std::make_tuple(a.life.start, a.life.end, a.life.bytes, static_cast<int>(a.kind)) <
+           std::make_tuple(b.life.start, b.life.end, b.life.bytes, static_cast<int>(b.kind));
+  });
+  std::vector<BufferLife> lives, heap;
+  std::vector<int64_t> tables;  // allocations of their own (heap_packing.h)
+  for (const HeapBuffer& buffer : temporaries) {
+    lives.push_back(buffer.life);
+    if (buffer.kind == HeapBuffer::Kind::kTupleTable) {
+      tables.push_back(buffer.life.bytes);
+    } else {
+      heap.push_back(buffer.life);
+    }
+  }
+  p.buffers = static_cast<int64_t>(lives.size());
+  p.live_bytes = PeakLiveBytes(lives);
+  p.temp_bytes = CombinedTempBytes(PackedHeapBytes(heap, kAlignment), tables, kAlignment);
+  return buffers;
+}
+
+}  // namespace memory_internal
+}  // namespace exla
