@@ -101,6 +101,14 @@ def _provenance(rows: list[dict[str, str]]) -> str:
     return "; ".join(parts)
 
 
+def _charged(row: dict[str, str]) -> str:
+    """The cgroup's peak, what the cap limits, where the row has it. The RSS also
+    counts pages of files already in the page cache (TensorFlow's libraries,
+    read by earlier processes), which are charged to the cgroup that read them
+    first: near the cap the RSS can exceed it while the cgroup does not."""
+    return f" ({_gb(row['cgroup_peak_mb'])} cgroup peak)" if _f(row.get("cgroup_peak_mb")) else ""
+
+
 def _timing(row: dict[str, str]) -> str:
     n = row.get("repeats", "")
     lo, hi = _f(row.get("time_min_s")), _f(row.get("time_max_s"))
@@ -134,7 +142,8 @@ def _workload_row(title: str, rows: list[dict[str, str]], size_key: str, size_na
     if ran:
         top = ran[-1]
         exla_text = (f"{size_name} = {_size(float(top[size_key]))}, {_gb(top['peak_rss_mb'])} peak "
-                     f"RSS, {_gb(top.get('planned_peak_mb'))} planned (executable), {_timing(top)}")
+                     f"RSS{_charged(top)}, {_gb(top.get('planned_peak_mb'))} planned (executable), "
+                     f"{_timing(top)}")
     if unrecorded and (not ran or float(unrecorded[-1][size_key]) > float(ran[-1][size_key])):
         top = unrecorded[-1]
         old = (f"{size_name} = {_size(float(top[size_key]))}, {_gb(top['peak_rss_mb'])} peak RSS "

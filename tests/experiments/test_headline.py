@@ -66,3 +66,14 @@ def test_an_exla_series_of_several_limits_reads_as_one(tmp_path: Path) -> None:
     exla_cell = line.split("|")[3]
     assert "M = 1,000" in exla_cell and "TIMEOUT at 2,000" in exla_cell
     assert "3,000" not in exla_cell  # a limit outside the headline's series
+
+
+def test_the_cgroup_peak_stands_beside_the_rss(tmp_path: Path) -> None:
+    # SGPR M = 6,000 under the 4 GiB cap: 4.32 GiB RSS, 3.85 GiB charged to the cgroup.
+    rows = [_row("tf", 2000, 40.0, "20261127-100000"),
+            _row("exla", 6000, 690.0, "20261127-100000", ran_rewritten="yes",
+                 peak_rss_mb="4420", cgroup_peak_mb="3946")]
+    append_rows(tmp_path / "sgpr.csv", rows, COMMON_COLUMNS + ["m", "n_train", "iterations"])
+    (line,) = [l for l in headline_table(tmp_path) if l.startswith("| GPflow SGPR")]
+    assert "M = 6,000, 4.32 GiB peak RSS (3.85 GiB cgroup peak)" in line.split("|")[3]
+    assert "cgroup" not in line.split("|")[2]  # plain XLA's cell is unchanged
