@@ -1,6 +1,5 @@
 #include "analysis/common_subexpressions.h"
 
-#include <exception>
 #include <optional>
 #include <utility>
 #include <string>
@@ -9,6 +8,7 @@
 
 #include "ir/computation.h"
 #include "passes/dce.h"
+#include "passes/pattern_matcher.h"
 
 namespace exla {
 namespace {
@@ -72,25 +72,8 @@ class Keys {
   std::unordered_map<const HloComputation*, std::string> structures_;
 };
 
-// The value of every element of `instruction` when it is a literal of one
-// element or a broadcast of one.
-std::optional<double> SplatValue(const HloInstruction& instruction) {
-  if (instruction.Is(HloOpcode::kBroadcast) && instruction.operand_count() == 1) {
-    return SplatValue(*instruction.operand(0));
-  }
-  if (!instruction.Is(HloOpcode::kConstant) || !instruction.shape().IsArray() ||
-      instruction.shape().ElementCount() != 1) {
-    return std::nullopt;
-  }
-  try {
-    return std::stod(instruction.payload());
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 bool IsSplat(const HloInstruction& instruction, double value) {
-  const std::optional<double> splat = SplatValue(instruction);
+  const std::optional<double> splat = SplatConstantValue(&instruction);
   return splat.has_value() && *splat == value;
 }
 
@@ -128,7 +111,7 @@ std::optional<std::pair<int, double>> ConstantSum(
   if (!instruction.Is(HloOpcode::kAdd) || instruction.operand_count() != 2) return std::nullopt;
   for (int side = 0; side < 2; ++side) {
     const HloInstruction* value = instruction.operand(side);
-    const std::optional<double> literal = SplatValue(*instruction.operand(1 - side));
+    const std::optional<double> literal = SplatConstantValue(instruction.operand(1 - side));
     if (!literal.has_value() || !value->shape().Compatible(instruction.shape())) continue;
     auto sum = sums.find(value);
     if (sum != sums.end()) return std::make_pair(sum->second.first, sum->second.second + *literal);

@@ -11,21 +11,16 @@ namespace {
 // keeps both elements, erring high).
 constexpr int kMaxDepth = 8;
 
-// `value` without what XLA's simplifier removes: reshapes and copies to
-// its own shape, and elements read out of a tuple built in place (an
-// inlined call's result).
+// `value` without what XLA's simplifier removes: the views StripIdentity
+// removes, and elements read out of a tuple built in place (an inlined
+// call's result).
 const HloInstruction* Stripped(const HloInstruction* value) {
   while (true) {
-    if ((value->Is(HloOpcode::kReshape) || value->Is(HloOpcode::kCopy) || value->Is(HloOpcode::kBitcast)) &&
-        value->operand_count() == 1 && value->operand(0)->shape() == value->shape()) {
-      value = value->operand(0);
-    } else if (value->Is(HloOpcode::kGetTupleElement) && value->operand(0)->Is(HloOpcode::kTuple) &&
-               value->IntAttribute("index").value_or(-1) >= 0 &&
-               value->IntAttribute("index").value_or(-1) < value->operand(0)->operand_count()) {
-      value = value->operand(0)->operand(static_cast<int>(value->IntAttribute("index").value_or(0)));
-    } else {
-      return value;
-    }
+    value = StripIdentity(value);
+    if (!value->Is(HloOpcode::kGetTupleElement) || !value->operand(0)->Is(HloOpcode::kTuple)) return value;
+    const int64_t index = value->IntAttribute("index").value_or(-1);
+    if (index < 0 || index >= value->operand(0)->operand_count()) return value;
+    value = value->operand(0)->operand(static_cast<int>(index));
   }
 }
 

@@ -7,18 +7,6 @@
 namespace exla {
 namespace {
 
-// `value` without the views XLA's simplifier removes: a reshape, bitcast
-// or copy to the shape it already has.
-const HloInstruction* StripIdentity(const HloInstruction* value) {
-  while ((value->Is(HloOpcode::kReshape) || value->Is(HloOpcode::kBitcast) || value->Is(HloOpcode::kCopy)) &&
-         value->operand_count() == 1 && value->operand(0)->shape().IsArray() && value->shape().IsArray() &&
-         value->operand(0)->shape().dims() == value->shape().dims() &&
-         value->operand(0)->shape().element_type() == value->shape().element_type()) {
-    value = value->operand(0);
-  }
-  return value;
-}
-
 // Whether `value` is the element at `path` of `parameter`, read unchanged.
 bool ReadsParameterAt(const HloInstruction* value, const std::vector<int64_t>& path,
                       const HloInstruction* parameter) {
@@ -47,6 +35,22 @@ void Collect(const HloInstruction* value, std::vector<int64_t>* path, const HloI
 }
 
 }  // namespace
+
+const HloInstruction* StripIdentity(const HloInstruction* value) {
+  while ((value->Is(HloOpcode::kReshape) || value->Is(HloOpcode::kBitcast) || value->Is(HloOpcode::kCopy)) &&
+         value->operand_count() == 1) {
+    const Shape& from = value->operand(0)->shape();
+    const Shape& to = value->shape();
+    // A copy or reshape into another layout moves the elements in memory:
+    // a transpose, which XLA keeps.
+    if (!from.IsArray() || !to.IsArray() || from.dims() != to.dims() || from.element_type() != to.element_type() ||
+        from.MinorToMajor() != to.MinorToMajor()) {
+      break;
+    }
+    value = value->operand(0);
+  }
+  return value;
+}
 
 std::vector<bool> PassThroughLeaves(const HloComputation& body) {
   const std::vector<HloInstruction*> parameters = body.parameters();

@@ -17,6 +17,10 @@
 
 namespace exla {
 
+// `value` without the views XLA's simplifier removes: reshapes, bitcasts
+// and copies to the shape it already has, layout included.
+const HloInstruction* StripIdentity(const HloInstruction* value);
+
 // For each leaf of the body's state, in order, whether the body returns it
 // unchanged. Empty when the body's result does not match its parameter.
 std::vector<bool> PassThroughLeaves(const HloComputation& body);

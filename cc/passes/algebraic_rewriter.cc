@@ -1,7 +1,6 @@
 #include "passes/algebraic_rewriter.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -39,21 +38,6 @@ bool IsIdentityPermutation(const Dims& permutation) {
 HloInstruction* SkipNoOps(HloInstruction* h, std::vector<HloInstruction*>* skipped) {
   HloInstruction* value = nullptr;
   Match(h, m::NoOps(m::Op(&value), skipped));
-  return value;
-}
-
-// The value of a constant that is the same everywhere: a scalar constant,
-// possibly converted, reshaped or broadcast.
-std::optional<double> SplatConstantValue(const HloInstruction* h) {
-  while (h->Is(HloOpcode::kConvert) || h->Is(HloOpcode::kReshape) ||
-         (h->Is(HloOpcode::kBroadcast) && h->operand(0)->shape().rank() == 0)) {
-    h = h->operand(0);
-  }
-  if (!h->Is(HloOpcode::kConstant) || !h->shape().IsArray() || h->shape().rank() != 0) return std::nullopt;
-  const std::string& text = h->payload();
-  char* end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str()) return std::nullopt;
   return value;
 }
 

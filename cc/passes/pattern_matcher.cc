@@ -1,6 +1,45 @@
 #include "passes/pattern_matcher.h"
 
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
 namespace exla {
+
+std::optional<double> SplatConstantValue(const HloInstruction* h) {
+  std::vector<const HloInstruction*> converts;
+  // Converts and reshapes keep the element count; a broadcast must spread
+  // a single element.
+  while (h->operand_count() == 1 &&
+         (h->Is(HloOpcode::kConvert) || h->Is(HloOpcode::kReshape) ||
+          (h->Is(HloOpcode::kBroadcast) && h->operand(0)->shape().IsArray() &&
+           h->operand(0)->shape().ElementCount() == 1))) {
+    if (h->Is(HloOpcode::kConvert)) converts.push_back(h);
+    h = h->operand(0);
+  }
+  if (!h->Is(HloOpcode::kConstant) || !h->shape().IsArray() || h->shape().ElementCount() != 1) {
+    return std::nullopt;
+  }
+  // A literal of rank n > 0 nests its one value in n pairs of braces.
+  const std::string& text = h->payload();
+  const size_t first = text.find_first_not_of("{ ");
+  if (first == std::string::npos) return std::nullopt;
+  const char* begin = text.c_str() + first;
+  char* end = nullptr;
+  double value = std::strtod(begin, &end);
+  if (end == begin) return std::nullopt;
+  // The innermost convert applies first.
+  for (auto it = converts.rbegin(); it != converts.rend(); ++it) {
+    const PrimitiveType type = (*it)->shape().element_type();
+    if (type == PrimitiveType::kPred) {
+      value = value != 0 ? 1 : 0;
+    } else if (IsIntegralType(type)) {
+      value = std::trunc(value);
+    }
+  }
+  return value;
+}
+
 namespace m {
 namespace {
 

@@ -25,6 +25,15 @@
 #include "ir/instruction.h"
 
 namespace exla {
+
+// The value every element of `h` has when `h` is a literal of one element
+// (any rank), possibly converted, reshaped or broadcast: the form frameworks
+// give a scalar constant (TensorFlow wraps it in reshapes, JAX broadcasts
+// it, mixed precision converts it). A convert to an integral type or pred
+// changes the value as XLA would (truncation, non-zero is true). Nothing
+// when `h` is no such literal or its text is not a number (true, false).
+std::optional<double> SplatConstantValue(const HloInstruction* h);
+
 namespace m {
 
 // Matches one instruction: an optional opcode, predicates, and (if any were

@@ -137,4 +137,38 @@ TEST(PatternMatcher, CustomPredicate) {
   EXPECT_FALSE(Match(mod["ident"], has_dims({1, 0})));
 }
 
+constexpr char kSplats[] = R"(HloModule splats
+
+ENTRY main {
+  half = f32[] constant(1.5)
+  wrapped = f32[1,1]{1,0} constant({ {2} })
+  nested = f32[1]{0} reshape(half)
+  spread = f32[4,8]{1,0} broadcast(nested), dimensions={1}
+  whole = s32[4,8]{1,0} convert(spread)
+  truth = pred[] convert(half)
+  wide = f32[4,8]{1,0} broadcast(wrapped), dimensions={0,1}
+  yes = pred[] constant(true)
+  many = f32[2]{0} constant({1, 1})
+  ROOT t = (s32[4,8]{1,0}, pred[], f32[4,8]{1,0}, pred[], f32[2]{0}) tuple(whole, truth, wide, yes, many)
+}
+)";
+
+// One helper reads scalar literals for the rewriter and the memory model's
+// CSE: through reshapes, broadcasts of any one-element operand and converts
+// (which change the value as XLA would), in a literal of any rank.
+TEST(SplatConstantValue, ReadsOneElementLiterals) {
+  std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(kSplats);
+  auto value = [&](const std::string& name) {
+    return exla::SplatConstantValue(module->entry()->FindInstruction(name));
+  };
+  EXPECT_TRUE(value("half") == 1.5);
+  EXPECT_TRUE(value("spread") == 1.5);
+  EXPECT_TRUE(value("whole") == 1.0);  // truncated by the convert to s32
+  EXPECT_TRUE(value("truth") == 1.0);
+  EXPECT_TRUE(value("wrapped") == 2.0);
+  EXPECT_TRUE(value("wide") == 2.0);
+  EXPECT_FALSE(value("yes").has_value());   // not a number
+  EXPECT_FALSE(value("many").has_value());  // two elements
+}
+
 }  // namespace
