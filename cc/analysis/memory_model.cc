@@ -19,6 +19,7 @@
 #include "analysis/parallel_tasks.h"
 #include "analysis/tuple_tables.h"
 #include "analysis/schedule.h"
+#include "analysis/sort_simplifier.h"
 #include "ir/computation.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -404,14 +405,16 @@ bool ModuleMemory::Dies(int leaf, int64_t step, bool into_result) {
 using memory_internal::ModuleMemory;
 
 ModuleBuffers PredictBuffers(const HloModule& module) {
-  // XLA inlines calls, folds constants and merges common subexpressions
-  // before it fuses; the model predicts the module as XLA fuses it.
+  // XLA inlines calls, folds constants, drops the arrays of sorts nothing
+  // reads and merges common subexpressions before it fuses; the model
+  // predicts the module as XLA fuses it.
   std::unique_ptr<HloModule> rewritten;
   if (HasCalls(module)) rewritten = InlineCalls(module);
   const HloModule& inlined = rewritten != nullptr ? *rewritten : module;
-  if (HasFoldableInstructions(inlined) || HasCommonSubexpressions(inlined)) {
+  if (HasFoldableInstructions(inlined) || HasMultiArraySorts(inlined) || HasCommonSubexpressions(inlined)) {
     if (rewritten == nullptr) rewritten = ParseHloModule(PrintHloModule(module));
     FoldConstants(rewritten.get());
+    RemoveUnreadSortArrays(rewritten.get());
     MergeCommonSubexpressions(rewritten.get());
   }
   const HloModule& fused = rewritten != nullptr ? *rewritten : module;

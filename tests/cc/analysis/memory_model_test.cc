@@ -1281,6 +1281,56 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 4 * 64 + 64 + 16);
 }
 
+// Sorts values with the iota of their indices; the program keeps the sorted
+// values only, through a tuple it then takes apart. @ names the comparator:
+// `values` compares the values only, `ties` breaks ties by index.
+constexpr char kSortWithIndices[] = R"(HloModule m
+
+values {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+
+ties {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  lt = pred[] compare(a, b), direction=LT
+  eq = pred[] compare(a, b), direction=EQ
+  ilt = pred[] compare(i, j), direction=LT
+  both = pred[] and(eq, ilt)
+  ROOT tie = pred[] or(lt, both)
+}
+
+ENTRY e {
+  x = f32[64]{0} parameter(0)
+  iota = s32[64]{0} iota(), iota_dimension=0
+  s = (f32[64]{0}, s32[64]{0}) sort(x, iota), dimensions={0}, to_apply=@
+  v = f32[64]{0} get-tuple-element(s), index=0
+  ix = s32[64]{0} get-tuple-element(s), index=1
+  t = (f32[64]{0}, s32[64]{0}) tuple(v, ix)
+  w = f32[64]{0} get-tuple-element(t), index=0
+  ROOT r = f32[64]{0} sqrt(w)
+})";
+
+std::string SortModule(const std::string& comparator) {
+  std::string text = kSortWithIndices;
+  text.replace(text.find('@'), 1, comparator);
+  return text;
+}
+
+TEST(MemoryModel, SortDropsTheArraysNothingReads) {
+  // XLA's tuple simplifier leaves the sorted indices unread and its sort
+  // simplifier drops them with their iota: the sort writes the values
+  // alone, into the buffer the square root then writes the result over.
+  const MemoryPrediction p = PredictMemory(SortModule("values"));
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
