@@ -281,6 +281,10 @@ void ModuleMemory::ShareInPlace() {
   for (const auto& [instruction, step] : start_) order.push_back({step, instruction});
   std::sort(order.begin(), order.end());
   for (const auto& [step, instruction] : order) {
+    if (instruction->Is(HloOpcode::kSort) && HoldingOfCached(instruction) == Holding::kOwn) {
+      ShareSortedOperands(*instruction, step);
+      continue;
+    }
     if (HoldingOfCached(instruction) != Holding::kOwn || !instruction->shape().IsArray()) continue;
     std::vector<std::pair<const HloInstruction*, bool>> candidates;
     const int mine = LeavesOf(instruction)[0];
@@ -296,6 +300,25 @@ void ModuleMemory::ShareInPlace() {
       Merge(mine, theirs);
       break;
     }
+  }
+}
+
+void ModuleMemory::ShareSortedOperands(const HloInstruction& sort, int64_t step) {
+  // XLA CPU runs a top-k as a library call that writes buffers of its own.
+  if (IsTopK(sort)) return;
+  const std::vector<int>& mine = LeavesOf(&sort);
+  for (int i = 0; i < sort.operand_count() && i < static_cast<int>(mine.size()); ++i) {
+    const HloInstruction* operand = sort.operand(i);
+    if (operand->user_count() != 1 || !operand->shape().IsArray() || FoldedAway(operand) ||
+        InParallelCall(*operand) || Outlined(*operand)) {
+      continue;
+    }
+    // XLA gives a sorted array that is a result of the entry its own
+    // allocation, which no operand shares.
+    if (group_result_[Find(mine[i])]) continue;
+    const int theirs = LeavesOf(operand)[0];
+    if (leaf_[theirs].bytes != leaf_[mine[i]].bytes || !Dies(theirs, step, false)) continue;
+    Merge(mine[i], theirs);
   }
 }
 

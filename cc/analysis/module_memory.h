@@ -105,6 +105,13 @@ class ModuleMemory {
   // elementwise loop over the buffer of an operand that dies there.
   void ShareInPlace();
 
+  // XLA sorts in place: the sort (leaves of, at `step`) writes each sorted
+  // array over the operand it sorts when it is that operand's only reader
+  // and the operand dies there (an iota of indices, a copy of the keys),
+  // unless a call XLA outlines for threads writes the operand or the
+  // sorted array is a result of the entry.
+  void ShareSortedOperands(const HloInstruction& sort, int64_t step);
+
   // Whether the elementwise loop `instruction` (leaf `mine`, at `step`) may
   // write its result over an operand that dies there. Not when it writes a
   // running loop's state (a body's update of an accumulator): that buffer is

@@ -1331,6 +1331,14 @@ TEST(MemoryModel, SortDropsTheArraysNothingReads) {
   EXPECT_EQ(p.temp_bytes, 0);
 }
 
+TEST(MemoryModel, SortKeepsTheArraysItsComparatorReads) {
+  // Ties broken by index: the sorted indices stay, written in place over
+  // the iota (XLA sorts in place an operand only the sort reads), beside
+  // the table of the sort's two results.
+  const MemoryPrediction p = PredictMemory(SortModule("ties"));
+  EXPECT_EQ(p.temp_bytes, 256 + 16);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
