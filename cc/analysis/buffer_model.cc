@@ -15,6 +15,9 @@ namespace {
 // reduce-window over windows of this size, then a reduce), for accuracy.
 constexpr int64_t kTreeReductionWindow = 32;
 
+// The block size of XLA's triangular solve expander (its default).
+constexpr int64_t kTriangularSolveBlock = 128;
+
 // Instructions that are a view of their operand's buffer: a reshape of a
 // row-major array is a bitcast once XLA has assigned layouts, a tuple is a
 // table of its operands' buffers, exla's bridge removes copies before XLA
@@ -423,6 +426,21 @@ int64_t ExpansionLoopStateElements(const HloInstruction& instruction) {
   return target == "\"Qr\"" || target == "\"ProductOfElementaryHouseholderReflectors\"" ? 3 : 0;
 }
 
+int64_t ExpansionEarlyBytes(const HloInstruction& instruction) {
+  const Shape& shape = instruction.shape();
+  if (!shape.IsArray() || shape.rank() < 2) return 0;
+  const int64_t n = shape.dim(shape.rank() - 1);
+  // The pred[n,n] mask of the lower triangle a Cholesky loop carries.
+  if (instruction.Is(HloOpcode::kCholesky)) return n * n;
+  if (!instruction.Is(HloOpcode::kTriangularSolve) || instruction.operand_count() != 2) return 0;
+  // The inverses of a triangular matrix's diagonal blocks, which the solve
+  // accumulates into a zero-filled array of blocks of up to 128 rows.
+  const Shape& a = instruction.operand(0)->shape();
+  const int64_t m = a.dim(a.rank() - 1);
+  const int64_t element_bytes = a.ByteSize() / std::max<int64_t>(1, a.ElementCount());
+  return a.ElementCount() / std::max<int64_t>(1, m) * std::min<int64_t>(m, kTriangularSolveBlock) * element_bytes;
+}
+
 int64_t LayoutCopyOfOperandBytes(const HloInstruction& instruction, int operand) {
   if (!instruction.Is(HloOpcode::kConvolution) || instruction.operand_count() != 2 || operand < 0 || operand > 1) {
     return 0;
@@ -434,6 +452,9 @@ int64_t LayoutCopyOfOperandBytes(const HloInstruction& instruction, int operand)
 }
 
 std::vector<int64_t> ExpansionSmallValues(const HloInstruction& instruction) {
+  // A Cholesky factorisation's loop also holds a pred[1,1] that flags a
+  // non-positive pivot (its lower-triangle mask: ExpansionEarlyBytes).
+  if (instruction.Is(HloOpcode::kCholesky)) return {4, 1, 1};
   if (ExpansionLoopStateElements(instruction) > 0) return {4, 1};
   if (instruction.Is(HloOpcode::kRngBitGenerator) &&
       instruction.RawAttribute("algorithm").value_or("") == "rng_philox") {

@@ -93,8 +93,16 @@ int64_t ScratchBytes(const HloInstruction& instruction);
 // holds a pointer table of its state, a counter and its condition.
 int64_t ExpansionLoopStateElements(const HloInstruction& instruction);
 
+// Bytes XLA's expansion of `instruction` computes from no operand: the
+// lower-triangle mask of a Cholesky factorisation's loop, the zero-filled
+// blocks a triangular solve accumulates the inverses of its diagonal
+// blocks into. Ready before anything else, they run first in XLA's
+// breadth-first schedule and stay alive until the expansion has run.
+int64_t ExpansionEarlyBytes(const HloInstruction& instruction);
+
 // Small values XLA's expansion of `instruction` writes each to a buffer of
-// its own while it runs: a loop's counter and condition (see above); the
+// its own while it runs: a loop's counter and condition (see above), and
+// for a Cholesky factorisation the flag of its loop's state; the
 // two 32-bit key words a Philox rng-bit-generator derives from its state,
 // which every round of every element of its output reads (too often for
 // XLA to fold them into the output's loop, fusion_duplication.h).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "analysis/call_inlining.h"
 #include "analysis/common_subexpressions.h"
 #include "analysis/constant_folding.h"
+#include "analysis/expansion_calls.h"
 #include "analysis/flops.h"
 #include "analysis/fusion_duplication.h"
 #include "analysis/loop_simplifier.h"
@@ -434,6 +437,7 @@ ModuleBuffers PredictBuffers(const HloModule& module) {
   std::unique_ptr<HloModule> rewritten;
   if (HasCalls(module)) rewritten = InlineCalls(module);
   const HloModule& inlined = rewritten != nullptr ? *rewritten : module;
+  const std::set<std::string> shared_expansions = SharedExpansionSignatures(inlined);
   if (HasFoldableInstructions(inlined) || HasMultiArraySorts(inlined) || HasCommonSubexpressions(inlined)) {
     if (rewritten == nullptr) rewritten = ParseHloModule(PrintHloModule(module));
     FoldConstants(rewritten.get());
@@ -444,8 +448,8 @@ ModuleBuffers PredictBuffers(const HloModule& module) {
   // Where the order of instructions that become ready together is unknown,
   // the model takes the order that needs more memory: a prediction may err
   // high, not low.
-  ModuleBuffers one = ModuleMemory(fused, false).Predict();
-  ModuleBuffers other = ModuleMemory(fused, true).Predict();
+  ModuleBuffers one = ModuleMemory(fused, false, shared_expansions).Predict();
+  ModuleBuffers other = ModuleMemory(fused, true, shared_expansions).Predict();
   ModuleBuffers& higher = other.prediction.peak_bytes() > one.prediction.peak_bytes() ? other : one;
   higher.inlined = std::move(rewritten);
   return std::move(higher);

@@ -2,12 +2,15 @@
 // (module_memory.h): which buffers are temporaries, the tuple tables and
 // the scratch of expanded instructions beside them, and the heap.
 #include <algorithm>
+#include <map>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "analysis/buffer_model.h"
+#include "analysis/expansion_calls.h"
 #include "analysis/heap_packing.h"
 #include "analysis/literals.h"
 #include "analysis/loop_simplifier.h"
@@ -42,6 +45,56 @@ std::unordered_map<int, Group> ModuleMemory::Groups(const HloComputation& entry)
   }
   for (int leaf : LeavesOf(entry.root())) groups[Find(leaf)].output = true;
   return groups;
+}
+
+// What inlined expansions compute from no operand (ExpansionEarlyBytes),
+// alive from the start of their computation to the last expansion that
+// reads it. An expansion XLA leaves a call (expansion_calls.h) computes it
+// when called, with the rest of its scratch. XLA's CSE merges the equal ones,
+// as the model's key says: a Cholesky's mask of one size; a solve's blocks
+// of one size and triangle (the identity they start from differs).
+void ModuleMemory::AddEarlyExpansionValues(std::vector<HeapBuffer>* lives) {
+  using Key = std::tuple<const HloComputation*, HloOpcode, int64_t, std::string>;
+  std::map<Key, std::pair<const HloInstruction*, int64_t>> last;
+  for (const auto& [instruction, step] : start_) {
+    const int64_t bytes = ExpansionEarlyBytes(*instruction);
+    if (bytes == 0 || shared_expansions_.count(ExpansionSignature(*instruction))) continue;
+    const Key key{instruction->parent(), instruction->opcode(), bytes, instruction->RawAttribute("lower").value_or("")};
+    auto [it, inserted] = last.emplace(key, std::make_pair(instruction, step));
+    if (!inserted && step > it->second.second) it->second = {instruction, step};
+  }
+  for (const auto& [key, reader] : last) {
+    const int64_t first = FirstStep(std::get<0>(key));
+    lives->push_back({{std::get<2>(key), first, reader.second}, HeapBuffer::Kind::kScratch, {reader.first},
+                      {nullptr}, {first}});
+    if (std::get<1>(key) == HloOpcode::kTriangularSolve) TakeFromScratch(*reader.first, std::get<2>(key), lives);
+  }
+}
+
+// The last solve that reads the blocks of inverses accumulates into them in
+// place (its loop's state): its scratch (ScratchBytes) no longer holds them.
+void ModuleMemory::TakeFromScratch(const HloInstruction& solve, int64_t bytes, std::vector<HeapBuffer>* lives) {
+  const int64_t step = start_[&solve];
+  for (HeapBuffer& buffer : *lives) {
+    if (buffer.kind != HeapBuffer::Kind::kScratch || buffer.writers.empty() || buffer.writers[0] != &solve ||
+        buffer.life.start != step || buffer.life.end != step || buffer.life.bytes != ScratchBytes(solve)) {
+      continue;
+    }
+    buffer.life.bytes = std::max<int64_t>(0, buffer.life.bytes - bytes);
+    return;
+  }
+}
+
+// The first step of `computation` (of its latest run, for a loop body).
+int64_t ModuleMemory::FirstStep(const HloComputation* computation) {
+  if (first_step_.empty()) {
+    for (const auto& [instruction, step] : start_) {
+      auto [it, inserted] = first_step_.emplace(instruction->parent(), step);
+      if (!inserted) it->second = std::min(it->second, step);
+    }
+  }
+  auto it = first_step_.find(computation);
+  return it == first_step_.end() ? 0 : it->second;
 }
 
 // The pointer tables of tuple-shaped results (alive as long as their
@@ -164,6 +217,7 @@ ModuleBuffers ModuleMemory::Figures(const HloComputation& entry) {
     if (g.IsTemporary() && g.bytes > 0) temporaries.push_back(ValueBuffer(g));
   }
   AddTablesAndScratch(entry, &temporaries);
+  AddEarlyExpansionValues(&temporaries);
   // In schedule order: the packing breaks ties by this order, which must
   // not depend on where the instructions happen to sit in memory.
   std::stable_sort(temporaries.begin(), temporaries.end(), [](const HeapBuffer& a, const HeapBuffer& b) {

@@ -7,6 +7,8 @@
 #define EXLA_ANALYSIS_MODULE_MEMORY_H_
 
 #include <cstdint>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -48,8 +50,10 @@ struct Group {
 // figures of buffer assignment.
 class ModuleMemory {
  public:
-  ModuleMemory(const HloModule& module, bool later_readers_first)
-      : module_(module), later_readers_first_(later_readers_first) {}
+  // `shared_expansions`: the expansions XLA leaves calls (expansion_calls.h),
+  // counted before the model's simplifications merge any.
+  ModuleMemory(const HloModule& module, bool later_readers_first, std::set<std::string> shared_expansions = {})
+      : module_(module), later_readers_first_(later_readers_first), shared_expansions_(std::move(shared_expansions)) {}
 
   ModuleBuffers Predict();
 
@@ -146,6 +150,9 @@ class ModuleMemory {
   // The pointer tables of tuple-shaped results (alive as long as their
   // elements) and the scratch of expanded instructions (alive while they run).
   void AddTablesAndScratch(const HloComputation& entry, std::vector<HeapBuffer>* lives);
+  void AddEarlyExpansionValues(std::vector<HeapBuffer>* lives);
+  void TakeFromScratch(const HloInstruction& solve, int64_t bytes, std::vector<HeapBuffer>* lives);
+  int64_t FirstStep(const HloComputation* computation);
 
   // XLA's conditional canonicaliser makes a conditional return a tuple and
   // read each operand as a tuple: an array-shaped conditional has a table
@@ -171,6 +178,8 @@ class ModuleMemory {
   std::unordered_map<const HloComputation*, std::unordered_set<const HloInstruction*>> over_duplicated_;
   std::unordered_map<const HloInstruction*, int64_t> start_, end_;
   std::unordered_map<const HloInstruction*, int64_t> prologue_start_;
+  std::unordered_map<const HloComputation*, int64_t> first_step_;
+  std::set<std::string> shared_expansions_;
   std::unordered_map<int, int64_t> copied_from_;  // loop state leaf -> step its initial value is copied
   std::unordered_set<const HloComputation*> loop_bodies_;
   std::vector<const HloInstruction*> schedule_;  // the instruction of each step

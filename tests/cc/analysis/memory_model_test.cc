@@ -2,6 +2,7 @@
 // how long they live on XLA's schedule and how they pack into one heap.
 // Each module is small enough to count its bytes by hand; the corpus test
 // (tests/analysis/test_memory_model.py) compares with XLA itself.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -1060,7 +1061,8 @@ ENTRY e {
 
 TEST(MemoryModel, ExpandedSolveRunsALoop) {
   // XLA expands the solve into a loop that inverts the diagonal blocks:
-  // beside the solve's scratch (a and the result, 384 bytes), its counter
+  // beside the solve's scratch (the blocks of inverses of a, computed
+  // first, and the result: 384 bytes), its counter
   // and condition take a 64-byte slot each of the heap (449 bytes, 512
   // once aligned) and its state's table of three pointers an allocation
   // of its own. (XLA's heap holds two blocks of a and a row more: 728.)
@@ -1337,6 +1339,57 @@ TEST(MemoryModel, SortKeepsTheArraysItsComparatorReads) {
   // the table of the sort's two results.
   const MemoryPrediction p = PredictMemory(SortModule("ties"));
   EXPECT_EQ(p.temp_bytes, 256 + 16);
+}
+
+// A Cholesky factorisation and a solve with its factor, while an unrelated
+// product runs; @ is a second solve, or nothing.
+constexpr char kFactorAndSolve[] = R"(HloModule m
+
+ENTRY e {
+  a = f32[16,16]{1,0} parameter(0)
+  b = f32[16,4]{1,0} parameter(1)
+  x = f32[64,64]{1,0} parameter(2)
+  ex = f32[64,64]{1,0} exponential(x)
+  d = f32[64,64]{1,0} dot(ex, ex), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  l = f32[16,16]{1,0} cholesky(a), lower=true
+  s = f32[16,4]{1,0} triangular-solve(l, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+  @
+  ROOT t = (f32[64,64]{1,0}, f32[16,4]{1,0}) tuple(d, s)
+})";
+
+// The scratch buffers of `buffers` alive before the step of the instruction
+// that holds them: what an expansion computes ahead of running.
+std::vector<int64_t> EarlyScratch(const exla::ModuleBuffers& buffers) {
+  std::vector<int64_t> bytes;
+  for (const exla::HeapBuffer& buffer : buffers.temporaries) {
+    if (buffer.kind == exla::HeapBuffer::Kind::kScratch && buffer.life.start < buffer.life.end) {
+      bytes.push_back(buffer.life.bytes);
+    }
+  }
+  std::sort(bytes.begin(), bytes.end());
+  return bytes;
+}
+
+TEST(MemoryModel, InlinedExpansionsComputeWhatReadsNothingFirst) {
+  // XLA inlines an expansion no other instruction shares: its breadth-first
+  // schedule then runs the Cholesky's lower-triangle mask (pred[16,16]) and
+  // the solve's zero-filled blocks of inverses (f32[1,16,16]), which read
+  // nothing, before anything else; both stay alive until their expansion.
+  std::string text = kFactorAndSolve;
+  text.replace(text.find('@'), 1, "");
+  std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(text);
+  EXPECT_TRUE(EarlyScratch(exla::PredictBuffers(*module)) == std::vector<int64_t>({16 * 16, 16 * 16 * 4}));
+}
+
+TEST(MemoryModel, SharedExpansionsStayCalls) {
+  // Two solves of one signature call one expansion, which XLA leaves a
+  // call: its blocks are computed when it is called, with its scratch.
+  std::string text = kFactorAndSolve;
+  text.replace(text.find('@'), 1,
+               "s2 = f32[16,4]{1,0} triangular-solve(l, s), left_side=true, lower=true, transpose_a=NO_TRANSPOSE");
+  text.replace(text.find("tuple(d, s)"), 11, "tuple(d, s2)");
+  std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(text);
+  EXPECT_TRUE(EarlyScratch(exla::PredictBuffers(*module)) == std::vector<int64_t>({16 * 16}));
 }
 
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
