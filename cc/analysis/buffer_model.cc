@@ -1,6 +1,7 @@
 #include "analysis/buffer_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <string>
 #include <vector>
@@ -373,6 +374,27 @@ int64_t LayoutCopyOfResultBytes(const HloInstruction& instruction) {
   return result.empty() || InOrder(result, "b", "f") ? 0 : instruction.shape().ByteSize();
 }
 
+// The custom call target of `instruction`, quoted, or "".
+// The target of the custom call `instruction`, quoted as printed, or "".
+std::string CustomCallTarget(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kCustomCall)) return "";
+  return instruction.RawAttribute("custom_call_target").value_or("");
+}
+
+// The rows, columns and element bytes of the matrix (operand 0) a QR
+// custom call reads, or all 0 when it has no such operand.
+// The rows, columns and element bytes of the matrix (operand 0) a QR
+// custom call reads; zeros when it reads none.
+std::array<int64_t, 3> QrOperand(const HloInstruction& instruction) {
+  if (instruction.operand_count() < 1 || !instruction.operand(0)->shape().IsArray() ||
+      instruction.operand(0)->shape().rank() < 2) {
+    return {0, 0, 0};
+  }
+  const Shape& a = instruction.operand(0)->shape();
+  const int64_t element = a.ByteSize() / std::max<int64_t>(1, a.ElementCount());
+  return {a.dim(a.rank() - 2), a.dim(a.rank() - 1), element};
+}
+
 // Scratch of the instructions XLA expands into several (see ScratchBytes).
 int64_t ExpansionScratchBytes(const HloInstruction& instruction) {
   // XLA CPU expands Cholesky and triangular solves into loops over blocks
@@ -455,6 +477,19 @@ std::vector<int64_t> ExpansionSmallValues(const HloInstruction& instruction) {
   // A Cholesky factorisation's loop also holds a pred[1,1] that flags a
   // non-positive pivot (its lower-triangle mask: ExpansionEarlyBytes).
   if (instruction.Is(HloOpcode::kCholesky)) return {4, 1, 1};
+  // Each step of a QR loop copies its counter before adding to it; Qr
+  // writes the norm of the column, its square root, the reflector's
+  // diagonal and tau (scalars), the column and the reflector (m), its
+  // product with the matrix and the updated taus (n); the product of
+  // reflectors a column of Y (m) and its product with T (n). (Qr's
+  // updated m x n matrix and its copy into the loop's state are not
+  // counted: XLA placed them in the allocations of the entry's results,
+  // which it lends to temporaries that end before the result is written,
+  // and which the model does not lend.)
+  const std::string target = CustomCallTarget(instruction);
+  const auto [m, n, e] = QrOperand(instruction);
+  if (target == "\"Qr\"") return {4, 4, 1, e, e, e, e, m * e, m * e, n * e, n * e};
+  if (target == "\"ProductOfElementaryHouseholderReflectors\"") return {4, 4, 1, m * e, n * e};
   if (ExpansionLoopStateElements(instruction) > 0) return {4, 1};
   if (instruction.Is(HloOpcode::kRngBitGenerator) &&
       instruction.RawAttribute("algorithm").value_or("") == "rng_philox") {

@@ -101,8 +101,9 @@ int64_t ExpansionLoopStateElements(const HloInstruction& instruction);
 int64_t ExpansionEarlyBytes(const HloInstruction& instruction);
 
 // Small values XLA's expansion of `instruction` writes each to a buffer of
-// its own while it runs: a loop's counter and condition (see above), and
-// for a Cholesky factorisation the flag of its loop's state; the
+// its own while it runs: a loop's counter and condition (see above), for
+// a Cholesky factorisation the flag of its loop's state, for the QR custom
+// calls the scalars and vectors each step of their loops writes; the
 // two 32-bit key words a Philox rng-bit-generator derives from its state,
 // which every round of every element of its output reads (too often for
 // XLA to fold them into the output's loop, fusion_duplication.h).

@@ -1392,6 +1392,27 @@ TEST(MemoryModel, SharedExpansionsStayCalls) {
   EXPECT_TRUE(EarlyScratch(exla::PredictBuffers(*module)) == std::vector<int64_t>({16 * 16}));
 }
 
+TEST(MemoryModel, QrStepsWriteScalarsAndVectorsOfTheirOwn) {
+  // Each step of the Householder loop of TensorFlow's Qr (8 x 4 here)
+  // writes, each to a buffer of its own: the counter's copy and sum and
+  // the condition, four scalars (the column's norm, its square root, the
+  // reflector's diagonal, tau), two vectors of 8 (the column, the
+  // reflector) and two of 4 (their product with the matrix, the taus).
+  std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(R"(HloModule m
+
+ENTRY e {
+  a = f32[8,4]{1,0} parameter(0)
+  ROOT qr = (f32[8,4]{1,0}, f32[4]{0}) custom-call(a), custom_call_target="Qr"
+})");
+  const exla::ModuleBuffers buffers = exla::PredictBuffers(*module);
+  std::vector<int64_t> scratch;
+  for (const exla::HeapBuffer& buffer : buffers.temporaries) {
+    if (buffer.kind == exla::HeapBuffer::Kind::kScratch) scratch.push_back(buffer.life.bytes);
+  }
+  std::sort(scratch.begin(), scratch.end());
+  EXPECT_TRUE(scratch == std::vector<int64_t>({1, 4, 4, 4, 4, 4, 4, 16, 16, 32, 32}));
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
