@@ -34,7 +34,61 @@ void Collect(const HloInstruction* value, std::vector<int64_t>* path, const HloI
   leaves->insert(leaves->end(), LeafCount(value->shape()), passes);
 }
 
+// The first leaf of the part at `path` of `shape`, in the order of the
+// flattened leaves; -1 when the path leaves the shape.
+int64_t LeafOffset(const Shape& shape, const std::vector<int64_t>& path) {
+  int64_t offset = 0;
+  const Shape* part = &shape;
+  for (int64_t index : path) {
+    if (!part->IsTuple() || index < 0 || index >= static_cast<int64_t>(part->tuple_shapes().size())) return -1;
+    for (int64_t i = 0; i < index; ++i) offset += LeafCount(part->tuple_shape(i));
+    part = &part->tuple_shape(index);
+  }
+  return offset;
+}
+
+// The leaf of `parameter` whose part `value` is, read unchanged through
+// element reads, views and tuples built in place (an inlined call's
+// result), or -1. `path` is the part of `value` looked for.
+int64_t ParameterLeafOf(const HloInstruction* value, std::vector<int64_t> path, const HloInstruction* parameter) {
+  for (int depth = 0; depth < 64; ++depth) {
+    value = StripIdentity(value);
+    if (value == parameter) return LeafOffset(parameter->shape(), path);
+    if (value->Is(HloOpcode::kGetTupleElement)) {
+      path.insert(path.begin(), value->IntAttribute("index").value_or(-1));
+      value = value->operand(0);
+    } else if (value->Is(HloOpcode::kTuple) && !path.empty() && path[0] >= 0 &&
+               path[0] < value->operand_count()) {
+      value = value->operand(static_cast<int>(path[0]));
+      path.erase(path.begin());
+    } else {
+      return -1;
+    }
+  }
+  return -1;
+}
+
+// Appends, for each leaf of `value` (a part of the body's result), the
+// leaf of the parameter it returns unchanged, or -1.
+void CollectReturned(const HloInstruction* value, const HloInstruction* parameter, std::vector<int64_t>* leaves) {
+  if (value->Is(HloOpcode::kTuple)) {
+    for (const HloInstruction* operand : value->operands()) CollectReturned(operand, parameter, leaves);
+    return;
+  }
+  const int64_t first = ParameterLeafOf(value, {}, parameter);
+  for (int64_t i = 0; i < LeafCount(value->shape()); ++i) leaves->push_back(first < 0 ? -1 : first + i);
+}
+
 }  // namespace
+
+std::vector<int64_t> ReturnedParameterLeaves(const HloComputation& body) {
+  const std::vector<HloInstruction*> parameters = body.parameters();
+  if (parameters.empty()) return {};
+  std::vector<int64_t> leaves;
+  CollectReturned(body.root(), parameters[0], &leaves);
+  if (static_cast<int64_t>(leaves.size()) != LeafCount(parameters[0]->shape())) return {};
+  return leaves;
+}
 
 const HloInstruction* StripIdentity(const HloInstruction* value) {
   while ((value->Is(HloOpcode::kReshape) || value->Is(HloOpcode::kBitcast) || value->Is(HloOpcode::kCopy)) &&

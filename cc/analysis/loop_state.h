@@ -11,6 +11,7 @@
 #ifndef EXLA_ANALYSIS_LOOP_STATE_H_
 #define EXLA_ANALYSIS_LOOP_STATE_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "ir/computation.h"
@@ -24,6 +25,13 @@ const HloInstruction* StripIdentity(const HloInstruction* value);
 // For each leaf of the body's state, in order, whether the body returns it
 // unchanged. Empty when the body's result does not match its parameter.
 std::vector<bool> PassThroughLeaves(const HloComputation& body);
+
+// For each leaf of the body's state, in order, the leaf of its parameter
+// that the body returns there unchanged, or -1 where it computes the leaf.
+// A leaf returned in another's place (keys rotated from step to step) is
+// a copy XLA's copy insertion adds: the state's elements keep buffers of
+// their own. Empty when the body's result does not match its parameter.
+std::vector<int64_t> ReturnedParameterLeaves(const HloComputation& body);
 
 // For each leaf of a loop's initial value, the instruction that writes it
 // when tuples build the value (nested ones included: TensorFlow's tensor

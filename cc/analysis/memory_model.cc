@@ -167,7 +167,19 @@ void ModuleMemory::AliasWhile(const HloInstruction& loop) {
   if (body == nullptr || condition == nullptr) return;
   UnionRange(&loop, 0, body->parameter(0));
   UnionRange(&loop, 0, condition->parameter(0));
-  UnionRange(&loop, 0, body->root());
+  // The body's result is the state, but for an element the body returns
+  // from another's place: XLA copies it there (copy insertion).
+  const std::vector<int64_t> returned = ReturnedParameterLeaves(*body);
+  const std::vector<int>& result = LeavesOf(body->root());
+  const std::vector<int>& leaves = LeavesOf(&loop);
+  for (size_t k = 0; k < leaves.size() && k < result.size(); ++k) {
+    if (k < returned.size() && returned[k] >= 0 && returned[k] != static_cast<int64_t>(k)) {
+      // The copy is made when the body ends, beside the others.
+      loop_copies_.push_back({leaf_[result[k]].bytes, start_[body->root()], start_[body->root()]});
+      continue;
+    }
+    Union(leaves[k], result[k]);
+  }
   loop_bodies_.insert(body);
   const HloInstruction* init = loop.operand(0);
   const std::vector<int>& state = LeavesOf(&loop);

@@ -218,6 +218,9 @@ ModuleBuffers ModuleMemory::Figures(const HloComputation& entry) {
   }
   AddTablesAndScratch(entry, &temporaries);
   AddEarlyExpansionValues(&temporaries);
+  for (const BufferLife& copy : loop_copies_) {
+    temporaries.push_back({copy, HeapBuffer::Kind::kScratch, {schedule_[copy.start]}, {nullptr}, {copy.start}});
+  }
   // In schedule order: the packing breaks ties by this order, which must
   // not depend on where the instructions happen to sit in memory.
   std::stable_sort(temporaries.begin(), temporaries.end(), [](const HeapBuffer& a, const HeapBuffer& b) {

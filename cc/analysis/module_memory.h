@@ -180,6 +180,9 @@ class ModuleMemory {
   std::unordered_map<const HloInstruction*, int64_t> prologue_start_;
   std::unordered_map<const HloComputation*, int64_t> first_step_;
   std::set<std::string> shared_expansions_;
+  // The copies XLA's copy insertion makes of the elements a loop body
+  // returns in another element's place.
+  std::vector<BufferLife> loop_copies_;
   std::unordered_map<int, int64_t> copied_from_;  // loop state leaf -> step its initial value is copied
   std::unordered_set<const HloComputation*> loop_bodies_;
   std::vector<const HloInstruction*> schedule_;  // the instruction of each step

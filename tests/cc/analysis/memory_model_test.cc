@@ -1413,6 +1413,46 @@ ENTRY e {
   EXPECT_TRUE(scratch == std::vector<int64_t>({1, 4, 4, 4, 4, 4, 4, 16, 16, 32, 32}));
 }
 
+TEST(MemoryModel, LoopElementsSwappedByTheBodyAreCopied) {
+  // The body hands each array back in the other's place: the state's two
+  // elements keep buffers of their own (one is the initial exponential,
+  // written in place, the other the result's), and XLA's copy insertion
+  // copies both when the body ends. With the counter's slot and the
+  // state's table: 256 + 2 * 256 + 64 + 24 bytes. (XLA: 836.)
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+body {
+  p = (s32[], f32[64]{0}, f32[64]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  a = f32[64]{0} get-tuple-element(p), index=1
+  b = f32[64]{0} get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  ROOT t = (s32[], f32[64]{0}, f32[64]{0}) tuple(n, b, a)
+}
+
+cond {
+  p = (s32[], f32[64]{0}, f32[64]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  c = s32[] constant(5)
+  ROOT lt = pred[] compare(i, c), direction=LT
+}
+
+ENTRY e {
+  x = f32[64]{0} parameter(0)
+  y = f32[64]{0} parameter(1)
+  z = s32[] constant(0)
+  ex = f32[64]{0} exponential(x)
+  ey = f32[64]{0} exponential(y)
+  t0 = (s32[], f32[64]{0}, f32[64]{0}) tuple(z, ex, ey)
+  w = (s32[], f32[64]{0}, f32[64]{0}) while(t0), condition=cond, body=body
+  a = f32[64]{0} get-tuple-element(w), index=1
+  b = f32[64]{0} get-tuple-element(w), index=2
+  ROOT r = f32[64]{0} subtract(a, b)
+})"));
+  EXPECT_EQ(p.temp_bytes, 256 + 2 * 256 + 64 + 24);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
