@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "analysis/cost_constants.h"
+#include "analysis/loop_trips.h"  // TripCount
 #include "ir/module.h"
 
 namespace exla {
@@ -61,12 +62,6 @@ struct TimePrediction {
 // Predicts how long XLA CPU takes to run `module` once, with `constants`
 // (calibrated on this machine: analysis/cost_constants.h).
 TimePrediction PredictTime(const HloModule& module, const CostConstants& constants = {});
-
-// Trips of the while loop `loop`: backend_config's known_trip_count, or a
-// counter compared with a constant in its condition (as the splitter's loops
-// and XLA's own count), starting from a constant in its initial state.
-// Returns -1 when neither can be read.
-int64_t TripCount(const HloInstruction& loop);
 
 }  // namespace exla
 

@@ -17,6 +17,7 @@
 #include "analysis/fusion_duplication.h"
 #include "analysis/loop_simplifier.h"
 #include "analysis/loop_state.h"
+#include "analysis/loop_trips.h"
 #include "analysis/module_memory.h"
 #include "analysis/output_aliasing.h"
 #include "analysis/parallel_tasks.h"
@@ -443,15 +444,23 @@ bool ModuleMemory::Dies(int leaf, int64_t step, bool into_result) {
 using memory_internal::ModuleMemory;
 
 ModuleBuffers PredictBuffers(const HloModule& module) {
-  // XLA inlines calls, folds constants, drops the arrays of sorts nothing
-  // reads and merges common subexpressions before it fuses; the model
-  // predicts the module as XLA fuses it.
+  // XLA replaces loops that run once by their bodies, inlines calls, folds
+  // constants, drops the arrays of sorts nothing reads and merges common
+  // subexpressions before it fuses; the model predicts the module as XLA
+  // fuses it.
   std::unique_ptr<HloModule> rewritten;
-  if (HasCalls(module)) rewritten = InlineCalls(module);
-  const HloModule& inlined = rewritten != nullptr ? *rewritten : module;
+  const HloModule* source = &module;
+  std::unique_ptr<HloModule> unrolled;  // loops that run once become calls
+  if (HasSingleTripLoops(module)) {
+    unrolled = ParseHloModule(PrintHloModule(module));
+    CallBodiesOfSingleTripLoops(unrolled.get());
+    source = unrolled.get();
+  }
+  if (HasCalls(*source)) rewritten = InlineCalls(*source);
+  const HloModule& inlined = rewritten != nullptr ? *rewritten : *source;
   const std::set<std::string> shared_expansions = SharedExpansionSignatures(inlined);
   if (HasFoldableInstructions(inlined) || HasMultiArraySorts(inlined) || HasCommonSubexpressions(inlined)) {
-    if (rewritten == nullptr) rewritten = ParseHloModule(PrintHloModule(module));
+    if (rewritten == nullptr) rewritten = ParseHloModule(PrintHloModule(*source));
     FoldConstants(rewritten.get());
     RemoveUnreadSortArrays(rewritten.get());
     MergeCommonSubexpressions(rewritten.get());

@@ -1453,6 +1453,40 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 256 + 2 * 256 + 64 + 24);
 }
 
+TEST(MemoryModel, LoopThatRunsOnceIsItsBody) {
+  // XLA's while loop simplifier replaces a loop of one trip by its body:
+  // no table of the state, no counter or condition; the sine writes the
+  // result. Only the counter's sum stays, which nothing reads once the
+  // body is inlined (XLA's tuple simplifier then drops it: XLA has none).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+body {
+  p = (s32[], f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[16]{0} get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  e = f32[16]{0} sine(v)
+  ROOT t = (s32[], f32[16]{0}) tuple(n, e)
+}
+
+cond {
+  p = (s32[], f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  c = s32[] constant(1)
+  ROOT lt = pred[] compare(i, c), direction=LT
+}
+
+ENTRY e {
+  x = f32[16]{0} parameter(0)
+  z = s32[] constant(0)
+  t0 = (s32[], f32[16]{0}) tuple(z, x)
+  w = (s32[], f32[16]{0}) while(t0), condition=cond, body=body
+  ROOT r = f32[16]{0} get-tuple-element(w), index=1
+})"));
+  EXPECT_EQ(p.temp_bytes, 4);
+}
+
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   // Largest first leaves a gap no later buffer fits (a heap of 576);
   // longest-lived first packs into 512. XLA keeps the smaller.
