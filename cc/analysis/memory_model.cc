@@ -21,6 +21,7 @@
 #include "analysis/module_memory.h"
 #include "analysis/output_aliasing.h"
 #include "analysis/parallel_tasks.h"
+#include "analysis/tuple_simplifier.h"
 #include "analysis/tuple_tables.h"
 #include "analysis/schedule.h"
 #include "analysis/sort_simplifier.h"
@@ -445,9 +446,9 @@ using memory_internal::ModuleMemory;
 
 ModuleBuffers PredictBuffers(const HloModule& module) {
   // XLA replaces loops that run once by their bodies, inlines calls, folds
-  // constants, drops the arrays of sorts nothing reads and merges common
-  // subexpressions before it fuses; the model predicts the module as XLA
-  // fuses it.
+  // constants and reads of tuples built in place, drops the arrays of sorts
+  // nothing reads and merges common subexpressions before it fuses; the
+  // model predicts the module as XLA fuses it.
   std::unique_ptr<HloModule> rewritten;
   const HloModule* source = &module;
   std::unique_ptr<HloModule> unrolled;  // loops that run once become calls
@@ -459,9 +460,11 @@ ModuleBuffers PredictBuffers(const HloModule& module) {
   if (HasCalls(*source)) rewritten = InlineCalls(*source);
   const HloModule& inlined = rewritten != nullptr ? *rewritten : *source;
   const std::set<std::string> shared_expansions = SharedExpansionSignatures(inlined);
-  if (HasFoldableInstructions(inlined) || HasMultiArraySorts(inlined) || HasCommonSubexpressions(inlined)) {
+  if (HasFoldableInstructions(inlined) || HasElementReadsOfTuples(inlined) || HasMultiArraySorts(inlined) ||
+      HasCommonSubexpressions(inlined)) {
     if (rewritten == nullptr) rewritten = ParseHloModule(PrintHloModule(*source));
     FoldConstants(rewritten.get());
+    FoldElementReadsOfTuples(rewritten.get());
     RemoveUnreadSortArrays(rewritten.get());
     MergeCommonSubexpressions(rewritten.get());
   }

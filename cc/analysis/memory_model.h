@@ -9,11 +9,12 @@
 // into one heap by decreasing size, best fit). Between fusion and buffer
 // assignment, the CPU backend also outlines large loops into calls that run
 // on several threads, which keeps them from writing over their operands.
-// Before fusion, XLA simplifies the module (inlines calls, folds literals,
-// drops unread sort arrays, merges common subexpressions, shrinks loop
-// states). The model mirrors each step on exla's IR (call_inlining.h,
-// constant_folding.h, sort_simplifier.h, common_subexpressions.h and
-// loop_simplifier.h what XLA fuses;
+// Before fusion, XLA simplifies the module (replaces loops of one trip by
+// their bodies, inlines calls, folds literals and reads of tuples, drops
+// unread sort arrays, merges common subexpressions, shrinks loop states).
+// The model mirrors each step on exla's IR (loop_trips.h, call_inlining.h,
+// constant_folding.h, tuple_simplifier.h, sort_simplifier.h,
+// common_subexpressions.h and loop_simplifier.h what XLA fuses;
 // buffer_model.h and fusion_duplication.h which values get a buffer of
 // their own, schedule.h gives the order, parallel_tasks.h which loops are
 // outlined, heap_packing.h packs the lives and stacks the tuple tables
@@ -80,10 +81,11 @@ struct ModuleBuffers {
   // a while loop has a second step after its body, where it ends.
   std::vector<const HloInstruction*> schedule;
   // The module the buffers point into when it is not the one predicted: XLA
-  // inlines calls, folds constants, drops unread sort arrays and merges
-  // common subexpressions before it schedules (call_inlining.h,
-  // constant_folding.h, sort_simplifier.h, common_subexpressions.h), and so
-  // does the model.
+  // replaces loops of one trip by their bodies, inlines calls, folds
+  // constants and reads of tuples, drops unread sort arrays and merges
+  // common subexpressions before it schedules (loop_trips.h,
+  // call_inlining.h, constant_folding.h, tuple_simplifier.h,
+  // sort_simplifier.h, common_subexpressions.h), and so does the model.
   std::shared_ptr<const HloModule> inlined;
 };
 

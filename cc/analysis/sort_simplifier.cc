@@ -22,17 +22,6 @@ bool HasMultiArraySort(const HloComputation& computation) {
   return false;
 }
 
-// XLA's tuple simplifier: get-tuple-element(tuple(a, b), 1) is b.
-void FoldElementReadsOfTuples(HloComputation* computation) {
-  for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-    if (!instruction->Is(HloOpcode::kGetTupleElement) || !instruction->operand(0)->Is(HloOpcode::kTuple)) continue;
-    const HloInstruction* tuple = instruction->operand(0);
-    const int64_t index = instruction->IntAttribute("index").value_or(-1);
-    if (index < 0 || index >= tuple->operand_count()) continue;
-    instruction->ReplaceAllUsesWith(tuple->operand(static_cast<int>(index)));
-  }
-}
-
 // The arrays of `sort` XLA keeps: those whose results something reads and
 // those the comparator reads (parameters 2i and 2i + 1 compare array i).
 // Empty when XLA cannot tell (the sort's tuple is read as a whole).
@@ -90,8 +79,6 @@ bool HasMultiArraySorts(const HloModule& module) {
 void RemoveUnreadSortArrays(HloModule* module) {
   for (const auto& computation : module->computations()) {
     if (!HasMultiArraySort(*computation)) continue;
-    FoldElementReadsOfTuples(computation.get());
-    RemoveDeadInstructions(computation.get());
     std::vector<HloInstruction*> sorts;
     for (const auto& instruction : computation->instructions()) {
       if (IsMultiArraySort(*instruction)) sorts.push_back(instruction.get());

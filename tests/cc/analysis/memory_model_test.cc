@@ -1456,8 +1456,8 @@ ENTRY e {
 TEST(MemoryModel, LoopThatRunsOnceIsItsBody) {
   // XLA's while loop simplifier replaces a loop of one trip by its body:
   // no table of the state, no counter or condition; the sine writes the
-  // result. Only the counter's sum stays, which nothing reads once the
-  // body is inlined (XLA's tuple simplifier then drops it: XLA has none).
+  // result. (The counter's sum, which only the inlined body's tuple read,
+  // goes with XLA's tuple simplifier: tuple_simplifier.h.)
   const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
 
 body {
@@ -1484,7 +1484,22 @@ ENTRY e {
   w = (s32[], f32[16]{0}) while(t0), condition=cond, body=body
   ROOT r = f32[16]{0} get-tuple-element(w), index=1
 })"));
-  EXPECT_EQ(p.temp_bytes, 4);
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
+TEST(MemoryModel, ElementReadsOfTuplesAreFolded) {
+  // XLA's tuple simplifier reads the exponential straight from where it is
+  // written; the product, which only the tuple held, is dead and removed.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[64,64]{1,0} parameter(0)
+  d = f32[64,64]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ex = f32[64,64]{1,0} exponential(x)
+  t = (f32[64,64]{1,0}, f32[64,64]{1,0}) tuple(ex, d)
+  ROOT r = f32[64,64]{1,0} get-tuple-element(t), index=0
+})"));
+  EXPECT_EQ(p.temp_bytes, 0);
 }
 
 TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
