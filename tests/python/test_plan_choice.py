@@ -73,19 +73,21 @@ def test_a_shared_loop_is_chosen_over_a_dimension_that_recomputes():
     # GPflow SGPR, N = 4,000, M = 400: the loop over the data's columns
     # serves the forward reductions and most of the backward pass; moved to
     # the rows of the same M x N product it needs a third loop that computes
-    # seven times as much again. Both fit the limit.
+    # seven times as much again. Both fit the limit (61 MB: the model puts
+    # the recomputing plan at 60.2 MB, with the blocks of inverses XLA's
+    # expansion of the Cholesky factor's solves computes first).
     import tensorflow as tf
 
     from experiments import sgpr
 
     model = sgpr.make_model(400, 4000)
     fn = sgpr.loss_and_gradients(model)
-    f = exla.function(fn, memory_limit="60MB", strict=True)
+    f = exla.function(fn, memory_limit="61MB", strict=True)
     actual = [np.asarray(t) for t in tf.nest.flatten(f())]
     info = f.programs[0]
     assert info.rewritten and info.runs >= 1  # exla's program ran
     plan = info.report.limit_plan
-    assert plan.fits and plan.xla_compiles == 1 and plan.peak_bytes <= 60_000_000
+    assert plan.fits and plan.xla_compiles == 1 and plan.peak_bytes <= 61_000_000
     recomputing = [c for c in plan.model_candidates
                    if c.fits and c.dimensions and c.recomputed_flops > 2 * plan.chosen.recomputed_flops]
     assert recomputing, plan.summary()
@@ -98,7 +100,7 @@ def test_a_shared_loop_is_chosen_over_a_dimension_that_recomputes():
     other = recomputing[0]
     out, _ = _core.optimize(_hlo_of(fn), Options(threshold=other.threshold, split_size=other.split_size),
                             dimensions=dict(other.dimensions))
-    assert _planned_peak(out) <= 60_000_000
+    assert _planned_peak(out) <= 61_000_000
     expected = [np.asarray(t) for t in tf.nest.flatten(tf.function(fn, jit_compile=True)())]
     for a, e in zip(actual, expected):
         np.testing.assert_allclose(a, e, rtol=1e-9, atol=1e-9 * np.abs(e).max())
