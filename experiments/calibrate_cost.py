@@ -24,11 +24,22 @@ after a warm-up:
   largest working set still streamed faster than the geometric mean of the
   cache's and memory's bandwidths (a cache shared with other cores' jobs holds
   less than its nominal size), at most the nominal size;
+* ``sort``: 1,024 rows of 1,024 (f32 key, s32 index) pairs sorted along the
+  rows with a comparator (a total order on the keys, ties by index), as the
+  splitter's top-k merge sorts candidates: ``sort_comparisons_per_second`` is
+  n log2 n comparisons per row over the time;
+* ``topk``: a top-8 of 256 rows of 65,536 f32 values (XLA CPU's own
+  selection, not a sort): ``topk_elements_per_second`` is the elements read
+  over the time;
 * ``trip`` and ``op``: a while loop of 20,000 trips that adds one to a
   scalar and does 1 (``trip``) or 8 (``op``) small dependent matrix products,
   each a kernel of its own: the extra time per product is the launch overhead,
   what is left of a trip without it the trip overhead. (A loop that did no
   kernel's work would be compiled by XLA into one loop of machine code.)
+
+``--only-selection`` measures the sort and top-k rates alone and keeps the
+header's other constants (added later than the rest: a full calibration on a
+shared machine moves every rate by up to 2x between runs).
 
 With ``--write`` the constants are written to ``cc/analysis/cost_constants.h``
 with the date, the machine and its load average (the machine is shared: a
@@ -39,8 +50,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -167,6 +180,42 @@ ENTRY e {{
 """
 
 
+_SORT_ROWS, _SORT_N = 1024, 1024
+_TOPK_ROWS, _TOPK_N, _TOPK_K = 256, 65536, 8
+
+
+def _sort() -> str:
+    """(key, index) pairs sorted along the rows, ties by index."""
+    keys, index = f"f32[{_SORT_ROWS},{_SORT_N}]{{1,0}}", f"s32[{_SORT_ROWS},{_SORT_N}]{{1,0}}"
+    return f"""HloModule sort
+
+order {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  less = pred[] compare(a, b), direction=LT, type=TOTALORDER
+  equal = pred[] compare(a, b), direction=EQ, type=TOTALORDER
+  before = pred[] compare(i, j), direction=LT
+  tie = pred[] and(equal, before)
+  ROOT first = pred[] or(less, tie)
+}}
+
+ENTRY e {{
+  x = {keys} parameter(0)
+  n = {index} iota(), iota_dimension=1
+  ROOT s = ({keys}, {index}) sort(x, n), dimensions={{1}}, to_apply=order
+}}
+"""
+
+
+def _topk() -> str:
+    shape = f"f32[{_TOPK_ROWS},{_TOPK_N}]{{1,0}}"
+    out = f"(f32[{_TOPK_ROWS},{_TOPK_K}]{{1,0}}, s32[{_TOPK_ROWS},{_TOPK_K}]{{1,0}})"
+    return (f"HloModule topk\n\nENTRY e {{\n  x = {shape} parameter(0)\n"
+            f"  ROOT t = {out} topk(x), k={_TOPK_K}, largest=true\n}}\n")
+
+
 def llc_bytes() -> int:
     """The size of the highest cache level cpu0 sees, from sysfs (32 MB if unreadable)."""
     best = (0, 32 << 20)
@@ -238,7 +287,38 @@ def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
         "trip_seconds": trip,
     }
     constants.update(measure_cache(repeats, constants["bytes_per_second"], seconds))
+    selection, selection_seconds = measure_selection(repeats)
+    constants.update(selection)
+    seconds.update(selection_seconds)
     return constants, seconds
+
+
+def measure_selection(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """The sort and top-k rates, which depend on no other benchmark."""
+    rng = np.random.default_rng(2)
+    seconds = {
+        "sort": median_seconds(
+            _sort(), [rng.standard_normal((_SORT_ROWS, _SORT_N)).astype(np.float32)], repeats),
+        "topk": median_seconds(
+            _topk(), [rng.standard_normal((_TOPK_ROWS, _TOPK_N)).astype(np.float32)], repeats),
+    }
+    constants = {
+        "sort_comparisons_per_second": _SORT_ROWS * _SORT_N * math.log2(_SORT_N) / seconds["sort"],
+        "topk_elements_per_second": _TOPK_ROWS * _TOPK_N / seconds["topk"],
+    }
+    return constants, seconds
+
+
+def read_header() -> tuple[dict[str, float], dict[str, float], list[str]]:
+    """The constants, benchmark times and provenance lines the header holds now."""
+    text = HEADER.read_text()
+    constants = {m[1]: float(m[2]) for m in re.finditer(r"double (\w+) = ([-+.\deE]+);", text)}
+    seconds = {m[1]: float(m[2]) / 1e3
+               for m in re.finditer(r"^//   (\w+)\s+([.\d]+) ms$", text, re.MULTILINE)}
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("// Calibrated"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("// Median times"))
+    return constants, seconds, [line[3:] for line in lines[start:end]]
 
 
 _COMMENTS = {
@@ -247,6 +327,8 @@ _COMMENTS = {
     "elementwise_per_second": "cheap elementwise results (add, multiply, select)",
     "transcendental_per_second": "exp, log, tanh... results",
     "bytes_per_second": "a stream through memory, read plus write",
+    "sort_comparisons_per_second": "a sort's comparisons (n log2 n a row, comparator calls)",
+    "topk_elements_per_second": "elements a top-k selects from",
     "op_seconds": "launching one kernel (a fused loop, a GEMM call)",
     "trip_seconds": "one trip of a while loop: condition, state",
     "cache_bytes": "what a stream finds in the last-level cache (effective size)",
@@ -270,10 +352,18 @@ def machine() -> dict[str, Any]:
             "load": os.getloadavg(), "jaxlib": bridge._xla().version, "llc": llc_bytes()}
 
 
-def header_text(constants: dict[str, float], seconds: dict[str, float],
-                where: dict[str, Any]) -> str:
-    """cost_constants.h with ``constants``, and how and when they were measured."""
+def provenance(where: dict[str, Any], what: str = "Calibrated") -> list[str]:
+    """The header's lines saying when, where and under what load ``what`` was measured."""
     load = ", ".join(f"{x:.2f}" for x in where["load"])
+    return [f"{what} {where['date']} on {where['cpu']}, {where['cores']} cores, jaxlib",
+            f"{where['jaxlib']}, last-level cache {where['llc'] >> 20} MB (sysfs), load average",
+            f"{load} (shared machine: other jobs running)."]
+
+
+def header_text(constants: dict[str, float], seconds: dict[str, float],
+                lines: list[str]) -> str:
+    """cost_constants.h with ``constants``, and how and when they were measured."""
+    said = "\n".join(f"// {line}" for line in lines)
     measured = "\n".join(f"//   {name:<15} {value * 1e3:9.3f} ms" for name, value in seconds.items())
     fields = "\n".join(f"  double {name} = {value:.4g};  // {_COMMENTS[name]}"
                        for name, value in constants.items())
@@ -282,9 +372,7 @@ def header_text(constants: dict[str, float], seconds: dict[str, float],
 // experiments.calibrate_cost --write` from microbenchmarks; edit that script,
 // not this file.
 //
-// Calibrated {where['date']} on {where['cpu']}, {where['cores']} cores, jaxlib
-// {where['jaxlib']}, last-level cache {where['llc'] >> 20} MB (sysfs), load average
-// {load} (shared machine: other jobs running).
+{said}
 // Median times of the benchmarks:
 {measured}
 #ifndef EXLA_ANALYSIS_COST_CONSTANTS_H_
@@ -308,17 +396,30 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--write", action="store_true", help=f"write {HEADER.relative_to(REPO_ROOT)}")
+    parser.add_argument("--only-selection", action="store_true",
+                        help="measure only the sort and top-k rates; keep the header's others "
+                             "(on a loaded machine every rate moves: this changes two)")
     args = parser.parse_args(argv)
     where = machine()
-    constants, seconds = measure(args.repeats)
+    if args.only_selection:
+        constants, seconds, lines = read_header()
+        measured, measured_seconds = measure_selection(args.repeats)
+        constants.update(measured)
+        seconds.update(measured_seconds)
+    else:
+        constants, seconds = measure(args.repeats)
     where["load"] = tuple((a + b) / 2 for a, b in zip(where["load"], os.getloadavg()))
+    if args.only_selection:
+        lines += provenance(where, "The sort and top-k rates measured again")
+    else:
+        lines = provenance(where)
     for name, value in seconds.items():
         print(f"{name:<15} {value * 1e3:9.3f} ms")
     for name, value in constants.items():
         print(f"{name:<26} {value:.4g}")
     print(f"load average {where['load']}")
     if args.write:
-        HEADER.write_text(header_text(constants, seconds, where))
+        HEADER.write_text(header_text(constants, seconds, lines))
         print(f"wrote {HEADER}; rebuild the extension")
     return 0
 

@@ -6,6 +6,9 @@
 // Calibrated 2026-11-26 on AMD EPYC, 2 cores, jaxlib
 // 0.7.1, last-level cache 32 MB (sysfs), load average
 // 4.57, 4.01, 2.52 (shared machine: other jobs running).
+// The sort and top-k rates measured again 2026-11-27 on AMD EPYC, 2 cores, jaxlib
+// 0.7.1, last-level cache 32 MB (sysfs), load average
+// 3.20, 3.98, 4.40 (shared machine: other jobs running).
 // Median times of the benchmarks:
 //   dot_f32            50.330 ms
 //   dot_f64           108.350 ms
@@ -20,6 +23,8 @@
 //   cache_ws_32MB       1.092 ms
 //   cache_ws_64MB       7.969 ms
 //   cache_ws_128MB     49.691 ms
+//   sort              529.489 ms
+//   topk               83.171 ms
 #ifndef EXLA_ANALYSIS_COST_CONSTANTS_H_
 #define EXLA_ANALYSIS_COST_CONSTANTS_H_
 
@@ -36,6 +41,8 @@ struct CostConstants {
   double trip_seconds = 8.918e-08;  // one trip of a while loop: condition, state
   double cache_bytes = 3.355e+07;  // what a stream finds in the last-level cache (effective size)
   double cache_bytes_per_second = 2.029e+10;  // a stream through the last-level cache, read plus write
+  double sort_comparisons_per_second = 1.98e+07;  // a sort's comparisons (n log2 n a row, comparator calls)
+  double topk_elements_per_second = 2.017e+08;  // elements a top-k selects from
 };
 
 }  // namespace exla

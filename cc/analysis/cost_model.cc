@@ -157,7 +157,9 @@ class Kernel {
     const double compute = dot_f32_ / c.dot_f32_flops_per_second +
                            dot_f64_ / c.dot_f64_flops_per_second +
                            elementwise_ / c.elementwise_per_second +
-                           transcendental_ / c.transcendental_per_second;
+                           transcendental_ / c.transcendental_per_second +
+                           comparisons_ / c.sort_comparisons_per_second +
+                           selected_ / c.topk_elements_per_second;
     const double memory = bytes_ / c.bytes_per_second + cached_bytes_ / c.cache_bytes_per_second;
     tally.seconds = std::max(compute, memory) + c.op_seconds;
     return tally;
@@ -169,6 +171,8 @@ class Kernel {
   // cheap producer into each consumer's loop, so its work is repeated).
   void Visit(const HloInstruction& member) {
     const int64_t flops = InstructionFlops(member);
+    comparisons_ += SortComparisons(member);
+    selected_ += TopKElements(member);
     if (IsMatrixWork(member)) {
       (member.shape().element_type() == PrimitiveType::kF64 ? dot_f64_ : dot_f32_) += flops;
     } else if (IsTranscendental(member)) {
@@ -217,6 +221,8 @@ class Kernel {
   std::unordered_set<const HloInstruction*> read_whole_;
   std::vector<const HloInstruction*> touched_;
   int64_t dot_f32_ = 0, dot_f64_ = 0, elementwise_ = 0, transcendental_ = 0;
+  int64_t comparisons_ = 0;  // a sort's (SortComparisons)
+  int64_t selected_ = 0;     // elements a top-k selects from
   int64_t bytes_ = 0;         // moved through memory
   int64_t cached_bytes_ = 0;  // moved through the cache
 };

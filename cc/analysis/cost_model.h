@@ -8,7 +8,9 @@
 // GEMM speed, transcendental functions at their own rate, other elementwise
 // work at another) and its memory traffic (the buffers it reads, in full or
 // the slice it takes, plus what it writes), a roofline, plus a fixed launch
-// overhead. A while loop costs its body and condition once per trip plus a
+// overhead. Sorts and top-k selections are costed by the comparisons they
+// make and the elements they read, at rates of their own (flops.h): XLA CPU
+// calls a comparator per comparison, so a sort is slow beside arithmetic. A while loop costs its body and condition once per trip plus a
 // trip overhead; a plan that re-reads a whole weight on every trip therefore
 // pays for every re-read, and one that recomputes a producer pays for it on
 // every trip.

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/computation.h"
 
@@ -110,6 +111,27 @@ int64_t ComputationFlops(const HloComputation& computation) {
     }
   }
   return total;
+}
+
+int64_t SortComparisons(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kSort) || instruction.operand_count() == 0) return 0;
+  const Shape& keys = instruction.operand(0)->shape();
+  const std::vector<int64_t> dimensions = instruction.dimensions();
+  if (!keys.IsArray() || dimensions.size() != 1 || dimensions[0] < 0 ||
+      dimensions[0] >= keys.rank()) {
+    return 0;
+  }
+  const int64_t n = keys.dim(static_cast<int>(dimensions[0]));
+  if (n < 2) return 0;
+  int64_t log2 = 0;
+  while ((int64_t{1} << log2) < n) ++log2;  // ceil(log2 n)
+  return keys.ElementCount() * log2;
+}
+
+int64_t TopKElements(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kTopK) || instruction.operand_count() != 1) return 0;
+  const Shape& input = instruction.operand(0)->shape();
+  return input.IsArray() ? input.ElementCount() : 0;
 }
 
 bool IsTranscendental(const HloInstruction& instruction) {

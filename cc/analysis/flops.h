@@ -26,6 +26,16 @@ int64_t ComputationFlops(const HloComputation& computation);
 // them a rate of their own; fusion does not duplicate them (buffer_model).
 bool IsTranscendental(const HloInstruction& instruction);
 
+// Comparisons a sort makes: n log2 n for each row of n elements along its
+// dimension. XLA CPU sorts each row with a comparator it calls per
+// comparison, so the count, not the flops of the comparator, sets the time.
+// 0 for anything but a sort.
+int64_t SortComparisons(const HloInstruction& instruction);
+
+// Elements a top-k selects from (XLA CPU keeps a k-element partial sort
+// per row: a pass over the row, not a sort of it). 0 for anything else.
+int64_t TopKElements(const HloInstruction& instruction);
+
 }  // namespace exla
 
 #endif  // EXLA_ANALYSIS_FLOPS_H_

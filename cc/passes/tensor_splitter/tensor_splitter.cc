@@ -78,6 +78,11 @@ std::vector<int64_t> DimensionOrder(const HloInstruction& tensor, const Dimensio
   return dims;
 }
 
+bool IsChosen(const HloInstruction& tensor, int64_t dim, const DimensionChoices& chosen) {
+  auto choice = chosen.find(tensor.parent()->name() + "/" + tensor.name());
+  return choice != chosen.end() && choice->second == dim;
+}
+
 // Loop chunk for a region: as many units of the split dimension as fit in
 // the split size, but at least two pieces (or the loop would rebuild the
 // whole tensor). A chunk that divides the extent needs no remainder loop (a
@@ -299,6 +304,12 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
         continue;
       }
       JoinOtherUsers(&starts, &region, limit, follow_limit, sharding, large_sums, members_grown);
+      // A dimension chosen for this tensor is taken as it is: the order below
+      // is the splitter's own guess, a choice is what a search (or a user)
+      // judged, and the search needs the plan that choice gives to judge it.
+      if (IsChosen(*seed, dim, chosen)) {
+        return RewriteAsLoops(region, *seed, dim, ChunkFor(region, split_size));
+      }
       if (talking_dim < 0 && LoopCommunicates(region, sharding)) {
         talking = std::move(region);
         talking_dim = dim;

@@ -23,6 +23,8 @@ CostConstants Plain() {
   c.dot_f64_flops_per_second = 1e9;
   c.elementwise_per_second = 1e9;
   c.transcendental_per_second = 1e9;
+  c.sort_comparisons_per_second = 1e9;
+  c.topk_elements_per_second = 1e9;
   c.bytes_per_second = 1e9;
   c.op_seconds = 0;
   c.trip_seconds = 0;
@@ -86,6 +88,47 @@ ENTRY e {
   EXPECT_EQ(p.flops, 1048576);
   EXPECT_EQ(p.bytes, 3LL * 1048576 * 4);
   EXPECT_EQ(p.seconds, static_cast<double>(p.bytes) / 1e9);
+}
+
+TEST(CostModel, SortIsCostedByItsComparisons) {
+  // 64 rows of 1,024 (key, index) pairs: 1,024 x 10 comparisons a row, each
+  // a call of the comparator, whatever the comparator computes.
+  CostConstants c = Plain();
+  c.sort_comparisons_per_second = 1e7;
+  const TimePrediction p = Predict(R"(HloModule m
+
+order {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT less = pred[] compare(a, b), direction=LT
+}
+
+ENTRY e {
+  x = f32[64,1024]{1,0} parameter(0)
+  n = s32[64,1024]{1,0} parameter(1)
+  ROOT s = (f32[64,1024]{1,0}, s32[64,1024]{1,0}) sort(x, n), dimensions={1}, to_apply=order
+}
+)", c);
+  EXPECT_EQ(p.kernels, 1);
+  // 0.066 s of comparisons against 1 ms of memory traffic.
+  EXPECT_EQ(p.seconds, 64.0 * 1024 * 10 / 1e7);
+}
+
+TEST(CostModel, TopKIsCostedByTheElementsItSelectsFrom) {
+  // A pass over each row keeping the 8 largest: the rows' length, not k or
+  // a sort of the row, sets the time.
+  CostConstants c = Plain();
+  c.topk_elements_per_second = 1e7;
+  const TimePrediction p = Predict(R"(HloModule m
+
+ENTRY e {
+  x = f32[16,65536]{1,0} parameter(0)
+  ROOT t = (f32[16,8]{1,0}, s32[16,8]{1,0}) topk(x), k=8, largest=true
+}
+)", c);
+  EXPECT_EQ(p.seconds, 16.0 * 65536 / 1e7);
 }
 
 TEST(CostModel, FusedChainIsOneKernelThatReadsAndWritesOnce) {

@@ -312,19 +312,35 @@ TEST(TopKMerge, AscendingSortStaysASort) {
   }
 }
 
+// 64 queries' scores against 4,096 points, top 8 of each query.
+const std::string kQueryRows = "HloModule m\n\nENTRY main {\n"
+                               "  x = f32[64,4096]{1,0} parameter(0)\n"
+                               "  e = f32[64,4096]{1,0} exponential(x)\n"
+                               "  t = (f32[64,8]{1,0}, s32[64,8]{1,0}) topk(e), k=8, largest=true\n"
+                               "  ROOT i = s32[64,8]{1,0} get-tuple-element(t), index=1\n}\n";
+
 TEST(TopKMerge, RowsArePreferredToMerging) {
   // 64 queries: a loop over blocks of queries needs no merge, and is faster
   // (kNN, 10,000 x 1,000,000: 18 s against 36-47 s over the points).
-  const std::string rows = "HloModule m\n\nENTRY main {\n"
-                           "  x = f32[64,4096]{1,0} parameter(0)\n"
-                           "  e = f32[64,4096]{1,0} exponential(x)\n"
-                           "  t = (f32[64,8]{1,0}, s32[64,8]{1,0}) topk(e), k=8, largest=true\n"
-                           "  ROOT i = s32[64,8]{1,0} get-tuple-element(t), index=1\n}\n";
   exla::TensorSplitter splitter(64 * 1024, 32 * 1024);
-  const ModuleRun run = RunPassObject(splitter, rows);
+  const ModuleRun run = RunPassObject(splitter, kQueryRows);
   ASSERT_TRUE(run.changed);
   ASSERT_EQ(run.record.loops.size(), 1u);
   EXPECT_EQ(run.record.loops[0].dimension, 0);
+}
+
+TEST(TopKMerge, ChosenDimensionIsTakenEvenWhereItMerges) {
+  // The preference for rows is the splitter's guess; a dimension chosen for
+  // the tensor (the plan search's variant) is built as asked, so that the
+  // models can judge the merging loop too.
+  exla::TensorSplitter splitter(64 * 1024, 32 * 1024, false, {{"main/e", 1}});
+  const ModuleRun run = RunPassObject(splitter, kQueryRows);
+  ASSERT_TRUE(run.changed);
+  ASSERT_EQ(run.record.loops.size(), 1u);
+  EXPECT_EQ(run.record.loops[0].dimension, 1);
+  const HloInstruction* loop = LoopFeeding(run.module->entry()->root());
+  ASSERT_TRUE(loop != nullptr);
+  EXPECT_EQ(CountInBody(loop->CalledComputation("body"), HloOpcode::kSort), 1);
 }
 
 }  // namespace
