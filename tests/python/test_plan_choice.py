@@ -151,9 +151,15 @@ def test_a_shared_loop_is_chosen_over_a_dimension_that_recomputes():
     from exla import _core
     from exla.options import Options
 
+    from exla._splitter_result import of_records
+
     other = recomputing[0]
-    out, _ = _core.optimize(_hlo_of(fn), Options(threshold=other.threshold, split_size=other.split_size),
-                            dimensions=dict(other.dimensions))
+    out, records = _core.optimize(_hlo_of(fn), Options(threshold=other.threshold,
+                                                       split_size=other.split_size),
+                                  dimensions=dict(other.dimensions))
+    # The moved loop was built (the names are those of the program the search saw).
+    built = {(loop.where, loop.dimension) for loop in of_records(records).loops}
+    assert set(other.dimensions) <= built, (other.dimensions, built)
     assert _planned_peak(out) <= 61_000_000
     expected = [np.asarray(t) for t in tf.nest.flatten(tf.function(fn, jit_compile=True)())]
     for a, e in zip(actual, expected):
