@@ -2,13 +2,16 @@
 
     PYTHONPATH=python python -m experiments.cost_rank [--repeats 5] [--out experiments/results/cost_rank.csv]
 
-Four programs, lowered from JAX at reduced sizes (a few seconds each on two
+Five programs, lowered from JAX at reduced sizes (a few seconds each on two
 cores): a kernel matrix-vector product, a large-vocabulary cross entropy (loss
 and both gradients: the row plan re-reads the weight on every trip),
-attention (softmax of Q Kᵀ times V) and a wide MLP layer with its gradient.
-Each is rewritten with several ``(threshold, split_size)`` settings, as the
-memory-limit search would try them (thresholds of 1/2 to 1/32 of the largest
-tensor; slices of 1/4, 1/2 and all of the threshold); distinct modules are the
+attention (softmax of Q Kᵀ times V), a wide MLP layer with its gradient, and a
+kNN top-k (a loop over the points merges candidates by sorting them every
+trip; one over the queries does not). Each is rewritten with several
+``(threshold, split_size)`` settings, as the memory-limit search would try
+them (thresholds of 1/2 to 1/32 of the largest tensor; slices of 1/4, 1/2 and
+all of the threshold), and with each loop moved to each other dimension of its
+tensor (the search's "other dimension" plans); distinct modules are the
 plans. Every plan is compiled by XLA's CPU backend (its planned peak too) and
 timed (median of ``--repeats`` samples), and the cost model predicts it.
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import re
 import statistics
 import sys
 import time
@@ -93,9 +97,22 @@ def _wide_mlp():
         rng.standard_normal((1024, 64)).astype(np.float32)]
 
 
+def _knn():
+    import jax.numpy as jnp
+    from jax import lax
+
+    def f(q, p):
+        d = jnp.sum((q[:, None, :] - p[None, :, :]) ** 2, -1)
+        values, indices = lax.top_k(-d, 8)
+        return -values, indices
+    rng = np.random.default_rng(4)
+    return f, [rng.random((256, 3)).astype(np.float32),
+               rng.random((16384, 3)).astype(np.float32)]
+
+
 PROGRAMS: dict[str, Callable[[], tuple[Callable, list[np.ndarray]]]] = {
     "kernel_matvec": _kernel_matvec, "cross_entropy": _cross_entropy,
-    "attention": _attention, "wide_mlp": _wide_mlp}
+    "attention": _attention, "wide_mlp": _wide_mlp, "knn": _knn}
 
 
 def _hlo(f: Callable, args: list[np.ndarray]) -> str:
@@ -111,23 +128,38 @@ def _old_key(plan: dict[str, Any]) -> tuple:
 
 
 def plans_of(text: str) -> list[dict[str, Any]]:
-    """The distinct modules exla makes of ``text`` under the search's settings."""
+    """The distinct modules exla makes of ``text`` under the search's settings:
+    thresholds and slice sizes, and each loop moved to each other dimension of
+    its tensor (as the search's "other dimension" plans)."""
     from exla import _core
     from exla._splitter_result import of_records
     from exla.options import Options
 
     largest = max(size for *_, size, _ in _core.tensor_sizes(text))
     seen: dict[str, dict[str, Any]] = {}
+
+    def add(options: Options, dimensions: dict[str, int]) -> list:
+        out, records = _core.optimize(text, options, dimensions=dimensions)
+        loops = of_records(records).loops
+        built = all(any(loop.where == where and loop.dimension == d for loop in loops)
+                    for where, d in dimensions.items())
+        if out in seen or " while(" not in out or not built:
+            return []
+        seen[out] = {"threshold": options.threshold, "split_size": options.split_size,
+                     "text": out, "loops": len(loops),
+                     "dimensions": " ".join(f"{w}:{d}" for w, d in sorted(dimensions.items())),
+                     "recomputed_flops": of_records(records).recomputed_flops}
+        return loops
+
     for k in (2, 4, 8, 16, 32):
         threshold = largest // k
         for split in (None, threshold // 2, threshold):
-            out, records = _core.optimize(text, Options(threshold=threshold, split_size=split))
-            if out in seen or " while(" not in out:
-                continue
-            splitter = of_records(records)
-            seen[out] = {"threshold": threshold, "split_size": split, "text": out,
-                         "loops": len(splitter.loops),
-                         "recomputed_flops": splitter.recomputed_flops}
+            options = Options(threshold=threshold, split_size=split)
+            for loop in add(options, {}):
+                extents = [int(x) for x in re.search(r"\[([\d,]*)\]", loop.shape)[1].split(",") if x]
+                for d, extent in enumerate(extents):
+                    if d != loop.dimension and extent >= 2:
+                        add(options, {loop.where: d})
     return list(seen.values())
 
 
@@ -191,7 +223,8 @@ def measure_program(name: str, repeats: int) -> list[dict[str, Any]]:
         plan["program"] = name
         plan["repeats"] = repeats
         plan["load"] = load
-        print(f"  {name}: threshold {plan['threshold']}, split {plan['split_size']}: "
+        moved = f" ({plan['dimensions']})" if plan["dimensions"] else ""
+        print(f"  {name}: threshold {plan['threshold']}, split {plan['split_size']}{moved}: "
               f"{plan['loops']} loops, peak {plan['peak_bytes'] / 1e6:.1f} MB, predicted "
               f"{plan['predicted_s'] * 1e3:.2f} ms, measured {plan['measured_s'] * 1e3:.2f} ms",
               flush=True)
@@ -229,21 +262,24 @@ def _typed(row: dict[str, str]) -> dict[str, Any]:
     for key in ("threshold", "loops", "recomputed_flops", "peak_bytes"):
         out[key] = int(row[key])
     out["split_size"] = int(row["split_size"]) if row.get("split_size") else None
+    out["dimensions"] = row.get("dimensions") or ""
     for key in ("predicted_s", "measured_s"):
         out[key] = float(row[key])
     return out
 
 
 def _calibration() -> str:
-    """The line of cost_constants.h saying when and where it was calibrated."""
-    from experiments.calibrate_cost import HEADER
+    """What cost_constants.h says of when and where it was calibrated (and
+    which rates were measured again since)."""
+    from experiments.calibrate_cost import read_header
 
-    lines = HEADER.read_text().splitlines()
-    at = next((k for k, line in enumerate(lines) if line.startswith("// Calibrated")), None)
-    if at is None:
+    try:
+        *_, lines = read_header()
+    except (OSError, StopIteration):
         return "not recorded"
-    text = " ".join(line[3:] for line in lines[at:at + 3] if line.startswith("// "))
-    return text[len("Calibrated "):].split(" (shared")[0]
+    text = " ".join(lines).replace(" (shared machine: other jobs running).", ";").rstrip(";")
+    text = text.replace("; The ", "; the ")
+    return text[len("Calibrated "):] if text.startswith("Calibrated ") else text
 
 
 def cost_rank_section(results_dir: Path) -> list[str]:
@@ -270,8 +306,10 @@ def cost_rank_section(results_dir: Path) -> list[str]:
             f"`python -m experiments.cost_rank --repeats {rows[0].get('repeats', '?')}`: "
             f"{len(programs)} JAX programs at reduced sizes (kernel matvec 3000 x 16, cross "
             "entropy value and gradients 512 x 128 x vocabulary 16,000, attention 2048 x 64, a "
-            "wide MLP layer's gradient 1024 x 64 x 8192), each rewritten at thresholds of "
-            "1/2 to 1/32 of its largest tensor and slices of 1/4, 1/2 and all of the threshold; "
+            "wide MLP layer's gradient 1024 x 64 x 8192, kNN top-8 of 256 queries among 16,384 "
+            "points), each rewritten at thresholds of 1/2 to 1/32 of its largest tensor and "
+            "slices of 1/4, 1/2 and all of the threshold, and with each loop moved to each other "
+            "dimension of its tensor where the splitter can build it there; "
             "every distinct plan compiled and timed by XLA CPU (median of the samples, plans "
             "sampled in turns so that load changes affect all alike) and predicted by "
             "`exla.predict_time` with the constants of `cc/analysis/cost_constants.h` "
@@ -343,7 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        fields = ["program", "threshold", "split_size", "loops", "recomputed_flops", "peak_bytes",
+        fields = ["program", "threshold", "split_size", "dimensions", "loops", "recomputed_flops",
+                  "peak_bytes",
                   "predicted_s", "measured_s", "spearman", "repeats", "load"]
         with args.out.open("w", newline="") as handle:
             writer = csv.DictWriter(handle, fields, extrasaction="ignore")
