@@ -228,6 +228,7 @@ def _report(before: dict, after: dict, records: list, options: Options, plan: An
         memory_limit=options.memory_limit,
         limit_plan=plan,
         devices=int(before["devices"]) if before.get("sharded") else 1,
+        split_loops=of_records(records).loops,
     )
     if plan is not None:
         report.threshold = plan.chosen.threshold if plan.chosen else report.threshold

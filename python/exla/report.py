@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, NamedTuple
 
+from exla._splitter_result import SplitLoop
 from exla.options import format_size
 
 __all__ = ["PassRecord", "Report"]
@@ -60,6 +61,9 @@ class Report:
         planned peak (arguments, outputs, temporaries and constants) of the
         input and of the output, ``(before, after)``, when reported (see
         :func:`exla.predict_peak`).
+      split_loops: the loops the tensor splitter built in the output, as data
+        (``exla._splitter_result.SplitLoop``: the tensor, the dimension, its
+        extent, the chunks, what the loop computes again).
 
     >>> import exla
     >>> hlo = "HloModule m\\n\\nENTRY e {\\n  x = f32[4] parameter(0)\\n  d = f32[4] negate(x)\\n  ROOT y = f32[4] add(x, x)\\n}"
@@ -85,6 +89,7 @@ class Report:
     limit_plan: Any = None
     devices: int = 1
     predicted_peak_bytes: tuple[int, int] | None = None
+    split_loops: tuple[SplitLoop, ...] = ()
 
     @property
     def changed_passes(self) -> list[str]:

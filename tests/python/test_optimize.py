@@ -185,4 +185,5 @@ def test_sharded_module_is_measured_per_device():
     # Under 64 KB it splits the columns, which every device holds whole.
     text, report = optimize_hlo(SHARDED_KMV, threshold="64KB", strict=True)
     assert report.largest_tensor_bytes_after <= 64_000
-    assert " while(" in text and "on dimension 1 of extent 512" in " ".join(m for _, m in report.messages)
+    assert " while(" in text
+    assert [(loop.dimension, loop.extent) for loop in report.split_loops] == [(1, 512)]

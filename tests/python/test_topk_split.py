@@ -72,8 +72,8 @@ def _reference_distances(q, p, indices):
 
 
 def _split_over_points(report) -> bool:
-    notes = [text for _, text in report.messages]
-    return any(f"of extent {POINTS}:" in text for text in notes), notes
+    loops = [(loop.where, loop.dimension, loop.extent) for loop in report.split_loops]
+    return any(extent == POINTS for *_, extent in loops), loops
 
 
 def _assert_identical(ours, plain):
