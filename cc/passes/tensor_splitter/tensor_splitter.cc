@@ -58,6 +58,14 @@ std::vector<HloComputation*> ControlFlowComputations(HloModule* module) {
   return result;
 }
 
+// The dimension the plan search (or a user) chose for `tensor`, if any.
+std::optional<int64_t> ChosenDimension(const HloInstruction& tensor,
+                                       const DimensionChoices& chosen) {
+  auto choice = chosen.find(tensor.parent()->name() + "/" + tensor.name());
+  if (choice == chosen.end()) return std::nullopt;
+  return choice->second;
+}
+
 // Candidate dimensions, largest extent first: splitting the longest
 // dimension gives the most freedom in choosing the chunk. A dimension the
 // plan search chose for this tensor (Options::split_dimensions) comes first;
@@ -70,17 +78,11 @@ std::vector<int64_t> DimensionOrder(const HloInstruction& tensor, const Dimensio
   std::stable_sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) {
     return array.dim(static_cast<int>(a)) > array.dim(static_cast<int>(b));
   });
-  auto choice = chosen.find(tensor.parent()->name() + "/" + tensor.name());
-  if (choice != chosen.end()) {
-    auto it = std::find(dims.begin(), dims.end(), choice->second);
+  if (const std::optional<int64_t> choice = ChosenDimension(tensor, chosen)) {
+    auto it = std::find(dims.begin(), dims.end(), *choice);
     if (it != dims.end()) std::rotate(dims.begin(), it, it + 1);
   }
   return dims;
-}
-
-bool IsChosen(const HloInstruction& tensor, int64_t dim, const DimensionChoices& chosen) {
-  auto choice = chosen.find(tensor.parent()->name() + "/" + tensor.name());
-  return choice != chosen.end() && choice->second == dim;
 }
 
 // Loop chunk for a region: as many units of the split dimension as fit in
@@ -307,7 +309,7 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
       // A dimension chosen for this tensor is taken as it is: the order below
       // is the splitter's own guess, a choice is what a search (or a user)
       // judged, and the search needs the plan that choice gives to judge it.
-      if (IsChosen(*seed, dim, chosen)) {
+      if (ChosenDimension(*seed, chosen) == dim) {
         return RewriteAsLoops(region, *seed, dim, ChunkFor(region, split_size));
       }
       if (talking_dim < 0 && LoopCommunicates(region, sharding)) {
