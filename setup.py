@@ -19,6 +19,13 @@ def _core_sources():
     return sources
 
 
+def _core_headers():
+    # setuptools rebuilds the extension when a file it depends on is newer
+    # than the built library; without the headers an edit to a header alone
+    # (a struct's new field) would leave a stale library behind.
+    return sorted(glob.glob(os.path.join("cc", "**", "*.h"), recursive=True))
+
+
 _AUTOLOAD_PTH = "exla-autoload.pth"
 
 
@@ -40,6 +47,7 @@ ext_modules = [
     Pybind11Extension(
         "exla._exla",
         _core_sources(),
+        depends=_core_headers(),
         include_dirs=["cc"],
         cxx_std=17,
         extra_compile_args=["-O2", "-fvisibility=hidden"],
