@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import re
 import statistics
 import sys
 import time
@@ -156,8 +155,7 @@ def plans_of(text: str) -> list[dict[str, Any]]:
         for split in (None, threshold // 2, threshold):
             options = Options(threshold=threshold, split_size=split)
             for loop in add(options, {}):
-                extents = [int(x) for x in re.search(r"\[([\d,]*)\]", loop.shape)[1].split(",") if x]
-                for d, extent in enumerate(extents):
+                for d, extent in enumerate(loop.extents):
                     if d != loop.dimension and extent >= 2:
                         add(options, {loop.where: d})
     return list(seen.values())

@@ -52,6 +52,7 @@ struct SplitLoop {
   std::string instruction;  // the tensor the loop was built from
   std::string shape;        // its shape, as XLA prints it (no layout)
   int64_t bytes = 0;        // its size (the largest array of a tuple)
+  std::vector<int64_t> extents;  // that array's dimensions, in order
   int64_t dimension = 0;    // the dimension the loop runs over
   int64_t extent = 0;       // that dimension's size
   int64_t chunk = 0;        // the slice of it each trip takes

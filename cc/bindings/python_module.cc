@@ -27,6 +27,7 @@ py::dict SplitLoopData(const SplitLoop& loop) {
   d["instruction"] = loop.instruction;
   d["shape"] = loop.shape;
   d["bytes"] = loop.bytes;
+  d["extents"] = loop.extents;
   d["dimension"] = loop.dimension;
   d["extent"] = loop.extent;
   d["chunk"] = loop.chunk;

@@ -303,13 +303,25 @@ std::string HumanBytes(int64_t bytes) {
   return buffer;
 }
 
-int64_t LargestArrayBytes(const Shape& shape) {
-  if (!shape.IsTuple()) return shape.ByteSize();
-  int64_t largest = 0;
+const Shape& LargestArray(const Shape& shape) {
+  if (!shape.IsTuple()) return shape;
+  const Shape* largest = &shape;
+  int64_t largest_bytes = -1;
   for (const Shape& element : shape.tuple_shapes()) {
-    largest = std::max(largest, LargestArrayBytes(element));
+    const Shape& candidate = LargestArray(element);
+    // A token or an empty tuple holds no array: it never wins over one.
+    const int64_t bytes = candidate.IsArray() ? candidate.ByteSize() : -1;
+    if (bytes > largest_bytes) {
+      largest = &candidate;
+      largest_bytes = bytes;
+    }
   }
-  return largest;
+  return *largest;
+}
+
+int64_t LargestArrayBytes(const Shape& shape) {
+  const Shape& largest = LargestArray(shape);
+  return largest.IsArray() ? largest.ByteSize() : 0;
 }
 
 }  // namespace exla

@@ -111,8 +111,11 @@ class Shape {
 // Human-readable byte count, e.g. "28.8 GB" (decimal units, as the flags).
 std::string HumanBytes(int64_t bytes);
 
-// Bytes of an array; of the largest array element, at any depth, for a tuple
-// (what must fit in memory at once).
+// An array: itself; a tuple: its largest array element, at any depth (what
+// must fit in memory at once; the first of equals).
+const Shape& LargestArray(const Shape& shape);
+
+// Bytes of `LargestArray(shape)`.
 int64_t LargestArrayBytes(const Shape& shape);
 
 }  // namespace exla

@@ -91,7 +91,7 @@ def _settings(data: dict) -> PlanSettings:
 
 
 def _plan(data: dict) -> ModelPlan:
-    loops = tuple(SplitLoop(**{**d, "recomputed": tuple(d["recomputed"])}) for d in data["loops"])
+    loops = tuple(SplitLoop.of_data(d) for d in data["loops"])
     return ModelPlan(_settings(data["settings"]), str(data["origin"]),
                      int(data["memory"]["peak_bytes"]), float(data["predicted_seconds"]),
                      bool(data["fits"]), bool(data["changed"]), loops,

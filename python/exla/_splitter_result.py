@@ -19,8 +19,8 @@ fields, never the notes' wording, so rewording a note cannot change a plan.
 >>> from exla.options import Options
 >>> _, records = _core.optimize(hlo.strip(), Options(threshold="1MB", passes=["tensor-splitter"]))
 >>> (loop,) = of_records(records).loops
->>> loop.where, loop.dimension, loop.extent, loop.chunks * loop.chunk + loop.remainder
-('kmv/k', 0, 1000, 1000)
+>>> loop.where, loop.extents, loop.dimension, loop.chunks * loop.chunk + loop.remainder
+('kmv/k', (1000, 1000), 0, 1000)
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ class SplitLoop:
     instruction: str
     shape: str
     bytes: int
+    extents: tuple[int, ...]  # the split array's dimensions (of a tuple: its largest array)
     dimension: int
-    extent: int
+    extent: int  # extents[dimension]
     chunk: int
     chunks: int
     remainder: int
@@ -57,6 +58,12 @@ class SplitLoop:
     def where(self) -> str:
         """``computation/instruction``."""
         return f"{self.computation}/{self.instruction}"
+
+    @classmethod
+    def of_data(cls, data: dict) -> "SplitLoop":
+        """A loop from the C++ core's fields (cc/bindings: ``SplitLoopData``)."""
+        return cls(**{**data, "extents": tuple(data["extents"]),
+                      "recomputed": tuple(data["recomputed"])})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,8 +106,7 @@ def of_records(records: Iterable[Any]) -> SplitterResult:
     recomputed = program = 0
     for record in records:
         data = _data(record)
-        loops += [SplitLoop(**{**d, "recomputed": tuple(d["recomputed"])})
-                  for d in data.get("loops", ())]
+        loops += [SplitLoop.of_data(d) for d in data.get("loops", ())]
         unsplit += [UnsplitTensor(**d) for d in data.get("unsplit", ())]
         recomputed += int(data.get("recomputed_flops", 0))
         program = max(program, int(data.get("program_flops", 0)))

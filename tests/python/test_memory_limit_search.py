@@ -242,7 +242,8 @@ def _model_plan(threshold, peak, split=None, loops=1, seconds=1.0, origin="halvi
     from exla._plan_search import ModelPlan, PlanSettings
     from exla._splitter_result import SplitLoop
 
-    loop = SplitLoop("main", "e", "f32[1000,1000]", 4 * MB, 0, 1000, 100, 10, 0, 3, (), 0, "")
+    loop = SplitLoop("main", "e", "f32[1000,1000]", 4 * MB, (1000, 1000), 0, 1000, 100, 10, 0, 3, (),
+                     0, "")
     return ModelPlan(PlanSettings(threshold, split), origin, peak, seconds, False, changed,
                      (loop,) * loops, 0, 0, 0.001)
 

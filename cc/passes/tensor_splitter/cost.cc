@@ -60,6 +60,7 @@ SplitLoop DescribeSplit(const SplitRegion& region, const HloInstruction& anchor,
   loop.instruction = anchor.name();
   loop.shape = anchor.shape().ToString(false);
   loop.bytes = LargestArrayBytes(anchor.shape());
+  loop.extents = LargestArray(anchor.shape()).dims();
   loop.dimension = dim;
   loop.extent = region.size;
   loop.chunk = chunk;

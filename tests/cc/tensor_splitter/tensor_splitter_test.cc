@@ -3,6 +3,7 @@
 // as oversized: --xla_tensor_size_threshold (the limit) and
 // --xla_tensor_split_size (what one loop iteration may hold).
 #include <string>
+#include <vector>
 
 #include "ir/computation.h"
 #include "passes/pattern_matcher.h"
@@ -118,6 +119,7 @@ TEST(TensorSplitter, RecordsEachLoopAsData) {
   ASSERT_EQ(run.record.loops.size(), 1u);
   const exla::SplitLoop& loop = run.record.loops[0];
   EXPECT_EQ(loop.computation, "main");
+  EXPECT_EQ(loop.extents, (std::vector<int64_t>{64, 64, 4}));  // the [64,64,4] broadcast
   EXPECT_EQ(loop.dimension, 0);
   EXPECT_EQ(loop.extent, 64);
   EXPECT_EQ(loop.chunk, 2);
