@@ -131,6 +131,39 @@ ENTRY e {
   EXPECT_EQ(p.seconds, 16.0 * 65536 / 1e7);
 }
 
+TEST(CostModel, SortReadOnlyAtItsFrontIsCostedAsTheTopKXlaRuns) {
+  // TensorFlow's top_k: an f32 sort whose results are only sliced to their
+  // first 8. XLA CPU runs it as its top-k kernel, so it costs the elements
+  // of the keys, as the topk op above does, and no comparisons.
+  CostConstants c = Plain();
+  c.topk_elements_per_second = 1e7;
+  c.sort_comparisons_per_second = 1e3;  // a sort's cost would dwarf the answer
+  const TimePrediction p = Predict(R"(HloModule m
+
+greater {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT g = pred[] compare(a, b), direction=GT
+}
+
+ENTRY e {
+  x = f32[16,65536]{1,0} parameter(0)
+  i = s32[16,65536]{1,0} iota(), iota_dimension=1
+  s = (f32[16,65536]{1,0}, s32[16,65536]{1,0}) sort(x, i), dimensions={1}, to_apply=greater
+  v = f32[16,65536]{1,0} get-tuple-element(s), index=0
+  ix = s32[16,65536]{1,0} get-tuple-element(s), index=1
+  sv = f32[16,8]{1,0} slice(v), slice={[0:16], [0:8]}
+  si = s32[16,8]{1,0} slice(ix), slice={[0:16], [0:8]}
+  ROOT t = (f32[16,8]{1,0}, s32[16,8]{1,0}) tuple(sv, si)
+}
+)", c);
+  // The iota and the slices add microseconds; a sort would add hours.
+  EXPECT_GE(p.seconds, 16.0 * 65536 / 1e7);
+  EXPECT_LT(p.seconds, 1.05 * 16.0 * 65536 / 1e7);
+}
+
 TEST(CostModel, FusedChainIsOneKernelThatReadsAndWritesOnce) {
   // negate and add fold into the exponential's loop: x is read once, only
   // the result is written, and the exponential runs at its own rate.
