@@ -214,6 +214,7 @@ def _run(text: str, options: Options, *, sharded: bool = False) -> tuple[str, li
 
 def _report(before: dict, after: dict, records: list, options: Options, plan: Any,
             seconds: float) -> Report:
+    splitter = of_records(records)
     report = Report(
         passes=[PassRecord(str(r[0]), bool(r[1]), float(r[2])) for r in records],
         instructions_before=int(before["instructions"]),
@@ -228,7 +229,8 @@ def _report(before: dict, after: dict, records: list, options: Options, plan: An
         memory_limit=options.memory_limit,
         limit_plan=plan,
         devices=int(before["devices"]) if before.get("sharded") else 1,
-        split_loops=of_records(records).loops,
+        split_loops=splitter.loops,
+        unsplit=splitter.unsplit,
     )
     if plan is not None:
         report.threshold = plan.chosen.threshold if plan.chosen else report.threshold

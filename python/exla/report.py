@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, NamedTuple
 
-from exla._splitter_result import SplitLoop
+from exla._splitter_result import SplitLoop, UnsplitTensor
 from exla.options import format_size
 
 __all__ = ["PassRecord", "Report"]
@@ -64,6 +64,8 @@ class Report:
       split_loops: the loops the tensor splitter built in the output, as data
         (``exla._splitter_result.SplitLoop``: the tensor, the dimension, its
         extent, the chunks, what the loop computes again).
+      unsplit: the instructions the tensor splitter left above its threshold,
+        each with its reason, as data (``exla._splitter_result.UnsplitTensor``).
 
     >>> import exla
     >>> hlo = "HloModule m\\n\\nENTRY e {\\n  x = f32[4] parameter(0)\\n  d = f32[4] negate(x)\\n  ROOT y = f32[4] add(x, x)\\n}"
@@ -90,6 +92,7 @@ class Report:
     devices: int = 1
     predicted_peak_bytes: tuple[int, int] | None = None
     split_loops: tuple[SplitLoop, ...] = ()
+    unsplit: tuple[UnsplitTensor, ...] = ()
 
     @property
     def changed_passes(self) -> list[str]:

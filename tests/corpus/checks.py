@@ -38,14 +38,15 @@ def forced_threshold(text: str) -> int:
 def unchanged_reason(text: str, threshold: int, report) -> str:
     """Why exla left `text` unchanged at `threshold` ('' if it does not say).
 
-    The splitter's first message, or, when it has none, that only the
+    The splitter's reason for the first instruction it left above the
+    threshold (``report.unsplit``), or, when it left none, that only the
     program's inputs and literals (parameters, constants) are larger.
     """
     from exla import _core
 
-    reasons = [m for p, m in report.messages if p == "tensor-splitter"]
-    if reasons:
-        return reasons[0]
+    if report.unsplit:
+        tensor = report.unsplit[0]
+        return f"{tensor.where} {tensor.shape}: {tensor.reason}"
     above = {op for _, _, op, size, _ in _core.tensor_sizes(text) if size > threshold}
     if above and above <= {"parameter", "constant"}:
         return f"only {' and '.join(sorted(above))} instructions exceed {threshold} B"

@@ -187,3 +187,17 @@ def test_sharded_module_is_measured_per_device():
     assert report.largest_tensor_bytes_after <= 64_000
     assert " while(" in text
     assert [(loop.dimension, loop.extent) for loop in report.split_loops] == [(1, 512)]
+
+
+def test_what_the_splitter_leaves_whole_is_reported_as_data():
+    # Every row of e feeds a sort of that row, which needs it whole, and the
+    # sort is the result, too large to be split: the report names both with
+    # the splitter's reasons, as fields.
+    hlo = ("HloModule m\n\nless {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+           "  ROOT l = pred[] compare(a, b), direction=LT\n}\n\nENTRY main {\n"
+           "  x = f32[64,64] parameter(0)\n  e = f32[64,64] exponential(x)\n"
+           "  ROOT s = f32[64,64] sort(e), dimensions={1}, to_apply=less\n}\n")
+    _, report = optimize_hlo(hlo, threshold="1KB", strict=False)
+    assert [(t.where, t.bytes) for t in report.unsplit] == [("main/e", 16384), ("main/s", 16384)]
+    assert "(sort) cannot consume slices" in report.unsplit[0].reason
+    assert "the computation's result" in report.unsplit[1].reason
