@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
@@ -204,6 +205,49 @@ def test_planned_memory_counts_constant_allocations():
     stats = bridge.planned_memory(text)
     assert stats.constant_bytes == 4000
     assert stats.total_bytes == stats.argument_bytes + stats.output_bytes + stats.temp_bytes + 4000
+
+
+def test_planned_memory_is_the_buffer_assignment_of_a_full_compile(kmv_hlo):
+    # planned_memory skips LLVM's optimisations; XLA assigns buffers before
+    # them, so every figure but the code size is a full compile's. A loop, a
+    # fusion and a literal, as the plans exla confirms have.
+    values = ", ".join(str(i / 4) for i in range(512))
+    loop = f"""HloModule l
+
+cond {{
+  s = (s32[], f32[512,512]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(8)
+  ROOT c = pred[] compare(i, n), direction=LT
+}}
+
+body {{
+  s = (s32[], f32[512,512]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  x = f32[512,512] get-tuple-element(s), index=1
+  c = f32[512] constant({{{values}}})
+  b = f32[512,512] broadcast(c), dimensions={{1}}
+  e = f32[512,512] exponential(x)
+  y = f32[512,512] dot(e, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  ROOT t = (s32[], f32[512,512]) tuple(j, y)
+}}
+
+ENTRY l {{
+  x = f32[512,512] parameter(0)
+  zero = s32[] constant(0)
+  s = (s32[], f32[512,512]) tuple(zero, x)
+  w = (s32[], f32[512,512]) while(s), condition=cond, body=body
+  ROOT r = f32[512,512] get-tuple-element(w), index=1
+}}
+"""
+    for text in (kmv_hlo(512), loop):
+        full = bridge.compile_cpu(text).memory_stats()
+        planned = bridge.planned_memory(text)
+        assert dataclasses.replace(planned, generated_code_bytes=0) == \
+            dataclasses.replace(full, generated_code_bytes=0)
+    assert planned.constant_bytes >= 512 * 4
 
 
 def test_constant_bytes_reads_the_wire_format():
