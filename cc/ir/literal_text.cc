@@ -10,6 +10,13 @@ bool IsSeparator(char c) {
   return c == ',' || c == '{' || c == '}' || c == ' ' || c == '\n' || c == '\t';
 }
 
+// Whether a `/*` comment opens at `i`. Compared character by character: a
+// comparison with a C string at every character (strlen, then memcmp) was
+// most of the time spent reading a large constant.
+bool CommentAt(std::string_view text, size_t i) {
+  return text[i] == '/' && i + 1 < text.size() && text[i + 1] == '*';
+}
+
 bool Counted(const std::string& literal) {
   return literal.find("...") == std::string::npos && literal.find('(') == std::string::npos;
 }
@@ -19,11 +26,12 @@ bool Counted(const std::string& literal) {
 // whose digits are not values. A comment that is not closed (which
 // LiteralValueError refuses first) runs to the end.
 std::string WithoutComments(const std::string& literal) {
+  if (literal.find("/*") == std::string::npos) return literal;
   std::string text;
   text.reserve(literal.size());
   size_t i = 0;
   while (i < literal.size()) {
-    if (literal.compare(i, 2, "/*") == 0) {
+    if (CommentAt(literal, i)) {
       const size_t end = literal.find("*/", i + 2);
       text += ' ';
       i = end == std::string::npos ? literal.size() : end + 2;
@@ -72,6 +80,8 @@ bool IsNanPayload(std::string_view payload) {
 // LiteralValueError), and whether it is one of an integral type: digits
 // with an optional sign, or true/false.
 bool IsValue(std::string_view token) {
+  // Most values of a large constant are plain numbers: decided first.
+  if (!token.empty() && std::isdigit(static_cast<unsigned char>(token[0]))) return IsDecimal(token);
   if (token == "..." || token == "true" || token == "false") return true;
   if (!token.empty() && (token[0] == '+' || token[0] == '-')) token.remove_prefix(1);
   if (token == "inf" || token == "nan") return true;
@@ -104,7 +114,7 @@ class LiteralTokens {
   // comment that is not closed ends the text.
   std::optional<std::string_view> Next(bool* unclosed) {
     while (i_ < text_.size()) {
-      if (text_.substr(i_, 2) == "/*") {
+      if (CommentAt(text_, i_)) {
         const size_t end = text_.find("*/", i_ + 2);
         if (end == std::string_view::npos) {
           *unclosed = true;
@@ -128,13 +138,14 @@ class LiteralTokens {
 
   bool Separates(size_t at) const {
     const char c = text_[at];
-    return std::isspace(static_cast<unsigned char>(c)) || c == '{' || c == '}' || c == ',' ||
+    return c == ' ' || c == ',' || c == '{' || c == '}' || c == '\n' || c == '\t' || c == '\r' ||
+           c == '\f' || c == '\v' ||
            (grouped_ && (c == '(' || c == ')'));
   }
 
   std::string_view Token() {
     const size_t start = i_;
-    while (i_ < text_.size() && text_.substr(i_, 2) != "/*") {
+    while (i_ < text_.size() && !CommentAt(text_, i_)) {
       if (text_[i_] == '(' && IsNan(text_.substr(start, i_ - start))) {
         const size_t close = text_.find(')', i_);
         if (close != std::string_view::npos) {
