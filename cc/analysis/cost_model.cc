@@ -10,6 +10,7 @@
 #include "analysis/buffer_model.h"
 #include "analysis/flops.h"
 #include "analysis/loop_trips.h"
+#include "analysis/xla_topk.h"
 #include "ir/computation.h"
 
 namespace exla {
@@ -171,10 +172,8 @@ class Kernel {
   // cheap producer into each consumer's loop, so its work is repeated).
   void Visit(const HloInstruction& member) {
     const int64_t flops = InstructionFlops(member);
-    if (IsTopK(member)) {
-      // XLA CPU runs a sort whose front alone is read as its top-k kernel:
-      // one pass over the keys, not a sort's comparisons (a 64 x 65,536
-      // f32 sort then slice ran in 9.8 ms, as the top-k op did).
+    if (XlaRunsAsTopK(member)) {
+      // One pass over the keys, not a sort's comparisons (xla_topk.h).
       selected_ += member.operand(0)->shape().ElementCount();
     } else {
       comparisons_ += SortComparisons(member);
