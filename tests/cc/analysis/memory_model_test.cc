@@ -1509,4 +1509,45 @@ TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   EXPECT_EQ(exla::PackedHeapBytes(lives, 64), 512);
 }
 
+TEST(MemoryModel, FusedLoopHoldsAtMostSixReductions) {
+  // The root's loop would fold seven reductions; XLA's fusion takes six
+  // and writes the seventh out (an f64 too large for the f32 result's
+  // allocation): one slot (XLA: 8 bytes).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT s = f64[] add(a, b)
+}
+
+ENTRY e {
+  x = f64[8]{0} parameter(0)
+  z = f64[] constant(0)
+  e1 = f64[8]{0} exponential(x)
+  e2 = f64[8]{0} sine(x)
+  e3 = f64[8]{0} cosine(x)
+  e4 = f64[8]{0} log(x)
+  e5 = f64[8]{0} tanh(x)
+  e6 = f64[8]{0} sqrt(x)
+  e7 = f64[8]{0} rsqrt(x)
+  r1 = f64[] reduce(e1, z), dimensions={0}, to_apply=add
+  r2 = f64[] reduce(e2, z), dimensions={0}, to_apply=add
+  r3 = f64[] reduce(e3, z), dimensions={0}, to_apply=add
+  r4 = f64[] reduce(e4, z), dimensions={0}, to_apply=add
+  r5 = f64[] reduce(e5, z), dimensions={0}, to_apply=add
+  r6 = f64[] reduce(e6, z), dimensions={0}, to_apply=add
+  r7 = f64[] reduce(e7, z), dimensions={0}, to_apply=add
+  a1 = f64[] add(r1, r2)
+  a2 = f64[] add(a1, r3)
+  a3 = f64[] add(a2, r4)
+  a4 = f64[] add(a3, r5)
+  a5 = f64[] add(a4, r6)
+  a6 = f64[] add(a5, r7)
+  ROOT c = f32[] convert(a6)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 8);
+}
+
 }  // namespace
