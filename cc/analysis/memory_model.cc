@@ -339,6 +339,20 @@ void ModuleMemory::ShareSortedOperands(const HloInstruction& sort, int64_t step)
   }
 }
 
+// XLA decomposes a top-k it has no kernel for (not f32) into a sort of
+// its operand and an iota of indices, which sorts the operand in place
+// when nothing else reads it and it dies there (as ShareSortedOperands):
+// the operand's bytes of the expansion's scratch are then its own buffer.
+int64_t ModuleMemory::TopKSortedInPlaceBytes(const HloInstruction& topk, int64_t step) {
+  if (!topk.Is(HloOpcode::kTopK) || topk.operand_count() != 1 || ScratchBytes(topk) == 0) return 0;
+  const HloInstruction* operand = topk.operand(0);
+  if (operand->user_count() != 1 || !operand->shape().IsArray() || FoldedAway(operand) ||
+      InParallelCall(*operand) || Outlined(*operand)) {
+    return 0;
+  }
+  return Dies(LeavesOf(operand)[0], step, false) ? operand->shape().ByteSize() : 0;
+}
+
 // Whether the elementwise loop `instruction` (leaf `mine`, at `step`) may
 // write its result over an operand that dies there. Not when it writes a
 // running loop's state (a body's update of an accumulator): that buffer is

@@ -102,7 +102,7 @@ int64_t ModuleMemory::FirstStep(const HloComputation* computation) {
 void ModuleMemory::AddTablesAndScratch(const HloComputation& entry, std::vector<HeapBuffer>* lives) {
   using Kind = HeapBuffer::Kind;
   for (const auto& [instruction, step] : start_) {
-    if (const int64_t scratch = ScratchBytes(*instruction)) {
+    if (const int64_t scratch = ScratchBytes(*instruction) - TopKSortedInPlaceBytes(*instruction, step)) {
       lives->push_back({{scratch, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
     }
     if (const int64_t state = ExpansionLoopStateElements(*instruction)) {

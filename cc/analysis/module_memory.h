@@ -116,6 +116,10 @@ class ModuleMemory {
   // sorted array is a result of the entry.
   void ShareSortedOperands(const HloInstruction& sort, int64_t step);
 
+  // The bytes of the operand of the top-k `topk` (at `step`) that XLA's
+  // expansion sorts in place rather than in a copy (ScratchBytes), or 0.
+  int64_t TopKSortedInPlaceBytes(const HloInstruction& topk, int64_t step);
+
   // Whether the elementwise loop `instruction` (leaf `mine`, at `step`) may
   // write its result over an operand that dies there. Not when it writes a
   // running loop's state (a body's update of an accumulator): that buffer is

@@ -1509,6 +1509,24 @@ TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   EXPECT_EQ(exla::PackedHeapBytes(lives, 64), 512);
 }
 
+TEST(MemoryModel, TopKOtherThanF32SortsItsOperandInPlace) {
+  // The sort XLA makes of an f64 top-k sorts the negation in place (nothing
+  // else reads it) with an s32 iota of indices: 3200 + 1600 bytes and the
+  // sort's table (XLA: 4816 bytes).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f64[4,100]{1,0} parameter(0)
+  n = f64[4,100]{1,0} negate(x)
+  t = (f64[4,5]{1,0}, s32[4,5]{1,0}) topk(n), k=5, largest=true
+  v = f64[4,5]{1,0} get-tuple-element(t), index=0
+  i = s32[4,5]{1,0} get-tuple-element(t), index=1
+  ROOT r = (f64[4,5]{1,0}, s32[4,5]{1,0}) tuple(v, i)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 4816);
+}
+
 TEST(MemoryModel, FusedLoopHoldsAtMostSixReductions) {
   // The root's loop would fold seven reductions; XLA's fusion takes six
   // and writes the seventh out (an f64 too large for the f32 result's
