@@ -263,9 +263,25 @@ void ModuleMemory::Inputs(const HloInstruction* reader, bool elementwise,
                             operand->shape().dims() == operand->operand(0)->shape().dims();
       Inputs(operand, elementwise && (operand->IsElementwise() || identity), inputs);
     } else {
-      inputs->push_back({operand, elementwise});
+      inputs->push_back({operand, elementwise && !ReshapedView(*operand)});
     }
   }
+}
+
+// Whether `view` is its buffer seen through a reshape that changes its
+// dimensions. XLA fuses that reshape (a bitcast once layouts are
+// assigned) into the loop that reads it, and a loop that reads an operand
+// through a bitcast is not elementwise in it: it never writes over it.
+bool ModuleMemory::ReshapedView(const HloInstruction& view) {
+  for (const HloInstruction* at = &view; HoldingOfCached(at) == Holding::kOperand && at->operand_count() == 1;
+       at = at->operand(0)) {
+    const bool reshape = at->Is(HloOpcode::kReshape) || at->Is(HloOpcode::kBitcast);
+    if (reshape && at->shape().IsArray() && at->operand(0)->shape().IsArray() &&
+        at->shape().dims() != at->operand(0)->shape().dims()) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void ModuleMemory::Use(const HloInstruction* instruction, int64_t step) {

@@ -101,6 +101,10 @@ class ModuleMemory {
   void Inputs(const HloInstruction* reader, bool elementwise,
               std::vector<std::pair<const HloInstruction*, bool>>* inputs);
 
+  // Whether `view` is its buffer seen through a reshape that changes its
+  // dimensions (which a loop reading it is not elementwise in).
+  bool ReshapedView(const HloInstruction& view);
+
   void Use(const HloInstruction* instruction, int64_t step);
 
   void RecordUses();

@@ -1509,6 +1509,28 @@ TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   EXPECT_EQ(exla::PackedHeapBytes(lives, 64), 512);
 }
 
+TEST(MemoryModel, LoopDoesNotWriteOverWhatItReadsThroughAReshape) {
+  // The add reads d through a reshape, a bitcast XLA fuses into its loop,
+  // which is then not elementwise in d: the loop's result takes a buffer
+  // of its own beside d (XLA: 4096 bytes).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[16,32]{1,0} parameter(0)
+  w = f32[32,32]{1,0} parameter(1)
+  b = f32[2,8,32]{2,1,0} parameter(2)
+  v = f32[32,8]{1,0} parameter(3)
+  d = f32[16,32]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = f32[2,8,32]{2,1,0} reshape(d)
+  a = f32[2,8,32]{2,1,0} add(r, b)
+  m = f32[2,8,32]{2,1,0} maximum(a, b)
+  s = f32[16,32]{1,0} reshape(m)
+  ROOT o = f32[16,8]{1,0} dot(s, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 2 * 2048);
+}
+
 TEST(MemoryModel, TopKOtherThanF32SortsItsOperandInPlace) {
   // The sort XLA makes of an f64 top-k sorts the negation in place (nothing
   // else reads it) with an s32 iota of indices: 3200 + 1600 bytes and the
