@@ -187,6 +187,77 @@ void ModuleMemory::AddOperandCopies(const HloInstruction& conditional, int64_t s
   }
 }
 
+// `value` without the views over it (a read of a tuple element stays).
+const HloInstruction* ModuleMemory::StripViews(const HloInstruction& value) {
+  const HloInstruction* element = &value;
+  while (HoldingOfCached(element) == Holding::kOperand && element->operand_count() == 1 &&
+         !element->Is(HloOpcode::kGetTupleElement)) {
+    element = element->operand(0);
+  }
+  return element;
+}
+
+// XLA's copy insertion: a loop body writes the new value of an element of
+// its state into the element's buffer, so when the old value still has
+// readers after that write, XLA first copies the old value (at the start
+// of the body, as soon as the state exists) and those readers read the
+// copy, alive until the last of them.
+void ModuleMemory::AddStateReadCopies(std::vector<HeapBuffer>* lives) {
+  for (const HloComputation* body : loop_bodies_) {
+    const HloInstruction* root = body->root();
+    const HloInstruction* state = body->parameter(0);
+    if (!root->Is(HloOpcode::kTuple) || LeafCount(state->shape()) != root->operand_count()) continue;
+    const std::vector<int>& elements = LeavesOf(state);
+    for (int k = 0; k < root->operand_count(); ++k) {
+      const HloInstruction* writer = root->operand(k);
+      while (HoldingOfCached(writer) == Holding::kOperand && writer->operand_count() == 1) writer = writer->operand(0);
+      // A conditional that updates an element copies it already (AddOperandCopies).
+      if (writer->parent() != body || !start_.count(writer) || !writer->shape().IsArray() ||
+          writer->Is(HloOpcode::kConditional) ||
+          HoldingOfCached(writer) == Holding::kParameter || Find(LeavesOf(writer)[0]) != Find(elements[k])) {
+        continue;
+      }
+      const int64_t last = LastReadAfter(*writer, *state, k);
+      if (last < 0) continue;
+      // XLA's liveness ends the old value at the copy, and the element's
+      // buffer is free until the new value is written: the copy costs
+      // memory only while both values are alive.
+      const int64_t first = start_[writer];
+      lives->push_back({{leaf_[elements[k]].bytes, first, last}, HeapBuffer::Kind::kScratch, {writer}, {nullptr},
+                        {first}});
+    }
+  }
+}
+
+// The last step at which an instruction that depends on `writer` reads
+// element `k` of the body's `state` (whatever the schedule, it runs after
+// the new value is written), or -1 when none does.
+int64_t ModuleMemory::LastReadAfter(const HloInstruction& writer, const HloInstruction& state, int k) {
+  std::unordered_set<const HloInstruction*> after;
+  std::vector<const HloInstruction*> pending = {&writer};
+  while (!pending.empty()) {
+    const HloInstruction* at = pending.back();
+    pending.pop_back();
+    for (const HloInstruction* user : at->users()) {
+      if (after.insert(user).second) pending.push_back(user);
+    }
+  }
+  int64_t last = -1;
+  for (const HloInstruction* reader : after) {
+    if (!start_.count(reader) || FoldedAway(reader) || HoldingOfCached(reader) != Holding::kOwn) continue;
+    std::vector<std::pair<const HloInstruction*, bool>> inputs;
+    Inputs(reader, false, &inputs);
+    for (const auto& input : inputs) {
+      const HloInstruction* value = StripViews(*input.first);
+      if (value->Is(HloOpcode::kGetTupleElement) && value->operand(0) == &state &&
+          value->IntAttribute("index").value_or(-1) == k) {
+        last = std::max(last, start_[reader]);
+      }
+    }
+  }
+  return last;
+}
+
 // The buffer of a group of leaves, its writers in schedule order.
 HeapBuffer ModuleMemory::ValueBuffer(const Group& g) {
   std::vector<int> writers = g.writers;
@@ -218,6 +289,7 @@ ModuleBuffers ModuleMemory::Figures(const HloComputation& entry) {
   }
   AddTablesAndScratch(entry, &temporaries);
   AddEarlyExpansionValues(&temporaries);
+  AddStateReadCopies(&temporaries);
   for (const BufferLife& copy : loop_copies_) {
     temporaries.push_back({copy, HeapBuffer::Kind::kScratch, {schedule_[copy.start]}, {nullptr}, {copy.start}});
   }

@@ -173,6 +173,17 @@ class ModuleMemory {
   // branch still reads: XLA's copy insertion copies that operand first.
   void AddOperandCopies(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives);
 
+  // XLA's copy insertion copies the old value of an element of a loop's
+  // state that is still read after the body writes the new one.
+  void AddStateReadCopies(std::vector<HeapBuffer>* lives);
+
+  // The last step at which an instruction that depends on `writer` reads
+  // element `k` of the loop body's `state`, or -1.
+  int64_t LastReadAfter(const HloInstruction& writer, const HloInstruction& state, int k);
+
+  // `value` without the views over it (a read of a tuple element stays).
+  const HloInstruction* StripViews(const HloInstruction& value);
+
   // The buffer of a group of leaves, its writers in schedule order.
   HeapBuffer ValueBuffer(const Group& g);
 

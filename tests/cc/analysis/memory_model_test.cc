@@ -1590,4 +1590,49 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 8);
 }
 
+TEST(MemoryModel, LoopBodyCopiesAnElementItReadsAfterUpdatingIt) {
+  // The body writes t into element 1's buffer, then u reads the old value
+  // s: XLA's copy insertion copies s at the start of the body (copy.4 in
+  // its buffer assignment), alive until u.
+  std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(R"(HloModule m
+
+body {
+  p = (s32[], f32[64]{0}, f32[64]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  s = f32[64]{0} get-tuple-element(p), index=1
+  c = f32[64]{0} get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  e = f32[64]{0} exponential(c)
+  t = f32[64]{0} add(s, e)
+  u = f32[64]{0} subtract(t, s)
+  ROOT r = (s32[], f32[64]{0}, f32[64]{0}) tuple(n, t, u)
+}
+
+cond {
+  p = (s32[], f32[64]{0}, f32[64]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant(4)
+  ROOT lt = pred[] compare(i, k), direction=LT
+}
+
+ENTRY e {
+  x = f32[64]{0} parameter(0)
+  y = f32[64]{0} parameter(1)
+  z = s32[] constant(0)
+  t0 = (s32[], f32[64]{0}, f32[64]{0}) tuple(z, x, y)
+  w = (s32[], f32[64]{0}, f32[64]{0}) while(t0), condition=cond, body=body
+  a = f32[64]{0} get-tuple-element(w), index=1
+  b = f32[64]{0} get-tuple-element(w), index=2
+  ROOT o = f32[64]{0} add(a, b)
+})");
+  const exla::ModuleBuffers buffers = exla::PredictBuffers(*module);
+  int copies = 0;
+  for (const exla::HeapBuffer& buffer : buffers.temporaries) {
+    const bool copy = buffer.kind == exla::HeapBuffer::Kind::kScratch && buffer.life.bytes == 256;
+    if (copy && buffer.writers.size() == 1 && buffer.writers[0]->name() == "t") ++copies;
+  }
+  EXPECT_EQ(copies, 1);
+}
+
 }  // namespace
