@@ -12,6 +12,7 @@
 #include "analysis/call_inlining.h"
 #include "analysis/common_subexpressions.h"
 #include "analysis/constant_folding.h"
+#include "analysis/dot_operand_copies.h"
 #include "analysis/expansion_calls.h"
 #include "analysis/flops.h"
 #include "analysis/fusion_duplication.h"
@@ -298,12 +299,27 @@ void ModuleMemory::RecordUses() {
     std::vector<std::pair<const HloInstruction*, bool>> inputs;
     Inputs(instruction, instruction->IsElementwise(), &inputs);
     const int64_t at = instruction->Is(HloOpcode::kWhile) ? end_[instruction] : step;
-    for (const auto& input : inputs) Use(input.first, at);
+    for (const auto& input : inputs) Use(input.first, TransposedCopyStep(*instruction, *input.first, at));
   }
   for (const HloComputation* computation : computations_) {
     // A computation's result is read when it returns.
     Use(computation->root(), end_[computation->root()] + 1);
   }
+}
+
+// The step at which `reader` reads `input` (`at`, its own step), or, when
+// `reader` is a dot that reads a transposed copy of it (dot_operand_copies.h),
+// the step where the copy is made: as soon as the value is written.
+int64_t ModuleMemory::TransposedCopyStep(const HloInstruction& reader, const HloInstruction& input, int64_t at) {
+  if (!reader.Is(HloOpcode::kDot)) return at;
+  int64_t copied = at;
+  for (int i = 0; i < 2 && i < reader.operand_count(); ++i) {
+    if (reader.operand(i) != &input) continue;
+    const HloInstruction* buffer = DotOperandBuffer(reader, i);
+    if (!DotTransposesOperand(reader, i) || WrittenTransposed(*buffer) || !start_.count(buffer)) return at;
+    copied = std::min(copied, start_[buffer]);
+  }
+  return copied;
 }
 
 // XLA writes a dynamic-update-slice into the buffer it updates, and an
@@ -323,7 +339,8 @@ void ModuleMemory::ShareInPlace() {
     const int mine = LeavesOf(instruction)[0];
     if (instruction->Is(HloOpcode::kDynamicUpdateSlice) || instruction->Is(HloOpcode::kScatter)) {
       if (!FoldedAway(instruction->operand(0))) candidates.push_back({instruction->operand(0), true});
-    } else if (IsLoopFusible(*instruction) && MayWriteOverOperands(*instruction, mine, step)) {
+    } else if (IsLoopFusible(*instruction) && MayWriteOverOperands(*instruction, mine, step) &&
+               !WrittenTransposed(*instruction)) {
       Inputs(instruction, instruction->IsElementwise(), &candidates);
     }
     for (const auto& [operand, elementwise] : candidates) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/buffer_model.h"
+#include "analysis/dot_operand_copies.h"
 #include "analysis/expansion_calls.h"
 #include "analysis/heap_packing.h"
 #include "analysis/literals.h"
@@ -129,6 +130,7 @@ void ModuleMemory::AddTablesAndScratch(const HloComputation& entry, std::vector<
                         {instruction}, {nullptr}, {prologue->second}});
     }
     if (instruction->Is(HloOpcode::kConditional)) AddConditionalTables(*instruction, step, lives);
+    if (instruction->Is(HloOpcode::kDot)) AddDotOperandCopies(*instruction, step, lives);
     if (!instruction->shape().IsTuple() || instruction == entry.root()) continue;
     const Holding h = HoldingOfCached(instruction);
     if (h == Holding::kParameter || instruction->Is(HloOpcode::kGetTupleElement) ||
@@ -184,6 +186,35 @@ void ModuleMemory::AddOperandCopies(const HloInstruction& conditional, int64_t s
       lives->push_back({{leaf_[leaf].bytes, start_[operand], step}, HeapBuffer::Kind::kScratch, {&conditional},
                         {nullptr}, {step}});
     }
+  }
+}
+
+// The transposed copies of the operands of the dot `dot` (at `step`)
+// that XLA's GEMM needs (dot_operand_copies.h). XLA's breadth-first
+// schedule makes a copy as soon as its source is written (where the source
+// is then read: TransposedCopyStep), and the copy lives until the dot. A
+// producer XLA writes straight into its copies is its own first copy.
+void ModuleMemory::AddDotOperandCopies(const HloInstruction& dot, int64_t step, std::vector<HeapBuffer>* lives) {
+  for (int i = 0; i < 2 && i < dot.operand_count(); ++i) {
+    if (!DotTransposesOperand(dot, i)) continue;
+    const HloInstruction* buffer = DotOperandBuffer(dot, i);
+    if (FoldedAway(buffer) || !start_.count(buffer)) continue;
+    const std::vector<int64_t> order = DotOperandOrder(dot, i);
+    if (WrittenTransposed(*buffer)) {
+      // The producer is itself the copy in the order its first such read needs.
+      const auto reads = TransposedDotReads(*buffer);
+      if (!reads.empty() && DotOperandOrder(*reads[0].first, reads[0].second) == order) continue;
+    }
+    const int64_t first = start_[buffer];
+    // One copy per buffer and order: a later read extends the first copy.
+    const auto key = std::make_pair(StripViews(*buffer), order);
+    auto seen = dot_copies_.find(key);
+    if (seen != dot_copies_.end()) {
+      (*lives)[seen->second].life.end = std::max((*lives)[seen->second].life.end, step);
+      continue;
+    }
+    dot_copies_[key] = static_cast<int>(lives->size());
+    lives->push_back({{buffer->shape().ByteSize(), first, step}, HeapBuffer::Kind::kScratch, {&dot}, {nullptr}, {first}});
   }
 }
 

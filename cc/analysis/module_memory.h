@@ -7,6 +7,7 @@
 #define EXLA_ANALYSIS_MODULE_MEMORY_H_
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -107,6 +108,10 @@ class ModuleMemory {
 
   void Use(const HloInstruction* instruction, int64_t step);
 
+  // The step at which `reader` (at `at`) reads `input`: earlier when it
+  // reads a transposed copy, made as soon as `input` is written.
+  int64_t TransposedCopyStep(const HloInstruction& reader, const HloInstruction& input, int64_t at);
+
   void RecordUses();
 
   // XLA writes a dynamic-update-slice into the buffer it updates, and an
@@ -173,6 +178,10 @@ class ModuleMemory {
   // branch still reads: XLA's copy insertion copies that operand first.
   void AddOperandCopies(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives);
 
+  // The transposed copies XLA makes of the operands of the dot `dot`
+  // (at `step`) for its GEMM (dot_operand_copies.h).
+  void AddDotOperandCopies(const HloInstruction& dot, int64_t step, std::vector<HeapBuffer>* lives);
+
   // XLA's copy insertion copies the old value of an element of a loop's
   // state that is still read after the body writes the new one.
   void AddStateReadCopies(std::vector<HeapBuffer>* lives);
@@ -202,6 +211,9 @@ class ModuleMemory {
   // The copies XLA's copy insertion makes of the elements a loop body
   // returns in another element's place.
   std::vector<BufferLife> loop_copies_;
+  // The transposed copies of dot operands made so far, by buffer and
+  // order of dimensions: the index of the copy's life.
+  std::map<std::pair<const HloInstruction*, std::vector<int64_t>>, int> dot_copies_;
   std::unordered_map<int, int64_t> copied_from_;  // loop state leaf -> step its initial value is copied
   std::unordered_set<const HloComputation*> loop_bodies_;
   std::vector<const HloInstruction*> schedule_;  // the instruction of each step

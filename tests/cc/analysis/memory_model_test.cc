@@ -1509,6 +1509,75 @@ TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   EXPECT_EQ(exla::PackedHeapBytes(lives, 64), 512);
 }
 
+TEST(MemoryModel, DotReadsItsBatchDimensionsFirst) {
+  // XLA's GEMM wants each operand's batch dimensions first: both operands
+  // (batch dimensions 0 and 2) are transposed into copies, made as soon as
+  // the parameters exist (XLA: 2048 bytes of temporaries).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  a = f32[2,8,2,8]{3,2,1,0} parameter(0)
+  b = f32[2,8,2,8]{3,2,1,0} parameter(1)
+  ROOT d = f32[2,2,8,8]{3,2,1,0} dot(a, b), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 2 * 1024);
+}
+
+TEST(MemoryModel, DotOfSeveralContractingDimensionsReadsThemInCanonicalOrder) {
+  // With two contracting dimensions, XLA merges them into one, in its
+  // canonical order for a right operand (contracting, then free): w's
+  // free dimension comes first, so w is transposed into a copy (XLA: 1024).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  g = f32[2,8,2,8]{3,2,1,0} parameter(0)
+  w = f32[16,2,8]{2,1,0} parameter(1)
+  ROOT d = f32[2,8,16]{2,1,0} dot(g, w), lhs_contracting_dims={2,3}, rhs_contracting_dims={1,2}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 1024);
+}
+
+TEST(MemoryModel, ProducerOfATransposedDotOperandIsWrittenTransposed) {
+  // The add is read only by a dot that needs it transposed: XLA fuses it
+  // into the transposed copy, which (a transpose) it cannot write over d.
+  // d and the copy are alive together (XLA: 2048 bytes).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[2,8,16]{2,1,0} parameter(0)
+  w = f32[16,2,8]{2,1,0} parameter(1)
+  y = f32[2,8,2,8]{3,2,1,0} parameter(2)
+  v = f32[2,1,2,8]{3,2,1,0} parameter(3)
+  d = f32[2,8,2,8]{3,2,1,0} dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  a = f32[2,8,2,8]{3,2,1,0} add(d, y)
+  ROOT e = f32[2,2,8,1]{3,2,1,0} dot(a, v), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 2 * 1024);
+}
+
+TEST(MemoryModel, TransposedCopiesOfOneValueInOneOrderAreOne) {
+  // Two dots read d with its batch dimensions moved first, the same way:
+  // XLA's CSE leaves one copy, alive until the second dot; d itself dies
+  // at the copy. With y's copy, three buffers alive there (XLA: 2048
+  // bytes, as it places d in the allocation of a result).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[2,8,16]{2,1,0} parameter(0)
+  w = f32[16,2,8]{2,1,0} parameter(1)
+  y = f32[2,8,2,8]{3,2,1,0} parameter(2)
+  d = f32[2,8,2,8]{3,2,1,0} dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  e1 = f32[2,2,8,8]{3,2,1,0} dot(d, y), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+  e2 = f32[2,2,8,8]{3,2,1,0} dot(d, e1), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  ROOT t = (f32[2,2,8,8]{3,2,1,0}, f32[2,2,8,8]{3,2,1,0}) tuple(e1, e2)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 3 * 1024);
+}
+
 TEST(MemoryModel, LoopDoesNotWriteOverWhatItReadsThroughAReshape) {
   // The add reads d through a reshape, a bitcast XLA fuses into its loop,
   // which is then not elementwise in d: the loop's result takes a buffer
