@@ -17,6 +17,7 @@
 #include "analysis/loop_simplifier.h"
 #include "analysis/module_memory.h"
 #include "analysis/output_aliasing.h"
+#include "analysis/result_lending.h"
 #include "analysis/tuple_tables.h"
 #include "ir/computation.h"
 
@@ -44,7 +45,12 @@ std::unordered_map<int, Group> ModuleMemory::Groups(const HloComputation& entry)
     if (h == Holding::kParameter && instruction->parent() == &entry) g.argument = true;
     if (h == Holding::kConstant) g.constant = true;
   }
-  for (int leaf : LeavesOf(entry.root())) groups[Find(leaf)].output = true;
+  const std::vector<const Shape*> aliased = AliasedOutputs(module_);
+  for (int leaf : LeavesOf(entry.root())) {
+    Group& g = groups[Find(leaf)];
+    g.output = true;
+    g.donated = g.donated || std::find(aliased.begin(), aliased.end(), leaf_[leaf].shape) != aliased.end();
+  }
   return groups;
 }
 
@@ -189,6 +195,49 @@ void ModuleMemory::AddOperandCopies(const HloInstruction& conditional, int64_t s
   }
 }
 
+// XLA places a temporary in the allocation of an entry result that is
+// not alive while it is (result_lending.h): it leaves the heap.
+// `results`: the results' buffers.
+void ModuleMemory::DropLentTemporaries(const std::vector<HeapBuffer>& results, std::vector<HeapBuffer>* temporaries) {
+  std::vector<AssignedBuffer> assigned;
+  for (const HeapBuffer& result : results) assigned.push_back({result.life, true, PostOrderPosition(result)});
+  for (const HeapBuffer& buffer : *temporaries) {
+    // Tuple tables have allocations of their own; scratch stands for
+    // values the model does not place one by one.
+    const bool value = buffer.kind == HeapBuffer::Kind::kValue || buffer.one_value;
+    assigned.push_back({value ? buffer.life : BufferLife{}, false, PostOrderPosition(buffer)});
+  }
+  const std::vector<bool> lent = LentResultAllocations(assigned, ExpansionSteps());
+  std::vector<HeapBuffer> kept;
+  for (size_t i = 0; i < temporaries->size(); ++i) {
+    if (!lent[results.size() + i]) kept.push_back(std::move((*temporaries)[i]));
+  }
+  *temporaries = std::move(kept);
+}
+
+// Where XLA's buffer assigner ranks `buffer` among buffers of one size:
+// the first of its writers in the post order of the computations (callers
+// before the computations they call). A copy the model adds for a dot's
+// operand comes just before the dot, that of operand 0 first.
+int64_t ModuleMemory::PostOrderPosition(const HeapBuffer& buffer) {
+  if (post_order_.empty()) {
+    for (const HloComputation* computation : computations_) {
+      for (const HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+        post_order_.emplace(instruction, 4 * static_cast<int64_t>(post_order_.size()) + 3);
+      }
+    }
+  }
+  int64_t position = INT64_MAX;
+  for (const HloInstruction* writer : buffer.writers) {
+    auto it = post_order_.find(writer);
+    if (it == post_order_.end()) continue;
+    int64_t at = it->second;
+    if (buffer.one_value && writer->Is(HloOpcode::kDot)) at -= 2;
+    position = std::min(position, at);
+  }
+  return position;
+}
+
 // The transposed copies of the operands of the dot `dot` (at `step`)
 // that XLA's GEMM needs (dot_operand_copies.h). XLA's breadth-first
 // schedule makes a copy as soon as its source is written (where the source
@@ -214,7 +263,8 @@ void ModuleMemory::AddDotOperandCopies(const HloInstruction& dot, int64_t step, 
       continue;
     }
     dot_copies_[key] = static_cast<int>(lives->size());
-    lives->push_back({{buffer->shape().ByteSize(), first, step}, HeapBuffer::Kind::kScratch, {&dot}, {nullptr}, {first}});
+    lives->push_back({{buffer->shape().ByteSize(), first, step}, HeapBuffer::Kind::kScratch, {&dot}, {nullptr}, {first},
+                      /*one_value=*/true});
   }
 }
 
@@ -255,7 +305,7 @@ void ModuleMemory::AddStateReadCopies(std::vector<HeapBuffer>* lives) {
       // memory only while both values are alive.
       const int64_t first = start_[writer];
       lives->push_back({{leaf_[elements[k]].bytes, first, last}, HeapBuffer::Kind::kScratch, {writer}, {nullptr},
-                        {first}});
+                        {first}, /*one_value=*/true});
     }
   }
 }
@@ -289,6 +339,21 @@ int64_t ModuleMemory::LastReadAfter(const HloInstruction& writer, const HloInstr
   return last;
 }
 
+// The steps of the instructions XLA expands into a loop or a chain of
+// small values that the model counts as scratch at the instruction's step
+// (buffer_model.h: ExpansionLoopStateElements, ExpansionSmallValues)
+// rather than placing them one by one: those values may hold any result's
+// allocation then, so no temporary alive at such a step takes one.
+std::vector<int64_t> ModuleMemory::ExpansionSteps() {
+  std::vector<int64_t> steps;
+  for (const auto& [instruction, step] : start_) {
+    if (ExpansionLoopStateElements(*instruction) > 0 || !ExpansionSmallValues(*instruction).empty()) {
+      steps.push_back(step);
+    }
+  }
+  return steps;
+}
+
 // The buffer of a group of leaves, its writers in schedule order.
 HeapBuffer ModuleMemory::ValueBuffer(const Group& g) {
   std::vector<int> writers = g.writers;
@@ -315,8 +380,13 @@ ModuleBuffers ModuleMemory::Figures(const HloComputation& entry) {
   p.constant_bytes =
       KeptLiteralBytes(computations_, [this](const HloInstruction& i) { return FoldedAway(&i); });
   std::vector<HeapBuffer>& temporaries = buffers.temporaries;
+  std::vector<HeapBuffer> results;
   for (const auto& [root, g] : Groups(entry)) {
     if (g.IsTemporary() && g.bytes > 0) temporaries.push_back(ValueBuffer(g));
+    // A result of its own allocation (not a parameter's, not a literal).
+    if (g.output && g.materialised && !g.argument && !g.constant && !g.donated && g.bytes > 0) {
+      results.push_back(ValueBuffer(g));
+    }
   }
   AddTablesAndScratch(entry, &temporaries);
   AddEarlyExpansionValues(&temporaries);
@@ -330,6 +400,7 @@ ModuleBuffers ModuleMemory::Figures(const HloComputation& entry) {
     return std::make_tuple(a.life.start, a.life.end, a.life.bytes, static_cast<int>(a.kind)) <
            std::make_tuple(b.life.start, b.life.end, b.life.bytes, static_cast<int>(b.kind));
   });
+  DropLentTemporaries(results, &temporaries);
   std::vector<BufferLife> lives, heap;
   std::vector<int64_t> tables;  // allocations of their own (heap_packing.h)
   for (const HeapBuffer& buffer : temporaries) {

@@ -42,6 +42,7 @@ struct Group {
   bool argument = false;      // an entry parameter
   bool constant = false;      // a literal
   bool output = false;        // an entry result
+  bool donated = false;       // an entry result in a parameter's buffer (input_output_alias)
   std::vector<int> writers;   // the leaves written to memory
 
   bool IsTemporary() const { return materialised && !argument && !constant && !output; }
@@ -178,9 +179,22 @@ class ModuleMemory {
   // branch still reads: XLA's copy insertion copies that operand first.
   void AddOperandCopies(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives);
 
+  // XLA places a temporary in the allocation of an entry result that is
+  // not alive while it is (result_lending.h): it leaves the heap.
+  void DropLentTemporaries(const std::vector<HeapBuffer>& results, std::vector<HeapBuffer>* temporaries);
+
+  // Where XLA's buffer assigner ranks `buffer` among buffers of one size
+  // (the post order of its first writer).
+  int64_t PostOrderPosition(const HeapBuffer& buffer);
+
   // The transposed copies XLA makes of the operands of the dot `dot`
   // (at `step`) for its GEMM (dot_operand_copies.h).
   void AddDotOperandCopies(const HloInstruction& dot, int64_t step, std::vector<HeapBuffer>* lives);
+
+  // The steps of the instructions XLA expands into loops or chains of
+  // values the model counts as scratch: any result's allocation may be
+  // held then.
+  std::vector<int64_t> ExpansionSteps();
 
   // XLA's copy insertion copies the old value of an element of a loop's
   // state that is still read after the body writes the new one.
@@ -217,6 +231,7 @@ class ModuleMemory {
   std::unordered_map<int, int64_t> copied_from_;  // loop state leaf -> step its initial value is copied
   std::unordered_set<const HloComputation*> loop_bodies_;
   std::vector<const HloInstruction*> schedule_;  // the instruction of each step
+  std::unordered_map<const HloInstruction*, int64_t> post_order_;  // see PostOrderPosition
   std::vector<Leaf> leaf_;
   std::vector<int> parent_;
   std::vector<int64_t> last_use_;

@@ -54,15 +54,17 @@ ENTRY e {
 
 TEST(MemoryModel, TemporariesThatDoNotOverlapShareMemory) {
   // d1 dies at d2, d2 dies at the root: at most two are alive together, and
-  // the third reuses the first's memory.
+  // the third reuses the first's memory. (The result is smaller than they
+  // are, so none of them can take its allocation.)
   const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
 
 ENTRY e {
   x = f32[128,128]{1,0} parameter(0)
+  y = f32[128,64]{1,0} parameter(1)
   d1 = f32[128,128]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   d2 = f32[128,128]{1,0} dot(d1, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   d3 = f32[128,128]{1,0} dot(d2, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT d4 = f32[128,128]{1,0} dot(d3, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT d4 = f32[128,64]{1,0} dot(d3, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
 )"));
   EXPECT_EQ(p.buffers, 3);
@@ -1233,7 +1235,10 @@ TEST(MemoryModel, TupleTablesAreAllocationsOfTheirOwn) {
   // only arrays into the heap) and stacks them at 64-byte boundaries: the
   // heap of three slots and a byte (the first loop's state, two counters,
   // a condition), then 64 + 16 bytes of tables. Packed into the heap with
-  // the rest, the two tables would share one slot.
+  // the rest, the two tables would share one slot. (The first loop's
+  // state, dead before the second loop's state is written, takes the
+  // allocation of that state, the entry's result: result_lending.h. So
+  // three slots of the heap are left.)
   const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
 
 body0 {
@@ -1280,7 +1285,7 @@ ENTRY e {
   w1 = (s32[], f32[16]{0}) while(t1), condition=cond1, body=body1
   ROOT r = f32[16]{0} get-tuple-element(w1), index=1
 })"));
-  EXPECT_EQ(p.temp_bytes, 4 * 64 + 64 + 16);
+  EXPECT_EQ(p.temp_bytes, 3 * 64 + 64 + 16);
 }
 
 // Sorts values with the iota of their indices; the program keeps the sorted
@@ -1509,6 +1514,26 @@ TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   EXPECT_EQ(exla::PackedHeapBytes(lives, 64), 512);
 }
 
+TEST(MemoryModel, TemporaryDeadBeforeTheResultIsWrittenTakesItsAllocation) {
+  // d1 and d2 are alive together at s, which XLA writes over one of them;
+  // the other dies there, before the result r is written, and XLA's buffer
+  // assignment places it in r's allocation: one temporary is left in the
+  // heap (XLA: 65536 bytes of temporaries).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[128,128]{1,0} parameter(0)
+  y = f32[128,128]{1,0} parameter(1)
+  d1 = f32[128,128]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d2 = f32[128,128]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  s = f32[128,128]{1,0} add(d1, d2)
+  ROOT r = f32[128,128]{1,0} dot(s, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 65536);
+  EXPECT_EQ(p.peak_bytes(), 4 * 65536);
+}
+
 TEST(MemoryModel, DotReadsItsBatchDimensionsFirst) {
   // XLA's GEMM wants each operand's batch dimensions first: both operands
   // (batch dimensions 0 and 2) are transposed into copies, made as soon as
@@ -1561,8 +1586,8 @@ ENTRY e {
 TEST(MemoryModel, TransposedCopiesOfOneValueInOneOrderAreOne) {
   // Two dots read d with its batch dimensions moved first, the same way:
   // XLA's CSE leaves one copy, alive until the second dot; d itself dies
-  // at the copy. With y's copy, three buffers alive there (XLA: 2048
-  // bytes, as it places d in the allocation of a result).
+  // at the copy (and takes a result's allocation). With y's copy, two
+  // temporaries (XLA: 2048 bytes).
   const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
 
 ENTRY e {
@@ -1575,7 +1600,7 @@ ENTRY e {
   ROOT t = (f32[2,2,8,8]{3,2,1,0}, f32[2,2,8,8]{3,2,1,0}) tuple(e1, e2)
 }
 )"));
-  EXPECT_EQ(p.temp_bytes, 3 * 1024);
+  EXPECT_EQ(p.temp_bytes, 2 * 1024);
 }
 
 TEST(MemoryModel, LoopDoesNotWriteOverWhatItReadsThroughAReshape) {
