@@ -194,6 +194,10 @@ bool KernelLargerThanInput(const HloInstruction& convolution) {
 
 }  // namespace
 
+bool IsFusedMatrixVectorDot(const HloInstruction& instruction) {
+  return FusesMatrixOfDot(instruction, 0) || FusesMatrixOfDot(instruction, 1);
+}
+
 bool IsLoopFusible(const HloInstruction& instruction) {
   if (instruction.IsElementwise() || IsOuterProduct(instruction)) return true;
   switch (instruction.opcode()) {

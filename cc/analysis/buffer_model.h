@@ -32,6 +32,11 @@ enum class Holding {
 // (a loop-fusible producer).
 bool IsLoopFusible(const HloInstruction& instruction);
 
+// Whether XLA CPU emits the dot `instruction` as a loop of its own, into
+// which it fuses the producers of its matrix: a matrix-vector product with
+// a small vector.
+bool IsFusedMatrixVectorDot(const HloInstruction& instruction);
+
 // Whether `instruction` reads its operands inside a fused loop, so that a
 // fusible producer can be folded into it.
 bool FusesProducers(const HloInstruction& instruction);

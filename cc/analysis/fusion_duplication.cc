@@ -54,6 +54,19 @@ class DuplicationCounter {
     own.indexing_users.insert(nullptr);
     own.count = 1;
     loops_[&root] = {{&root, own}};
+    reductions_[&root] = root.Is(HloOpcode::kReduce) ? 1 : 0;
+  }
+
+  // Whether folding the reduction `instruction` into `loops` would give
+  // one of them more reductions than XLA puts in one fusion; if not,
+  // counts it in each.
+  bool TooManyReductions(const HloInstruction& instruction, const Loops& loops) {
+    if (!instruction.Is(HloOpcode::kReduce)) return false;
+    for (const auto& [loop, emission] : loops) {
+      if (reductions_[loop] >= kMaxReductionsInFusion) return true;
+    }
+    for (const auto& [loop, emission] : loops) ++reductions_[loop];
+    return false;
   }
 
   int64_t CountOf(const HloInstruction* indexing_user, const HloInstruction* loop) const {
@@ -114,7 +127,8 @@ class DuplicationCounter {
       return;
     }
     Loops mine = Gather(instruction);
-    if (holding == Holding::kFused && (TooOften(instruction, mine) || InSeveralLoops(instruction, mine))) {
+    if (holding == Holding::kFused &&
+        (TooOften(instruction, mine) || InSeveralLoops(instruction, mine) || TooManyReductions(instruction, mine))) {
       over_duplicated_.insert(&instruction);
       StartLoop(instruction);
       return;
@@ -124,6 +138,7 @@ class DuplicationCounter {
 
   std::unordered_map<const HloInstruction*, Loops> loops_;
   std::unordered_set<const HloInstruction*> over_duplicated_;
+  std::unordered_map<const HloInstruction*, int64_t> reductions_;  // per loop root
 };
 
 }  // namespace

@@ -25,9 +25,15 @@ namespace exla {
 // XLA's limit: a fused producer emitted more often than this is written out.
 inline constexpr int64_t kAllowedCodeDuplication = 15;
 
+// The most reductions XLA's CPU fusion puts in one fused loop (it splits
+// larger ones to bound the size of the code it emits): a further
+// reduction is written out and starts a loop of its own.
+inline constexpr int64_t kMaxReductionsInFusion = 6;
+
 // The instructions of `computation` that buffer_model.h's rules would fuse
 // (HoldingOf gives kFused) but that XLA writes out because some fused loop
-// would emit them more than kAllowedCodeDuplication times. Computed from the
+// would emit them more than kAllowedCodeDuplication times, or would hold
+// more than kMaxReductionsInFusion reductions. Computed from the
 // fusion's root towards its producers, as XLA fuses: a producer written out
 // starts a loop of its own, into which its producers fuse.
 std::unordered_set<const HloInstruction*> OverDuplicatedProducers(const HloComputation& computation);

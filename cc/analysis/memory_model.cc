@@ -12,6 +12,7 @@
 #include "analysis/call_inlining.h"
 #include "analysis/common_subexpressions.h"
 #include "analysis/constant_folding.h"
+#include "analysis/dot_operand_copies.h"
 #include "analysis/expansion_calls.h"
 #include "analysis/flops.h"
 #include "analysis/fusion_duplication.h"
@@ -263,9 +264,25 @@ void ModuleMemory::Inputs(const HloInstruction* reader, bool elementwise,
                             operand->shape().dims() == operand->operand(0)->shape().dims();
       Inputs(operand, elementwise && (operand->IsElementwise() || identity), inputs);
     } else {
-      inputs->push_back({operand, elementwise});
+      inputs->push_back({operand, elementwise && !ReshapedView(*operand)});
     }
   }
+}
+
+// Whether `view` is its buffer seen through a reshape that changes its
+// dimensions. XLA fuses that reshape (a bitcast once layouts are
+// assigned) into the loop that reads it, and a loop that reads an operand
+// through a bitcast is not elementwise in it: it never writes over it.
+bool ModuleMemory::ReshapedView(const HloInstruction& view) {
+  for (const HloInstruction* at = &view; HoldingOfCached(at) == Holding::kOperand && at->operand_count() == 1;
+       at = at->operand(0)) {
+    const bool reshape = at->Is(HloOpcode::kReshape) || at->Is(HloOpcode::kBitcast);
+    if (reshape && at->shape().IsArray() && at->operand(0)->shape().IsArray() &&
+        at->shape().dims() != at->operand(0)->shape().dims()) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void ModuleMemory::Use(const HloInstruction* instruction, int64_t step) {
@@ -282,12 +299,27 @@ void ModuleMemory::RecordUses() {
     std::vector<std::pair<const HloInstruction*, bool>> inputs;
     Inputs(instruction, instruction->IsElementwise(), &inputs);
     const int64_t at = instruction->Is(HloOpcode::kWhile) ? end_[instruction] : step;
-    for (const auto& input : inputs) Use(input.first, at);
+    for (const auto& input : inputs) Use(input.first, TransposedCopyStep(*instruction, *input.first, at));
   }
   for (const HloComputation* computation : computations_) {
     // A computation's result is read when it returns.
     Use(computation->root(), end_[computation->root()] + 1);
   }
+}
+
+// The step at which `reader` reads `input` (`at`, its own step), or, when
+// `reader` is a dot that reads a transposed copy of it (dot_operand_copies.h),
+// the step where the copy is made: as soon as the value is written.
+int64_t ModuleMemory::TransposedCopyStep(const HloInstruction& reader, const HloInstruction& input, int64_t at) {
+  if (!reader.Is(HloOpcode::kDot)) return at;
+  int64_t copied = at;
+  for (int i = 0; i < 2 && i < reader.operand_count(); ++i) {
+    if (reader.operand(i) != &input) continue;
+    const HloInstruction* buffer = DotOperandBuffer(reader, i);
+    if (!DotTransposesOperand(reader, i) || WrittenTransposed(*buffer) || !start_.count(buffer)) return at;
+    copied = std::min(copied, start_[buffer]);
+  }
+  return copied;
 }
 
 // XLA writes a dynamic-update-slice into the buffer it updates, and an
@@ -307,7 +339,8 @@ void ModuleMemory::ShareInPlace() {
     const int mine = LeavesOf(instruction)[0];
     if (instruction->Is(HloOpcode::kDynamicUpdateSlice) || instruction->Is(HloOpcode::kScatter)) {
       if (!FoldedAway(instruction->operand(0))) candidates.push_back({instruction->operand(0), true});
-    } else if (IsLoopFusible(*instruction) && MayWriteOverOperands(*instruction, mine, step)) {
+    } else if (IsLoopFusible(*instruction) && MayWriteOverOperands(*instruction, mine, step) &&
+               !WrittenTransposed(*instruction)) {
       Inputs(instruction, instruction->IsElementwise(), &candidates);
     }
     for (const auto& [operand, elementwise] : candidates) {
@@ -337,6 +370,20 @@ void ModuleMemory::ShareSortedOperands(const HloInstruction& sort, int64_t step)
     if (leaf_[theirs].bytes != leaf_[mine[i]].bytes || !Dies(theirs, step, false)) continue;
     Merge(mine[i], theirs);
   }
+}
+
+// XLA decomposes a top-k it has no kernel for (not f32) into a sort of
+// its operand and an iota of indices, which sorts the operand in place
+// when nothing else reads it and it dies there (as ShareSortedOperands):
+// the operand's bytes of the expansion's scratch are then its own buffer.
+int64_t ModuleMemory::TopKSortedInPlaceBytes(const HloInstruction& topk, int64_t step) {
+  if (!topk.Is(HloOpcode::kTopK) || topk.operand_count() != 1 || ScratchBytes(topk) == 0) return 0;
+  const HloInstruction* operand = topk.operand(0);
+  if (operand->user_count() != 1 || !operand->shape().IsArray() || FoldedAway(operand) ||
+      InParallelCall(*operand) || Outlined(*operand)) {
+    return 0;
+  }
+  return Dies(LeavesOf(operand)[0], step, false) ? operand->shape().ByteSize() : 0;
 }
 
 // Whether the elementwise loop `instruction` (leaf `mine`, at `step`) may

@@ -6,9 +6,12 @@
 // (elementwise chains become one loop that writes one buffer), a sequential
 // schedule of what is left (a memory-aware depth-first order on the CPU) and
 // buffer assignment (values whose lives do not overlap share memory, packed
-// into one heap by decreasing size, best fit). Between fusion and buffer
-// assignment, the CPU backend also outlines large loops into calls that run
-// on several threads, which keeps them from writing over their operands.
+// into one heap by decreasing size, best fit; a temporary that dies before
+// an entry result is written takes that result's allocation instead).
+// Between fusion and buffer assignment, the CPU backend also outlines large
+// loops into calls that run on several threads, which keeps them from
+// writing over their operands, and transposes the operands of dots into
+// the order its GEMM reads.
 // Before fusion, XLA simplifies the module (replaces loops of one trip by
 // their bodies, inlines calls, folds literals and reads of tuples, drops
 // unread sort arrays, merges common subexpressions, shrinks loop states).
@@ -16,10 +19,11 @@
 // constant_folding.h, tuple_simplifier.h, sort_simplifier.h,
 // common_subexpressions.h and loop_simplifier.h what XLA fuses;
 // buffer_model.h and fusion_duplication.h which values get a buffer of
-// their own, schedule.h gives the order, parallel_tasks.h which loops are
-// outlined, heap_packing.h packs the lives and stacks the tuple tables
-// beside the heap), so that a plan can be judged in microseconds instead
-// of an XLA compile.
+// their own, dot_operand_copies.h the copies dots read, schedule.h gives
+// the order, parallel_tasks.h which loops are outlined, result_lending.h
+// which temporaries take a result's allocation, heap_packing.h packs the
+// lives and stacks the tuple tables beside the heap), so that a plan can
+// be judged in microseconds instead of an XLA compile.
 //
 // The prediction errs high rather than low: a value the model cannot place
 // gets a buffer of its own; a low prediction is what would break a limit.
@@ -68,6 +72,9 @@ struct HeapBuffer {
   std::vector<const HloInstruction*> writers;
   std::vector<const Shape*> shapes;
   std::vector<int64_t> steps;  // the step at which each writer runs
+  // Scratch that is one value of XLA's (a copy it makes), placed like a
+  // value; other scratch stands for values the model does not place.
+  bool one_value = false;
 };
 
 // The model's buffers and schedule, for analyses that need more than the

@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "analysis/buffer_model.h"
+#include "analysis/dot_operand_copies.h"
 #include "analysis/expansion_calls.h"
 #include "analysis/heap_packing.h"
 #include "analysis/literals.h"
 #include "analysis/loop_simplifier.h"
 #include "analysis/module_memory.h"
 #include "analysis/output_aliasing.h"
+#include "analysis/result_lending.h"
 #include "analysis/tuple_tables.h"
 #include "ir/computation.h"
 
@@ -43,7 +45,12 @@ std::unordered_map<int, Group> ModuleMemory::Groups(const HloComputation& entry)
     if (h == Holding::kParameter && instruction->parent() == &entry) g.argument = true;
     if (h == Holding::kConstant) g.constant = true;
   }
-  for (int leaf : LeavesOf(entry.root())) groups[Find(leaf)].output = true;
+  const std::vector<const Shape*> aliased = AliasedOutputs(module_);
+  for (int leaf : LeavesOf(entry.root())) {
+    Group& g = groups[Find(leaf)];
+    g.output = true;
+    g.donated = g.donated || std::find(aliased.begin(), aliased.end(), leaf_[leaf].shape) != aliased.end();
+  }
   return groups;
 }
 
@@ -102,7 +109,7 @@ int64_t ModuleMemory::FirstStep(const HloComputation* computation) {
 void ModuleMemory::AddTablesAndScratch(const HloComputation& entry, std::vector<HeapBuffer>* lives) {
   using Kind = HeapBuffer::Kind;
   for (const auto& [instruction, step] : start_) {
-    if (const int64_t scratch = ScratchBytes(*instruction)) {
+    if (const int64_t scratch = ScratchBytes(*instruction) - TopKSortedInPlaceBytes(*instruction, step)) {
       lives->push_back({{scratch, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
     }
     if (const int64_t state = ExpansionLoopStateElements(*instruction)) {
@@ -129,6 +136,7 @@ void ModuleMemory::AddTablesAndScratch(const HloComputation& entry, std::vector<
                         {instruction}, {nullptr}, {prologue->second}});
     }
     if (instruction->Is(HloOpcode::kConditional)) AddConditionalTables(*instruction, step, lives);
+    if (instruction->Is(HloOpcode::kDot)) AddDotOperandCopies(*instruction, step, lives);
     if (!instruction->shape().IsTuple() || instruction == entry.root()) continue;
     const Holding h = HoldingOfCached(instruction);
     if (h == Holding::kParameter || instruction->Is(HloOpcode::kGetTupleElement) ||
@@ -187,6 +195,165 @@ void ModuleMemory::AddOperandCopies(const HloInstruction& conditional, int64_t s
   }
 }
 
+// XLA places a temporary in the allocation of an entry result that is
+// not alive while it is (result_lending.h): it leaves the heap.
+// `results`: the results' buffers.
+void ModuleMemory::DropLentTemporaries(const std::vector<HeapBuffer>& results, std::vector<HeapBuffer>* temporaries) {
+  std::vector<AssignedBuffer> assigned;
+  for (const HeapBuffer& result : results) assigned.push_back({result.life, true, PostOrderPosition(result)});
+  for (const HeapBuffer& buffer : *temporaries) {
+    // Tuple tables have allocations of their own; scratch stands for
+    // values the model does not place one by one.
+    const bool value = buffer.kind == HeapBuffer::Kind::kValue || buffer.one_value;
+    assigned.push_back({value ? buffer.life : BufferLife{}, false, PostOrderPosition(buffer)});
+  }
+  const std::vector<bool> lent = LentResultAllocations(assigned, ExpansionSteps());
+  std::vector<HeapBuffer> kept;
+  for (size_t i = 0; i < temporaries->size(); ++i) {
+    if (!lent[results.size() + i]) kept.push_back(std::move((*temporaries)[i]));
+  }
+  *temporaries = std::move(kept);
+}
+
+// Where XLA's buffer assigner ranks `buffer` among buffers of one size:
+// the first of its writers in the post order of the computations (callers
+// before the computations they call). A copy the model adds for a dot's
+// operand comes just before the dot, that of operand 0 first.
+int64_t ModuleMemory::PostOrderPosition(const HeapBuffer& buffer) {
+  if (post_order_.empty()) {
+    for (const HloComputation* computation : computations_) {
+      for (const HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+        post_order_.emplace(instruction, 4 * static_cast<int64_t>(post_order_.size()) + 3);
+      }
+    }
+  }
+  int64_t position = INT64_MAX;
+  for (const HloInstruction* writer : buffer.writers) {
+    auto it = post_order_.find(writer);
+    if (it == post_order_.end()) continue;
+    int64_t at = it->second;
+    if (buffer.one_value && writer->Is(HloOpcode::kDot)) at -= 2;
+    position = std::min(position, at);
+  }
+  return position;
+}
+
+// The transposed copies of the operands of the dot `dot` (at `step`)
+// that XLA's GEMM needs (dot_operand_copies.h). XLA's breadth-first
+// schedule makes a copy as soon as its source is written (where the source
+// is then read: TransposedCopyStep), and the copy lives until the dot. A
+// producer XLA writes straight into its copies is its own first copy.
+void ModuleMemory::AddDotOperandCopies(const HloInstruction& dot, int64_t step, std::vector<HeapBuffer>* lives) {
+  for (int i = 0; i < 2 && i < dot.operand_count(); ++i) {
+    if (!DotTransposesOperand(dot, i)) continue;
+    const HloInstruction* buffer = DotOperandBuffer(dot, i);
+    if (FoldedAway(buffer) || !start_.count(buffer)) continue;
+    const std::vector<int64_t> order = DotOperandOrder(dot, i);
+    if (WrittenTransposed(*buffer)) {
+      // The producer is itself the copy in the order its first such read needs.
+      const auto reads = TransposedDotReads(*buffer);
+      if (!reads.empty() && DotOperandOrder(*reads[0].first, reads[0].second) == order) continue;
+    }
+    const int64_t first = start_[buffer];
+    // One copy per buffer and order: a later read extends the first copy.
+    const auto key = std::make_pair(StripViews(*buffer), order);
+    auto seen = dot_copies_.find(key);
+    if (seen != dot_copies_.end()) {
+      (*lives)[seen->second].life.end = std::max((*lives)[seen->second].life.end, step);
+      continue;
+    }
+    dot_copies_[key] = static_cast<int>(lives->size());
+    lives->push_back({{buffer->shape().ByteSize(), first, step}, HeapBuffer::Kind::kScratch, {&dot}, {nullptr}, {first},
+                      /*one_value=*/true});
+  }
+}
+
+// `value` without the views over it (a read of a tuple element stays).
+const HloInstruction* ModuleMemory::StripViews(const HloInstruction& value) {
+  const HloInstruction* element = &value;
+  while (HoldingOfCached(element) == Holding::kOperand && element->operand_count() == 1 &&
+         !element->Is(HloOpcode::kGetTupleElement)) {
+    element = element->operand(0);
+  }
+  return element;
+}
+
+// XLA's copy insertion: a loop body writes the new value of an element of
+// its state into the element's buffer, so when the old value still has
+// readers after that write, XLA first copies the old value (at the start
+// of the body, as soon as the state exists) and those readers read the
+// copy, alive until the last of them.
+void ModuleMemory::AddStateReadCopies(std::vector<HeapBuffer>* lives) {
+  for (const HloComputation* body : loop_bodies_) {
+    const HloInstruction* root = body->root();
+    const HloInstruction* state = body->parameter(0);
+    if (!root->Is(HloOpcode::kTuple) || LeafCount(state->shape()) != root->operand_count()) continue;
+    const std::vector<int>& elements = LeavesOf(state);
+    for (int k = 0; k < root->operand_count(); ++k) {
+      const HloInstruction* writer = root->operand(k);
+      while (HoldingOfCached(writer) == Holding::kOperand && writer->operand_count() == 1) writer = writer->operand(0);
+      // A conditional that updates an element copies it already (AddOperandCopies).
+      if (writer->parent() != body || !start_.count(writer) || !writer->shape().IsArray() ||
+          writer->Is(HloOpcode::kConditional) ||
+          HoldingOfCached(writer) == Holding::kParameter || Find(LeavesOf(writer)[0]) != Find(elements[k])) {
+        continue;
+      }
+      const int64_t last = LastReadAfter(*writer, *state, k);
+      if (last < 0) continue;
+      // XLA's liveness ends the old value at the copy, and the element's
+      // buffer is free until the new value is written: the copy costs
+      // memory only while both values are alive.
+      const int64_t first = start_[writer];
+      lives->push_back({{leaf_[elements[k]].bytes, first, last}, HeapBuffer::Kind::kScratch, {writer}, {nullptr},
+                        {first}, /*one_value=*/true});
+    }
+  }
+}
+
+// The last step at which an instruction that depends on `writer` reads
+// element `k` of the body's `state` (whatever the schedule, it runs after
+// the new value is written), or -1 when none does.
+int64_t ModuleMemory::LastReadAfter(const HloInstruction& writer, const HloInstruction& state, int k) {
+  std::unordered_set<const HloInstruction*> after;
+  std::vector<const HloInstruction*> pending = {&writer};
+  while (!pending.empty()) {
+    const HloInstruction* at = pending.back();
+    pending.pop_back();
+    for (const HloInstruction* user : at->users()) {
+      if (after.insert(user).second) pending.push_back(user);
+    }
+  }
+  int64_t last = -1;
+  for (const HloInstruction* reader : after) {
+    if (!start_.count(reader) || FoldedAway(reader) || HoldingOfCached(reader) != Holding::kOwn) continue;
+    std::vector<std::pair<const HloInstruction*, bool>> inputs;
+    Inputs(reader, false, &inputs);
+    for (const auto& input : inputs) {
+      const HloInstruction* value = StripViews(*input.first);
+      if (value->Is(HloOpcode::kGetTupleElement) && value->operand(0) == &state &&
+          value->IntAttribute("index").value_or(-1) == k) {
+        last = std::max(last, start_[reader]);
+      }
+    }
+  }
+  return last;
+}
+
+// The steps of the instructions XLA expands into a loop or a chain of
+// small values that the model counts as scratch at the instruction's step
+// (buffer_model.h: ExpansionLoopStateElements, ExpansionSmallValues)
+// rather than placing them one by one: those values may hold any result's
+// allocation then, so no temporary alive at such a step takes one.
+std::vector<int64_t> ModuleMemory::ExpansionSteps() {
+  std::vector<int64_t> steps;
+  for (const auto& [instruction, step] : start_) {
+    if (ExpansionLoopStateElements(*instruction) > 0 || !ExpansionSmallValues(*instruction).empty()) {
+      steps.push_back(step);
+    }
+  }
+  return steps;
+}
+
 // The buffer of a group of leaves, its writers in schedule order.
 HeapBuffer ModuleMemory::ValueBuffer(const Group& g) {
   std::vector<int> writers = g.writers;
@@ -213,11 +380,17 @@ ModuleBuffers ModuleMemory::Figures(const HloComputation& entry) {
   p.constant_bytes =
       KeptLiteralBytes(computations_, [this](const HloInstruction& i) { return FoldedAway(&i); });
   std::vector<HeapBuffer>& temporaries = buffers.temporaries;
+  std::vector<HeapBuffer> results;
   for (const auto& [root, g] : Groups(entry)) {
     if (g.IsTemporary() && g.bytes > 0) temporaries.push_back(ValueBuffer(g));
+    // A result of its own allocation (not a parameter's, not a literal).
+    if (g.output && g.materialised && !g.argument && !g.constant && !g.donated && g.bytes > 0) {
+      results.push_back(ValueBuffer(g));
+    }
   }
   AddTablesAndScratch(entry, &temporaries);
   AddEarlyExpansionValues(&temporaries);
+  AddStateReadCopies(&temporaries);
   for (const BufferLife& copy : loop_copies_) {
     temporaries.push_back({copy, HeapBuffer::Kind::kScratch, {schedule_[copy.start]}, {nullptr}, {copy.start}});
   }
@@ -227,6 +400,7 @@ ModuleBuffers ModuleMemory::Figures(const HloComputation& entry) {
     return std::make_tuple(a.life.start, a.life.end, a.life.bytes, static_cast<int>(a.kind)) <
            std::make_tuple(b.life.start, b.life.end, b.life.bytes, static_cast<int>(b.kind));
   });
+  DropLentTemporaries(results, &temporaries);
   std::vector<BufferLife> lives, heap;
   std::vector<int64_t> tables;  // allocations of their own (heap_packing.h)
   for (const HeapBuffer& buffer : temporaries) {

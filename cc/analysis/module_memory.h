@@ -7,6 +7,7 @@
 #define EXLA_ANALYSIS_MODULE_MEMORY_H_
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -41,6 +42,7 @@ struct Group {
   bool argument = false;      // an entry parameter
   bool constant = false;      // a literal
   bool output = false;        // an entry result
+  bool donated = false;       // an entry result in a parameter's buffer (input_output_alias)
   std::vector<int> writers;   // the leaves written to memory
 
   bool IsTemporary() const { return materialised && !argument && !constant && !output; }
@@ -101,7 +103,15 @@ class ModuleMemory {
   void Inputs(const HloInstruction* reader, bool elementwise,
               std::vector<std::pair<const HloInstruction*, bool>>* inputs);
 
+  // Whether `view` is its buffer seen through a reshape that changes its
+  // dimensions (which a loop reading it is not elementwise in).
+  bool ReshapedView(const HloInstruction& view);
+
   void Use(const HloInstruction* instruction, int64_t step);
+
+  // The step at which `reader` (at `at`) reads `input`: earlier when it
+  // reads a transposed copy, made as soon as `input` is written.
+  int64_t TransposedCopyStep(const HloInstruction& reader, const HloInstruction& input, int64_t at);
 
   void RecordUses();
 
@@ -115,6 +125,10 @@ class ModuleMemory {
   // unless a call XLA outlines for threads writes the operand or the
   // sorted array is a result of the entry.
   void ShareSortedOperands(const HloInstruction& sort, int64_t step);
+
+  // The bytes of the operand of the top-k `topk` (at `step`) that XLA's
+  // expansion sorts in place rather than in a copy (ScratchBytes), or 0.
+  int64_t TopKSortedInPlaceBytes(const HloInstruction& topk, int64_t step);
 
   // Whether the elementwise loop `instruction` (leaf `mine`, at `step`) may
   // write its result over an operand that dies there. Not when it writes a
@@ -165,6 +179,34 @@ class ModuleMemory {
   // branch still reads: XLA's copy insertion copies that operand first.
   void AddOperandCopies(const HloInstruction& conditional, int64_t step, std::vector<HeapBuffer>* lives);
 
+  // XLA places a temporary in the allocation of an entry result that is
+  // not alive while it is (result_lending.h): it leaves the heap.
+  void DropLentTemporaries(const std::vector<HeapBuffer>& results, std::vector<HeapBuffer>* temporaries);
+
+  // Where XLA's buffer assigner ranks `buffer` among buffers of one size
+  // (the post order of its first writer).
+  int64_t PostOrderPosition(const HeapBuffer& buffer);
+
+  // The transposed copies XLA makes of the operands of the dot `dot`
+  // (at `step`) for its GEMM (dot_operand_copies.h).
+  void AddDotOperandCopies(const HloInstruction& dot, int64_t step, std::vector<HeapBuffer>* lives);
+
+  // The steps of the instructions XLA expands into loops or chains of
+  // values the model counts as scratch: any result's allocation may be
+  // held then.
+  std::vector<int64_t> ExpansionSteps();
+
+  // XLA's copy insertion copies the old value of an element of a loop's
+  // state that is still read after the body writes the new one.
+  void AddStateReadCopies(std::vector<HeapBuffer>* lives);
+
+  // The last step at which an instruction that depends on `writer` reads
+  // element `k` of the loop body's `state`, or -1.
+  int64_t LastReadAfter(const HloInstruction& writer, const HloInstruction& state, int k);
+
+  // `value` without the views over it (a read of a tuple element stays).
+  const HloInstruction* StripViews(const HloInstruction& value);
+
   // The buffer of a group of leaves, its writers in schedule order.
   HeapBuffer ValueBuffer(const Group& g);
 
@@ -183,9 +225,13 @@ class ModuleMemory {
   // The copies XLA's copy insertion makes of the elements a loop body
   // returns in another element's place.
   std::vector<BufferLife> loop_copies_;
+  // The transposed copies of dot operands made so far, by buffer and
+  // order of dimensions: the index of the copy's life.
+  std::map<std::pair<const HloInstruction*, std::vector<int64_t>>, int> dot_copies_;
   std::unordered_map<int, int64_t> copied_from_;  // loop state leaf -> step its initial value is copied
   std::unordered_set<const HloComputation*> loop_bodies_;
   std::vector<const HloInstruction*> schedule_;  // the instruction of each step
+  std::unordered_map<const HloInstruction*, int64_t> post_order_;  // see PostOrderPosition
   std::vector<Leaf> leaf_;
   std::vector<int> parent_;
   std::vector<int64_t> last_use_;

@@ -60,15 +60,17 @@ TEST(MemoryTimeline, BaselineIsTheProgramsOwnArgumentsAndOutputs) {
 
 TEST(MemoryTimeline, MaximumIsTheModelsLiveBytes) {
   // Three temporaries, at most two alive together: the curve's top is the
-  // model's live_bytes, and the packed heap is no smaller.
+  // model's live_bytes, and the packed heap is no smaller. (The result is
+  // too small for any of them to take its allocation.)
   const MemoryTimeline t = PredictMemoryTimeline(std::string(R"(HloModule m
 
 ENTRY e {
   x = f32[128,128]{1,0} parameter(0)
+  y = f32[128,64]{1,0} parameter(1)
   d1 = f32[128,128]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   d2 = f32[128,128]{1,0} dot(d1, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   d3 = f32[128,128]{1,0} dot(d2, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT d4 = f32[128,128]{1,0} dot(d3, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT d4 = f32[128,64]{1,0} dot(d3, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
 )"));
   const int64_t top = *std::max_element(t.live_bytes.begin(), t.live_bytes.end());
