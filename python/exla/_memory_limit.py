@@ -304,7 +304,11 @@ NEAR_MISS = 1.05
 the limit are ranked as if they did (the memory model's error on exla's loops
 is of this order): SGPR M = 5,000 under 2GB, the plan with slices of 1,000
 columns was predicted 0.2% over and is planned 1.85 GB by XLA, while the
-smallest prediction has slices of 125 columns and runs slower."""
+smallest prediction has slices of 125 columns and runs slower. Where plans
+are predicted to fit, a near miss is still compiled first when it saves
+work that all of them repeat (:func:`_saves_work`): attention's gradients
+under 2MB in one pass are predicted at 2.06 MB and planned 1.93 MB by XLA,
+while every plan predicted to fit computes the scores twice."""
 
 MODEL_AGREES = 0.9
 """Where no plan is predicted to fit and XLA plans the smallest at least this
@@ -369,16 +373,28 @@ def _best(fitting: list[Candidate]) -> Candidate:
     return fastest if first.predicted_seconds > CLEAR_GAIN * fastest.predicted_seconds else first
 
 
+def _saves_work(near: Candidate, fitting: Candidate) -> bool:
+    """Whether a near miss is worth a compile before the plan that fits: it
+    computes less again, or the cost model predicts it CLEAR_GAIN faster."""
+    return (near.recomputed_flops < fitting.recomputed_flops or
+            fitting.predicted_seconds > CLEAR_GAIN * near.predicted_seconds)
+
+
 def _model_choice(plans: list[ModelPlan], target: int,
                   near_misses: bool = True) -> ModelPlan | None:
     """The plan to compile: of those the models predict to fit, the one
-    :func:`_best` ranks first; with none, the same of those predicted within
-    NEAR_MISS of the target (``near_misses``), else the smallest predicted
-    peak (the models err both ways, so XLA may still find it fits)."""
+    :func:`_best` ranks first, unless one predicted within NEAR_MISS of the
+    target saves work it repeats (``near_misses``); with none that fits, the
+    best of the near misses, else the smallest predicted peak (the models
+    err both ways, so XLA may still find it fits)."""
     fitting = [(_as_candidate(p), p) for p in plans if p.fits]
-    if not fitting and near_misses:
-        fitting = [(_as_candidate(p), p) for p in plans
-                   if p.predicted_peak_bytes <= NEAR_MISS * target]
+    near = [(_as_candidate(p), p) for p in plans
+            if not p.fits and p.predicted_peak_bytes <= NEAR_MISS * target] if near_misses else []
+    if fitting and near:
+        best_fit, best_near = _best([c for c, _ in fitting]), _best([c for c, _ in near])
+        if _saves_work(best_near, best_fit):
+            return next(p for c, p in near if c is best_near)
+    fitting = fitting or near
     if fitting:
         best = _best([c for c, _ in fitting])
         return next(p for c, p in fitting if c is best)
@@ -452,7 +468,7 @@ class _LimitSearch:
             if not best.fits:
                 smallest = _model_choice(considered, target, near_misses=False)
                 if smallest is not best:
-                    near_misses = False  # a near miss missed: the smallest next
+                    near_misses = False  # a near miss missed: the models' own choice next
                     continue
                 # No plan is predicted to fit, and XLA agrees on the smallest:
                 # measuring the same plans with XLA would only say so again,

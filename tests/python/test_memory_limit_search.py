@@ -309,6 +309,29 @@ def test_a_plan_xla_finds_over_the_limit_is_corrected_once(monkeypatch):
     assert (plan.chosen.threshold, plan.chosen.split_size) == (2 * MB, None)
 
 
+def _recomputing_or_near_miss():
+    # Under 12 MB: a plan predicted to fit that computes 1 GFLOP again, and
+    # one predicted 3% over the limit that computes nothing twice.
+    recomputing = dataclasses.replace(_model_plan(2 * MB, 10 * MB), recomputed_flops=10**9)
+    return [_model_plan(None, 30 * MB, loops=0, origin="user settings", changed=False),
+            recomputing, _model_plan(4 * MB, int(12.36 * MB))]
+
+
+def test_a_near_miss_that_saves_work_is_compiled_first(monkeypatch):
+    # XLA plans the near miss within the limit (the model erred high).
+    plan, _, compiled = _guided(monkeypatch, lambda target: _recomputing_or_near_miss(),
+                                lambda t, split: 11 * MB if t == 4 * MB else 10 * MB)
+    assert compiled == [f"m_{4 * MB}_None_0"] and plan.fits
+    assert plan.chosen.threshold == 4 * MB and plan.chosen.recomputed_flops == 0
+
+
+def test_a_near_miss_over_the_limit_leaves_the_plan_that_fits(monkeypatch):
+    plan, targets, compiled = _guided(monkeypatch, lambda target: _recomputing_or_near_miss(),
+                                      lambda t, split: 13 * MB if t == 4 * MB else 10 * MB)
+    assert compiled == [f"m_{4 * MB}_None_0", f"m_{2 * MB}_None_0"] and targets == [12 * MB]
+    assert plan.fits and plan.chosen.threshold == 2 * MB and plan.xla_compiles == 2
+
+
 def test_models_that_miss_twice_leave_it_to_xla(monkeypatch):
     # XLA plans 14 MB for every plan the models offer: both confirmations
     # miss, and the search measures plans with XLA, the input first, down to
