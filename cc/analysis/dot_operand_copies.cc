@@ -23,6 +23,35 @@ bool InBufferOrder(const std::vector<int64_t>& order, const Shape& buffer) {
   return true;
 }
 
+// The dimensions of a dot operand's read, by role: batch, free (neither
+// batch nor contracting) and contracting.
+struct OperandRoles {
+  std::vector<int64_t> batch, free, contracting;
+};
+
+OperandRoles RolesOf(const HloInstruction& dot, int operand) {
+  const DotDimensions dims = dot.dot_dimensions();
+  OperandRoles roles{operand == 0 ? dims.lhs_batch : dims.rhs_batch, {},
+                     operand == 0 ? dims.lhs_contracting : dims.rhs_contracting};
+  for (int64_t d = 0; d < dot.operand(operand)->shape().rank(); ++d) {
+    if (std::find(roles.batch.begin(), roles.batch.end(), d) == roles.batch.end() &&
+        std::find(roles.contracting.begin(), roles.contracting.end(), d) == roles.contracting.end()) {
+      roles.free.push_back(d);
+    }
+  }
+  return roles;
+}
+
+// Dimension d of what the dot reads as its operand `operand` is dimension
+// [d] of the buffer it reads (a transpose folded into the read permutes).
+std::vector<int64_t> ReadPermutation(const HloInstruction& dot, int operand, const HloInstruction& buffer) {
+  const HloInstruction* read = dot.operand(operand);
+  if (&buffer != read) return read->dimensions();
+  std::vector<int64_t> identity(read->shape().rank());
+  for (size_t d = 0; d < identity.size(); ++d) identity[d] = static_cast<int64_t>(d);
+  return identity;
+}
+
 }  // namespace
 
 const HloInstruction* DotOperandBuffer(const HloInstruction& dot, int operand) {
@@ -32,24 +61,12 @@ const HloInstruction* DotOperandBuffer(const HloInstruction& dot, int operand) {
 }
 
 std::vector<int64_t> DotOperandOrder(const HloInstruction& dot, int operand) {
-  const HloInstruction* read = dot.operand(operand);
   const HloInstruction* buffer = DotOperandBuffer(dot, operand);
-  std::vector<int64_t> permutation(read->shape().rank());
-  for (size_t d = 0; d < permutation.size(); ++d) permutation[d] = static_cast<int64_t>(d);
-  if (buffer != read) permutation = read->dimensions();
-  const DotDimensions dims = dot.dot_dimensions();
-  const std::vector<int64_t>& batch = operand == 0 ? dims.lhs_batch : dims.rhs_batch;
-  const std::vector<int64_t>& contracting = operand == 0 ? dims.lhs_contracting : dims.rhs_contracting;
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < read->shape().rank(); ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  std::vector<int64_t> logical = batch;
-  const std::vector<int64_t>& second = operand == 0 ? free : contracting;
-  const std::vector<int64_t>& third = operand == 0 ? contracting : free;
+  const std::vector<int64_t> permutation = ReadPermutation(dot, operand, *buffer);
+  const OperandRoles roles = RolesOf(dot, operand);
+  std::vector<int64_t> logical = roles.batch;
+  const std::vector<int64_t>& second = operand == 0 ? roles.free : roles.contracting;
+  const std::vector<int64_t>& third = operand == 0 ? roles.contracting : roles.free;
   logical.insert(logical.end(), second.begin(), second.end());
   logical.insert(logical.end(), third.begin(), third.end());
   std::vector<int64_t> order;
@@ -69,21 +86,12 @@ bool DotTransposesOperand(const HloInstruction& dot, int operand) {
   const HloInstruction* read = dot.operand(operand);
   const HloInstruction* buffer = DotOperandBuffer(dot, operand);
   if (!read->shape().IsArray() || !buffer->shape().IsArray()) return false;
-  // Dimension d of what the dot reads is dimension permutation[d] of the buffer.
-  std::vector<int64_t> permutation(read->shape().rank());
-  for (size_t d = 0; d < permutation.size(); ++d) permutation[d] = static_cast<int64_t>(d);
-  if (buffer != read) permutation = read->dimensions();
+  const std::vector<int64_t> permutation = ReadPermutation(dot, operand, *buffer);
   if (static_cast<int64_t>(permutation.size()) != read->shape().rank()) return false;
-  const DotDimensions dims = dot.dot_dimensions();
-  const std::vector<int64_t>& batch = operand == 0 ? dims.lhs_batch : dims.rhs_batch;
-  const std::vector<int64_t>& contracting = operand == 0 ? dims.lhs_contracting : dims.rhs_contracting;
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < read->shape().rank(); ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
-      free.push_back(d);
-    }
-  }
+  const OperandRoles roles = RolesOf(dot, operand);
+  const std::vector<int64_t>& batch = roles.batch;
+  const std::vector<int64_t>& free = roles.free;
+  const std::vector<int64_t>& contracting = roles.contracting;
   // A dot of one free and one contracting dimension (besides the batch
   // ones) is canonical in either order: the GEMM reads a transposed
   // operand. With more, XLA merges each block into one dimension, in its
