@@ -37,20 +37,6 @@ bool IsIndexIota(const HloInstruction& indices, const Shape& keys, int64_t dim) 
          indices.dimensions() == std::vector<int64_t>{dim};
 }
 
-// The k that `slice` keeps of the sorted dimension `dim` (0 when it starts
-// elsewhere, strides, or cuts another dimension).
-int64_t FirstEntries(const HloInstruction& slice, int64_t dim) {
-  if (!slice.Is(HloOpcode::kSlice)) return 0;
-  const std::vector<SliceBounds> bounds = slice.slice();
-  const std::vector<int64_t>& dims = slice.operand(0)->shape().dims();
-  if (bounds.size() != dims.size()) return 0;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (bounds[d].start != 0 || bounds[d].stride != 1) return 0;
-    if (static_cast<int64_t>(d) != dim && bounds[d].limit != dims[d]) return 0;
-  }
-  return bounds[static_cast<size_t>(dim)].limit;
-}
-
 // Whether every use of `sort` reads the same first k entries through a slice
 // (through its get-tuple-elements when it sorts two arrays).
 bool ReadOnlyAtItsFront(const HloInstruction& sort, int64_t dim) {
@@ -61,7 +47,7 @@ bool ReadOnlyAtItsFront(const HloInstruction& sort, int64_t dim) {
       if (!user->Is(HloOpcode::kGetTupleElement) || user->users().size() != 1) return false;
       slice = user->users()[0];
     }
-    const int64_t entries = FirstEntries(*slice, dim);
+    const int64_t entries = FrontOfDimension(*slice, dim);
     if (entries <= 0 || (k != 0 && entries != k)) return false;
     k = entries;
   }
@@ -69,6 +55,18 @@ bool ReadOnlyAtItsFront(const HloInstruction& sort, int64_t dim) {
 }
 
 }  // namespace
+
+int64_t FrontOfDimension(const HloInstruction& slice, int64_t dim) {
+  if (!slice.Is(HloOpcode::kSlice)) return 0;
+  const std::vector<SliceBounds> bounds = slice.slice();
+  const std::vector<int64_t>& dims = slice.operand(0)->shape().dims();
+  if (bounds.size() != dims.size() || dim < 0 || dim >= static_cast<int64_t>(dims.size())) return 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (bounds[d].start != 0 || bounds[d].stride != 1) return 0;
+    if (static_cast<int64_t>(d) != dim && bounds[d].limit != dims[d]) return 0;
+  }
+  return bounds[static_cast<size_t>(dim)].limit;
+}
 
 bool XlaRunsAsTopK(const HloInstruction& sort) {
   if (!sort.Is(HloOpcode::kSort) || sort.users().empty()) return false;

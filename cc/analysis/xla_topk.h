@@ -10,6 +10,8 @@
 #ifndef EXLA_ANALYSIS_XLA_TOPK_H_
 #define EXLA_ANALYSIS_XLA_TOPK_H_
 
+#include <cstdint>
+
 #include "ir/instruction.h"
 
 namespace exla {
@@ -20,6 +22,10 @@ namespace exla {
 // slices of the first k entries along the sorted dimension (the same k, all
 // of any batch dimension).
 bool XlaRunsAsTopK(const HloInstruction& sort);
+
+// The k when `slice` keeps the first k entries of dimension `dim` of its
+// operand and all of every other dimension, with stride 1; 0 otherwise.
+int64_t FrontOfDimension(const HloInstruction& slice, int64_t dim);
 
 }  // namespace exla
 

@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "analysis/xla_topk.h"
 #include "ir/builder.h"
 #include "passes/pattern_matcher.h"
 
@@ -43,21 +44,6 @@ bool IsStableDescendingArgSort(HloInstruction* sort) {
          IsGreaterThan(sort->CalledComputation("to_apply"), values->shape().element_type());
 }
 
-// The k of `slice` if it keeps the first k columns of the last dimension and
-// everything else (0 otherwise).
-int64_t FirstColumns(const HloInstruction* slice) {
-  if (!slice->Is(HloOpcode::kSlice)) return 0;
-  const std::vector<SliceBounds> bounds = slice->slice();
-  const std::vector<int64_t>& dims = slice->operand(0)->shape().dims();
-  if (bounds.size() != dims.size() || dims.empty()) return 0;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const bool last = d + 1 == dims.size();
-    if (bounds[d].start != 0 || bounds[d].stride != 1) return 0;
-    if (!last && bounds[d].limit != dims[d]) return 0;
-  }
-  return bounds.back().limit;
-}
-
 // The k every use of the sort reads (through get-tuple-element and a
 // first-k slice), or 0 when some use reads more or differently.
 int64_t SharedK(const HloInstruction* sort) {
@@ -65,7 +51,7 @@ int64_t SharedK(const HloInstruction* sort) {
   for (const HloInstruction* gte : sort->users()) {
     if (!gte->Is(HloOpcode::kGetTupleElement) || gte->users().empty()) return 0;
     for (const HloInstruction* slice : gte->users()) {
-      const int64_t columns = FirstColumns(slice);
+      const int64_t columns = FrontOfDimension(*slice, slice->shape().rank() - 1);
       if (columns <= 0 || (k != 0 && columns != k)) return 0;
       k = columns;
     }
