@@ -31,6 +31,12 @@ after a warm-up:
 * ``topk``: a top-8 of 256 rows of 65,536 f32 values (XLA CPU's own
   selection, not a sort): ``topk_elements_per_second`` is the elements read
   over the time;
+* ``update_scan``: a loop of 16 trips, each writing a 512 x 1,000 block of
+  columns into a 512 x 16,000 f32 array in place (``dynamic-update-slice``
+  at a column offset). XLA CPU visits every element of the rows such an
+  update touches, checking whether each lies inside it, so a trip costs the
+  array's rows, not the block: ``update_scan_elements_per_second`` is the
+  elements visited outside the blocks over the time;
 * ``trip`` and ``op``: a while loop of 20,000 trips that adds one to a
   scalar and does 1 (``trip``) or 8 (``op``) small dependent matrix products,
   each a kernel of its own: the extra time per product is the launch overhead,
@@ -180,6 +186,51 @@ ENTRY e {{
 """
 
 
+_SCAN_ROWS, _SCAN_COLUMNS, _SCAN_TRIPS = 512, 16000, 16
+
+
+def _update_scan() -> str:
+    """A loop that writes column blocks of an array in place: the update's
+    offset is along the minor dimension."""
+    width = _SCAN_COLUMNS // _SCAN_TRIPS
+    array, block = f"f32[{_SCAN_ROWS},{_SCAN_COLUMNS}]{{1,0}}", f"f32[{_SCAN_ROWS},{width}]{{1,0}}"
+    state = f"(s32[], {array}, {array})"
+    return f"""HloModule update_scan
+
+body {{
+  state = {state} parameter(0)
+  i = s32[] get-tuple-element(state), index=0
+  into = {array} get-tuple-element(state), index=1
+  from = {array} get-tuple-element(state), index=2
+  width = s32[] constant({width})
+  column = s32[] multiply(i, width)
+  zero = s32[] constant(0)
+  columns = {block} dynamic-slice(from, zero, column), dynamic_slice_sizes={{{_SCAN_ROWS},{width}}}
+  written = {array} dynamic-update-slice(into, columns, zero, column)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = {state} tuple(next, written, from)
+}}
+
+cond {{
+  state = {state} parameter(0)
+  i = s32[] get-tuple-element(state), index=0
+  n = s32[] constant({_SCAN_TRIPS})
+  ROOT lt = pred[] compare(i, n), direction=LT
+}}
+
+ENTRY e {{
+  from = {array} parameter(0)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  into = {array} broadcast(z), dimensions={{}}
+  init = {state} tuple(zero, into, from)
+  loop = {state} while(init), condition=cond, body=body
+  ROOT r = {array} get-tuple-element(loop), index=1
+}}
+"""
+
+
 _SORT_ROWS, _SORT_N = 1024, 1024
 _TOPK_ROWS, _TOPK_N, _TOPK_K = 256, 65536, 8
 
@@ -269,6 +320,8 @@ def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
     x = (np.eye(8) * 0.5).astype(np.float32)
     seconds["trip"] = median_seconds(_loop(1), [x], repeats)
     seconds["op"] = median_seconds(_loop(_OPS_PER_TRIP), [x], repeats)
+    columns = rng.standard_normal((_SCAN_ROWS, _SCAN_COLUMNS)).astype(np.float32)
+    seconds["update_scan"] = median_seconds(_update_scan(), [columns], repeats)
 
     dot_flops = 2.0 * _N ** 3
     elementwise = 32.0 * _ELEMENTS / seconds["elementwise"]
@@ -285,6 +338,9 @@ def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
         "bytes_per_second": 3.0 * 4 * _STREAM / seconds["bandwidth"],
         "op_seconds": op,
         "trip_seconds": trip,
+        "update_scan_elements_per_second":
+            _SCAN_TRIPS * _SCAN_ROWS * (_SCAN_COLUMNS - _SCAN_COLUMNS // _SCAN_TRIPS)
+            / seconds["update_scan"],
     }
     constants.update(measure_cache(repeats, constants["bytes_per_second"], seconds))
     selection, selection_seconds = measure_selection(repeats)
@@ -331,6 +387,7 @@ _COMMENTS = {
     "topk_elements_per_second": "elements a top-k selects from",
     "op_seconds": "launching one kernel (a fused loop, a GEMM call)",
     "trip_seconds": "one trip of a while loop: condition, state",
+    "update_scan_elements_per_second": "elements an in-place update visits outside its block",
     "cache_bytes": "what a stream finds in the last-level cache (effective size)",
     "cache_bytes_per_second": "a stream through the last-level cache, read plus write",
 }

@@ -3,28 +3,26 @@
 // experiments.calibrate_cost --write` from microbenchmarks; edit that script,
 // not this file.
 //
-// Calibrated 2026-11-26 on AMD EPYC, 2 cores, jaxlib
+// Calibrated 2026-11-27 on AMD EPYC, 2 cores, jaxlib
 // 0.7.1, last-level cache 32 MB (sysfs), load average
-// 4.57, 4.01, 2.52 (shared machine: other jobs running).
-// The sort and top-k rates measured again 2026-11-27 on AMD EPYC, 2 cores, jaxlib
-// 0.7.1, last-level cache 32 MB (sysfs), load average
-// 3.20, 3.98, 4.40 (shared machine: other jobs running).
+// 1.13, 1.20, 1.37 (shared machine: other jobs running).
 // Median times of the benchmarks:
-//   dot_f32            50.330 ms
-//   dot_f64           108.350 ms
-//   elementwise         1.039 ms
-//   transcendental     21.743 ms
-//   bandwidth          78.861 ms
-//   trip               32.060 ms
-//   op                243.996 ms
-//   cache_ws_4MB        0.312 ms
-//   cache_ws_8MB        0.413 ms
-//   cache_ws_16MB       0.354 ms
-//   cache_ws_32MB       1.092 ms
-//   cache_ws_64MB       7.969 ms
-//   cache_ws_128MB     49.691 ms
-//   sort              529.489 ms
-//   topk               83.171 ms
+//   dot_f32            21.574 ms
+//   dot_f64            56.067 ms
+//   elementwise         0.357 ms
+//   transcendental      6.787 ms
+//   bandwidth          41.072 ms
+//   trip               23.751 ms
+//   op                273.762 ms
+//   update_scan       131.484 ms
+//   cache_ws_4MB        0.096 ms
+//   cache_ws_8MB        0.133 ms
+//   cache_ws_16MB       0.229 ms
+//   cache_ws_32MB       1.327 ms
+//   cache_ws_64MB       4.556 ms
+//   cache_ws_128MB     31.835 ms
+//   sort              267.362 ms
+//   topk               43.332 ms
 #ifndef EXLA_ANALYSIS_COST_CONSTANTS_H_
 #define EXLA_ANALYSIS_COST_CONSTANTS_H_
 
@@ -32,17 +30,18 @@ namespace exla {
 
 // Rates in operations (or bytes) per second, overheads in seconds.
 struct CostConstants {
-  double dot_f32_flops_per_second = 4.267e+10;  // a large f32 matrix product (Eigen's GEMM)
-  double dot_f64_flops_per_second = 1.982e+10;  // the same in f64
-  double elementwise_per_second = 3.229e+10;  // cheap elementwise results (add, multiply, select)
-  double transcendental_per_second = 3.905e+08;  // exp, log, tanh... results
-  double bytes_per_second = 2.553e+09;  // a stream through memory, read plus write
-  double op_seconds = 1.514e-06;  // launching one kernel (a fused loop, a GEMM call)
-  double trip_seconds = 8.918e-08;  // one trip of a while loop: condition, state
+  double dot_f32_flops_per_second = 9.954e+10;  // a large f32 matrix product (Eigen's GEMM)
+  double dot_f64_flops_per_second = 3.83e+10;  // the same in f64
+  double elementwise_per_second = 9.388e+10;  // cheap elementwise results (add, multiply, select)
+  double transcendental_per_second = 1.253e+09;  // exp, log, tanh... results
+  double bytes_per_second = 4.902e+09;  // a stream through memory, read plus write
+  double op_seconds = 1.786e-06;  // launching one kernel (a fused loop, a GEMM call)
+  double trip_seconds = 0;  // one trip of a while loop: condition, state
+  double update_scan_elements_per_second = 9.346e+08;  // elements an in-place update visits outside its block
   double cache_bytes = 3.355e+07;  // what a stream finds in the last-level cache (effective size)
-  double cache_bytes_per_second = 2.029e+10;  // a stream through the last-level cache, read plus write
-  double sort_comparisons_per_second = 1.98e+07;  // a sort's comparisons (n log2 n a row, comparator calls)
-  double topk_elements_per_second = 2.017e+08;  // elements a top-k selects from
+  double cache_bytes_per_second = 6.331e+10;  // a stream through the last-level cache, read plus write
+  double sort_comparisons_per_second = 3.922e+07;  // a sort's comparisons (n log2 n a row, comparator calls)
+  double topk_elements_per_second = 3.872e+08;  // elements a top-k selects from
 };
 
 }  // namespace exla

@@ -10,10 +10,14 @@
 // the slice it takes, plus what it writes), a roofline, plus a fixed launch
 // overhead. Sorts and top-k selections are costed by the comparisons they
 // make and the elements they read, at rates of their own (flops.h): XLA CPU
-// calls a comparator per comparison, so a sort is slow beside arithmetic. A while loop costs its body and condition once per trip plus a
-// trip overhead; a plan that re-reads a whole weight on every trip therefore
-// pays for every re-read, and one that recomputes a producer pays for it on
-// every trip.
+// calls a comparator per comparison, so a sort is slow beside arithmetic.
+// An update in place (dynamic-update-slice) also pays for the elements of
+// the rows it crosses outside its block, at a rate of its own: XLA CPU
+// tests each of them, so a loop writing column blocks is much slower than
+// one writing row blocks. A while loop costs its body and condition once per
+// trip plus a trip overhead; a plan that re-reads a whole weight on every
+// trip therefore pays for every re-read, and one that recomputes a producer
+// pays for it on every trip.
 //
 // The last-level cache is modelled by reuse distance: a buffer read or
 // written in full is still cached while fewer bytes than the cache holds
