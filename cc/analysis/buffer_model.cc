@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/flops.h"
+#include "analysis/xla_topk.h"
 #include "ir/computation.h"
 
 namespace exla {
@@ -289,23 +290,6 @@ bool IsTreeReduction(const HloInstruction& instruction) {
          LongestReducedDimension(instruction) > kTreeReductionWindow;
 }
 
-bool IsTopK(const HloInstruction& instruction) {
-  if (!instruction.Is(HloOpcode::kSort) || instruction.users().empty()) return false;
-  // XLA CPU's top-k kernel takes f32 keys only.
-  if (instruction.operand(0)->shape().element_type() != PrimitiveType::kF32) return false;
-  for (const HloInstruction* user : instruction.users()) {
-    const bool through_element = user->Is(HloOpcode::kGetTupleElement);
-    if (!through_element && !user->Is(HloOpcode::kSlice)) return false;
-    if (through_element) {
-      if (user->users().empty()) return false;
-      for (const HloInstruction* slice : user->users()) {
-        if (!slice->Is(HloOpcode::kSlice)) return false;
-      }
-    }
-  }
-  return true;
-}
-
 // Whether XLA CPU computes the dot `instruction` in f32: it has no bf16
 // matrix multiply, so it converts a bf16 dot's operands to f32, multiplies
 // in f32 and converts the product back.
@@ -322,7 +306,7 @@ int64_t LeafBytes(const HloInstruction& instruction, int64_t leaf, int64_t bytes
     for (const HloInstruction* user : instruction.users()) widened = widened || IsWidenedDot(*user);
   }
   if (widened) return 2 * bytes;
-  if (!IsTopK(instruction)) return bytes;
+  if (!XlaRunsAsTopK(instruction)) return bytes;
   int64_t largest = 0;
   for (const HloInstruction* user : instruction.users()) {
     const bool element = user->Is(HloOpcode::kGetTupleElement);
@@ -514,7 +498,7 @@ Holding HoldingOf(const HloInstruction& instruction) {
   if (IsView(instruction) || FoldedIntoDots(instruction)) return Holding::kOperand;
   // A top-k numbers its elements itself: the iota of indices goes.
   if (instruction.Is(HloOpcode::kIota) && instruction.user_count() == 1 &&
-      IsTopK(*instruction.users()[0])) {
+      XlaRunsAsTopK(*instruction.users()[0])) {
     return Holding::kFused;
   }
   if (IsLoopFusible(instruction) && FusedIntoUsers(instruction)) return Holding::kFused;

@@ -52,10 +52,6 @@ bool IsExpensive(const HloInstruction& instruction);
 // over shorter ones (all of a 32x16 block) stays one loop.
 bool IsTreeReduction(const HloInstruction& instruction);
 
-// Whether XLA turns the sort `instruction` into a top-k: f32 keys, and every
-// result it hands on is a slice.
-bool IsTopK(const HloInstruction& instruction);
-
 // Bytes of leaf `leaf` of what `instruction` defines as XLA CPU writes it
 // (a top-k writes only its k leading elements; a bf16 dot and the bf16
 // values it reads are written in f32).

@@ -74,7 +74,7 @@ int64_t WrittenBytes(const HloInstruction& instruction) {
     return ArrayBytes(instruction.operand(1)->shape());
   }
   if (instruction.Is(HloOpcode::kScatter)) return ArrayBytes(instruction.operand(instruction.operand_count() - 1)->shape());
-  if (IsTopK(instruction)) {
+  if (XlaRunsAsTopK(instruction)) {
     int64_t bytes = 0;
     const Shape& shape = instruction.shape();
     const int64_t leaves = shape.IsTuple() ? static_cast<int64_t>(shape.tuple_shapes().size()) : 1;

@@ -26,6 +26,7 @@
 #include "analysis/tuple_tables.h"
 #include "analysis/schedule.h"
 #include "analysis/sort_simplifier.h"
+#include "analysis/xla_topk.h"
 #include "ir/computation.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -355,7 +356,7 @@ void ModuleMemory::ShareInPlace() {
 
 void ModuleMemory::ShareSortedOperands(const HloInstruction& sort, int64_t step) {
   // XLA CPU runs a top-k as a library call that writes buffers of its own.
-  if (IsTopK(sort)) return;
+  if (XlaRunsAsTopK(sort)) return;
   const std::vector<int>& mine = LeavesOf(&sort);
   for (int i = 0; i < sort.operand_count() && i < static_cast<int>(mine.size()); ++i) {
     const HloInstruction* operand = sort.operand(i);

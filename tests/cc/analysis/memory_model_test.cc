@@ -1643,6 +1643,37 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 4816);
 }
 
+TEST(MemoryModel, SortOfIndicesOtherThanAnIotaStaysASortWhenOnlyItsFrontIsRead) {
+  // Only the first 8 of each row are read, but the indices are computed, not
+  // an iota: XLA's top-k rewriter leaves the sort, which sorts both operands
+  // in place: 1 MB + 1 MB and the sort's table (XLA: 4194320 bytes). Read as
+  // a top-k, the model would predict 2 MB less than XLA plans.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=GT
+}
+
+ENTRY e {
+  x = f32[64,4096]{1,0} parameter(0)
+  i = s32[64,4096]{1,0} parameter(1)
+  keys = f32[64,4096]{1,0} negate(x)
+  idx = s32[64,4096]{1,0} add(i, i)
+  s = (f32[64,4096]{1,0}, s32[64,4096]{1,0}) sort(keys, idx), dimensions={1}, to_apply=gt
+  v = f32[64,4096]{1,0} get-tuple-element(s), index=0
+  w = s32[64,4096]{1,0} get-tuple-element(s), index=1
+  sv = f32[64,8]{1,0} slice(v), slice={[0:64], [0:8]}
+  sw = s32[64,8]{1,0} slice(w), slice={[0:64], [0:8]}
+  ROOT t = (f32[64,8]{1,0}, s32[64,8]{1,0}) tuple(sv, sw)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 4194320);
+}
+
 TEST(MemoryModel, FusedLoopHoldsAtMostSixReductions) {
   // The root's loop would fold seven reductions; XLA's fusion takes six
   // and writes the seventh out (an f64 too large for the f32 result's
