@@ -144,6 +144,15 @@ def _stream(elements: int = _STREAM) -> str:
             f"  ROOT s = {shape} add(a, b)\n}}\n")
 
 
+def _condition(state: str, trips: int) -> str:
+    """The condition computation ``cond`` of a loop whose state ``state``
+    starts with its trip counter: ``trips`` trips."""
+    return (f"cond {{\n  state = {state} parameter(0)\n"
+            "  i = s32[] get-tuple-element(state), index=0\n"
+            f"  n = s32[] constant({trips})\n"
+            "  ROOT lt = pred[] compare(i, n), direction=LT\n}")
+
+
 def _loop(ops: int) -> str:
     """A while loop of _TRIPS trips that adds one to a scalar; each trip also
     does ``ops`` dependent 8 x 8 products. (A loop that only counted would be
@@ -166,12 +175,7 @@ body {{
 {chr(10).join(body)}
 }}
 
-cond {{
-  state = {state} parameter(0)
-  i = s32[] get-tuple-element(state), index=0
-  n = s32[] constant({_TRIPS})
-  ROOT lt = pred[] compare(i, n), direction=LT
-}}
+{_condition(state, _TRIPS)}
 
 ENTRY e {{
   x = {m} parameter(0)
@@ -212,12 +216,7 @@ body {{
   ROOT t = {state} tuple(next, written, from)
 }}
 
-cond {{
-  state = {state} parameter(0)
-  i = s32[] get-tuple-element(state), index=0
-  n = s32[] constant({_SCAN_TRIPS})
-  ROOT lt = pred[] compare(i, n), direction=LT
-}}
+{_condition(state, _SCAN_TRIPS)}
 
 ENTRY e {{
   from = {array} parameter(0)
