@@ -120,8 +120,7 @@ void ModuleMemory::AddTablesAndScratch(const HloComputation& entry, std::vector<
       const int64_t copy = LayoutCopyOfOperandBytes(*instruction, operand);
       if (copy == 0) continue;
       // The copy of a parameter (or of a view of one) runs at the start.
-      const HloInstruction* source = instruction->operand(operand);
-      while (HoldingOfCached(source) == Holding::kOperand && source->operand_count() == 1) source = source->operand(0);
+      const HloInstruction* source = StripViews(*instruction->operand(operand), /*through_elements=*/true);
       auto from = start_.find(source);
       const bool early = from != start_.end() && source->Is(HloOpcode::kParameter);
       const int64_t first = early ? std::min(from->second, step) : step;
@@ -268,11 +267,12 @@ void ModuleMemory::AddDotOperandCopies(const HloInstruction& dot, int64_t step, 
   }
 }
 
-// `value` without the views over it (a read of a tuple element stays).
-const HloInstruction* ModuleMemory::StripViews(const HloInstruction& value) {
+// `value` without the views over it; a read of a tuple element stays
+// unless `through_elements`.
+const HloInstruction* ModuleMemory::StripViews(const HloInstruction& value, bool through_elements) {
   const HloInstruction* element = &value;
   while (HoldingOfCached(element) == Holding::kOperand && element->operand_count() == 1 &&
-         !element->Is(HloOpcode::kGetTupleElement)) {
+         (through_elements || !element->Is(HloOpcode::kGetTupleElement))) {
     element = element->operand(0);
   }
   return element;
@@ -290,8 +290,7 @@ void ModuleMemory::AddStateReadCopies(std::vector<HeapBuffer>* lives) {
     if (!root->Is(HloOpcode::kTuple) || LeafCount(state->shape()) != root->operand_count()) continue;
     const std::vector<int>& elements = LeavesOf(state);
     for (int k = 0; k < root->operand_count(); ++k) {
-      const HloInstruction* writer = root->operand(k);
-      while (HoldingOfCached(writer) == Holding::kOperand && writer->operand_count() == 1) writer = writer->operand(0);
+      const HloInstruction* writer = StripViews(*root->operand(k), /*through_elements=*/true);
       // A conditional that updates an element copies it already (AddOperandCopies).
       if (writer->parent() != body || !start_.count(writer) || !writer->shape().IsArray() ||
           writer->Is(HloOpcode::kConditional) ||

@@ -204,8 +204,9 @@ class ModuleMemory {
   // element `k` of the loop body's `state`, or -1.
   int64_t LastReadAfter(const HloInstruction& writer, const HloInstruction& state, int k);
 
-  // `value` without the views over it (a read of a tuple element stays).
-  const HloInstruction* StripViews(const HloInstruction& value);
+  // `value` without the views over it; a read of a tuple element stays
+  // unless `through_elements`.
+  const HloInstruction* StripViews(const HloInstruction& value, bool through_elements = false);
 
   // The buffer of a group of leaves, its writers in schedule order.
   HeapBuffer ValueBuffer(const Group& g);
