@@ -354,16 +354,21 @@ void ModuleMemory::ShareInPlace() {
   }
 }
 
+// Whether XLA may sort `operand` in place: the sort is its only reader,
+// it is an array in a buffer of its own, written by neither a parallel
+// call nor an outlined loop.
+bool ModuleMemory::SortableInPlace(const HloInstruction& operand) {
+  return operand.user_count() == 1 && operand.shape().IsArray() && !FoldedAway(&operand) &&
+         !InParallelCall(operand) && !Outlined(operand);
+}
+
 void ModuleMemory::ShareSortedOperands(const HloInstruction& sort, int64_t step) {
   // XLA CPU runs a top-k as a library call that writes buffers of its own.
   if (XlaRunsAsTopK(sort)) return;
   const std::vector<int>& mine = LeavesOf(&sort);
   for (int i = 0; i < sort.operand_count() && i < static_cast<int>(mine.size()); ++i) {
     const HloInstruction* operand = sort.operand(i);
-    if (operand->user_count() != 1 || !operand->shape().IsArray() || FoldedAway(operand) ||
-        InParallelCall(*operand) || Outlined(*operand)) {
-      continue;
-    }
+    if (!SortableInPlace(*operand)) continue;
     // XLA gives a sorted array that is a result of the entry its own
     // allocation, which no operand shares.
     if (group_result_[Find(mine[i])]) continue;
@@ -380,10 +385,7 @@ void ModuleMemory::ShareSortedOperands(const HloInstruction& sort, int64_t step)
 int64_t ModuleMemory::TopKSortedInPlaceBytes(const HloInstruction& topk, int64_t step) {
   if (!topk.Is(HloOpcode::kTopK) || topk.operand_count() != 1 || ScratchBytes(topk) == 0) return 0;
   const HloInstruction* operand = topk.operand(0);
-  if (operand->user_count() != 1 || !operand->shape().IsArray() || FoldedAway(operand) ||
-      InParallelCall(*operand) || Outlined(*operand)) {
-    return 0;
-  }
+  if (!SortableInPlace(*operand)) return 0;
   return Dies(LeavesOf(operand)[0], step, false) ? operand->shape().ByteSize() : 0;
 }
 

@@ -126,6 +126,9 @@ class ModuleMemory {
   // sorted array is a result of the entry.
   void ShareSortedOperands(const HloInstruction& sort, int64_t step);
 
+  // Whether XLA may sort `operand` in place (if it dies at the sort).
+  bool SortableInPlace(const HloInstruction& operand);
+
   // The bytes of the operand of the top-k `topk` (at `step`) that XLA's
   // expansion sorts in place rather than in a copy (ScratchBytes), or 0.
   int64_t TopKSortedInPlaceBytes(const HloInstruction& topk, int64_t step);
