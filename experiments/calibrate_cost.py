@@ -9,11 +9,21 @@ after a warm-up:
 
 * ``dot_f32`` / ``dot_f64``: a 1024 x 1024 by 1024 x 1024 product: 2.1 GFLOP
   over a few MB, so the arithmetic decides;
+* ``dot_shapes``: thin f32 products, each with one side (rows, depth or
+  columns) of 8 to 512 and the other two 1,024, beside the 1,024-cube. XLA
+  CPU's GEMM runs a thin product far below its full rate; the model's
+  efficiency ``(narrowest side / dot_thin_width) ** dot_thin_exponent``
+  below the width (the cube's side) is fitted to their rates relative to the
+  cube's, by least squares on the logarithms, one power for all three
+  orientations;
 * ``elementwise``: 16 rounds of ``y = y * a + b`` over 1M f32 values, fused
   into one loop that reads 4 MB and does 32M operations;
-* ``transcendental``: 8 rounds of ``y = exp(-y)`` over 1M f32 values (values
-  stay in (0, 1)), one fused loop; the negations are taken off at the
-  elementwise rate;
+* ``transcendental``: ``y + exp(c1 y) + ... + exp(c8 y)`` over 1M f32
+  values, one fused loop of 8 independent exponentials per element; the
+  multiplies and adds are taken off at the elementwise rate. (A chain of
+  dependent ones, ``y = exp(-y)`` 8 times, measured half the rate: each
+  element waits for its previous exponential, while the exponentials of
+  real programs, ``exp(-d)``, ``tanh(x W)``, are independent.)
 * ``bandwidth``: ``a + b`` over 16M f32 values: 192 MB read and written
   (fresh output pages included, as every program's temporaries are);
 * ``cache``: the last-level cache. Its size is read from
@@ -43,9 +53,11 @@ after a warm-up:
   what is left of a trip without it the trip overhead. (A loop that did no
   kernel's work would be compiled by XLA into one loop of machine code.)
 
-``--only-selection`` measures the sort and top-k rates alone and keeps the
-header's other constants (added later than the rest: a full calibration on a
-shared machine moves every rate by up to 2x between runs).
+``--only selection`` measures the sort and top-k rates alone and keeps the
+header's other constants (``--only thin`` the thin products' efficiency,
+``--only transcendental`` the exponential's rate): a
+full calibration on a shared machine moves every rate by up to 2x between
+runs, so a rate added later is measured alone.
 
 With ``--write`` the constants are written to ``cc/analysis/cost_constants.h``
 with the date, the machine and its load average (the machine is shared: a
@@ -117,6 +129,83 @@ ENTRY e {{
 """
 
 
+_THIN_SIDES = (8, 16, 32, 64, 128, 256, 512)
+
+
+def _dot_shape(rows: int, depth: int, columns: int) -> str:
+    return f"""HloModule dot_shape
+
+ENTRY e {{
+  a = f32[{rows},{depth}]{{1,0}} parameter(0)
+  b = f32[{depth},{columns}]{{1,0}} parameter(1)
+  ROOT d = f32[{rows},{columns}]{{1,0}} dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+"""
+
+
+def thin_shapes() -> list[tuple[int, int, int]]:
+    """(rows, depth, columns) of the thin products: one side thin, two of _N."""
+    out = []
+    for side in _THIN_SIDES:
+        out += [(side, _N, _N), (_N, side, _N), (_N, _N, side)]
+    return out
+
+
+def fit_thin(rates: dict[tuple[int, int, int], float], full: float) -> dict[str, float]:
+    """``dot_thin_width`` and ``dot_thin_exponent`` fitted to measured rates
+    (flops per second by (rows, depth, columns)) relative to ``full``, the
+    cube's: the width is the cube's side (a product no thinner than the cube
+    runs at its rate), and the exponent minimises the squared error of
+    log(rate / full) against exponent * log(narrowest side / width).
+    (Fitting the width as well was unstable: two runs chose 1,024 and 256;
+    an exponent per side ranked cost_rank's plans no better.)"""
+    sides = np.array([min(shape) for shape in rates], dtype=float)
+    x = np.log(np.minimum(1.0, sides / _N))
+    y = np.log(np.array(list(rates.values())) / full)
+    exponent = float(np.dot(x, y) / np.dot(x, x)) if np.any(x) else 0.0
+    return {"dot_thin_width": float(_N), "dot_thin_exponent": max(0.0, exponent)}
+
+
+def measure_thin(repeats: int, full: float,
+                 seconds: dict[str, float]) -> dict[str, float]:
+    """The thin-product constants, the products' times added to ``seconds``."""
+    rng = np.random.default_rng(3)
+    rates = {}
+    for rows, depth, columns in thin_shapes():
+        a = rng.standard_normal((rows, depth)).astype(np.float32)
+        b = rng.standard_normal((depth, columns)).astype(np.float32)
+        took = median_seconds(_dot_shape(rows, depth, columns), [a, b], repeats)
+        seconds[f"dot_{rows}x{depth}x{columns}"] = took
+        rates[(rows, depth, columns)] = 2.0 * rows * depth * columns / took
+    return fit_thin(rates, full)
+
+
+def measure_transcendental(repeats: int, elementwise: float,
+                           seconds: dict[str, float]) -> dict[str, float]:
+    """The exponential's rate, the elementwise work around it taken off at
+    ``elementwise`` operations per second; its time added to ``seconds``."""
+    y = np.random.default_rng(5).uniform(0, 1, _ELEMENTS).astype(np.float32)
+    seconds["transcendental"] = took = median_seconds(_chain(8, _add_exp), [y], repeats)
+    around = 16.0 * _ELEMENTS / elementwise  # a multiply and an add per exponential
+    return {"transcendental_per_second": 8.0 * _ELEMENTS / max(took - around, 1e-9)}
+
+
+def _transcendental_alone(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    seconds: dict[str, float] = {}
+    elementwise = read_header()[0]["elementwise_per_second"]
+    return measure_transcendental(repeats, elementwise, seconds), seconds
+
+
+def measure_thin_alone(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """The thin-product constants with the cube they are relative to measured
+    in the same run (the header's full rate is kept)."""
+    a = np.random.default_rng(0).standard_normal((_N, _N)).astype(np.float32)
+    cube = f"dot_{_N}x{_N}x{_N}"
+    seconds = {cube: median_seconds(_dot("f32"), [a, a], repeats)}
+    constants = measure_thin(repeats, 2.0 * _N ** 3 / seconds[cube], seconds)
+    return constants, seconds
+
+
 def _chain(rounds: int, step: Callable[[str, int], list[str]]) -> str:
     """A chain of ``rounds`` elementwise steps over f32[_ELEMENTS], one fusion."""
     shape = f"f32[{_ELEMENTS}]{{0}}"
@@ -134,8 +223,12 @@ def _multiply_add(shape: str, k: int) -> list[str]:
     return [f"  m{k} = {shape} multiply(y{k}, a)", f"  y{k + 1} = {shape} add(m{k}, b)"]
 
 
-def _exp_negate(shape: str, k: int) -> list[str]:
-    return [f"  n{k} = {shape} negate(y{k})", f"  y{k + 1} = {shape} exponential(n{k})"]
+def _add_exp(shape: str, k: int) -> list[str]:
+    """``y{k+1} = y{k} + exp(c_k y0)``: an exponential independent of the others."""
+    return [f"  c{k} = f32[] constant({0.5 + 0.01 * k})",
+            f"  b{k} = {shape} broadcast(c{k}), dimensions={{}}",
+            f"  m{k} = {shape} multiply(y0, b{k})", f"  e{k} = {shape} exponential(m{k})",
+            f"  y{k + 1} = {shape} add(y{k}, e{k})"]
 
 
 def _stream(elements: int = _STREAM) -> str:
@@ -313,7 +406,6 @@ def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
         seconds[f"dot_{dtype}"] = median_seconds(_dot(dtype), [a, a], repeats)
     y = rng.uniform(0, 1, _ELEMENTS).astype(np.float32)
     seconds["elementwise"] = median_seconds(_chain(16, _multiply_add), [y], repeats)
-    seconds["transcendental"] = median_seconds(_chain(8, _exp_negate), [y], repeats)
     s = rng.standard_normal(_STREAM).astype(np.float32)
     seconds["bandwidth"] = median_seconds(_stream(), [s, s], repeats)
     x = (np.eye(8) * 0.5).astype(np.float32)
@@ -324,7 +416,6 @@ def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
 
     dot_flops = 2.0 * _N ** 3
     elementwise = 32.0 * _ELEMENTS / seconds["elementwise"]
-    negations = 8.0 * _ELEMENTS / elementwise
     # The products' own arithmetic (1 kFLOP each) is nothing beside the launch.
     op = max(0.0, (seconds["op"] - seconds["trip"]) / (_TRIPS * (_OPS_PER_TRIP - 1)))
     trip = max(0.0, seconds["trip"] / _TRIPS - op)
@@ -332,8 +423,6 @@ def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
         "dot_f32_flops_per_second": dot_flops / seconds["dot_f32"],
         "dot_f64_flops_per_second": dot_flops / seconds["dot_f64"],
         "elementwise_per_second": elementwise,
-        "transcendental_per_second": 8.0 * _ELEMENTS / max(seconds["transcendental"] - negations,
-                                                           1e-9),
         "bytes_per_second": 3.0 * 4 * _STREAM / seconds["bandwidth"],
         "op_seconds": op,
         "trip_seconds": trip,
@@ -341,6 +430,8 @@ def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
             _SCAN_TRIPS * _SCAN_ROWS * (_SCAN_COLUMNS - _SCAN_COLUMNS // _SCAN_TRIPS)
             / seconds["update_scan"],
     }
+    constants.update(measure_transcendental(repeats, elementwise, seconds))
+    constants.update(measure_thin(repeats, constants["dot_f32_flops_per_second"], seconds))
     constants.update(measure_cache(repeats, constants["bytes_per_second"], seconds))
     selection, selection_seconds = measure_selection(repeats)
     constants.update(selection)
@@ -364,6 +455,15 @@ def measure_selection(repeats: int) -> tuple[dict[str, float], dict[str, float]]
     return constants, seconds
 
 
+# What --only can measure alone: the function, and how the header says so.
+_PARTS: dict[str, tuple[Callable[[int], tuple[dict[str, float], dict[str, float]]], str]] = {
+    "selection": (measure_selection, "The sort and top-k rates measured again"),
+    "thin": (measure_thin_alone, "Thin products measured again"),
+    "transcendental": (_transcendental_alone,
+                       "Exponentials measured again"),
+}
+
+
 def read_header() -> tuple[dict[str, float], dict[str, float], list[str]]:
     """The constants, benchmark times and provenance lines the header holds now."""
     text = HEADER.read_text()
@@ -379,6 +479,8 @@ def read_header() -> tuple[dict[str, float], dict[str, float], list[str]]:
 _COMMENTS = {
     "dot_f32_flops_per_second": "a large f32 matrix product (Eigen's GEMM)",
     "dot_f64_flops_per_second": "the same in f64",
+    "dot_thin_width": "a product's narrowest side (rows, depth, columns) at full rate",
+    "dot_thin_exponent": "below it the rate falls as (narrowest side / width)^exponent",
     "elementwise_per_second": "cheap elementwise results (add, multiply, select)",
     "transcendental_per_second": "exp, log, tanh... results",
     "bytes_per_second": "a stream through memory, read plus write",
@@ -420,7 +522,7 @@ def header_text(constants: dict[str, float], seconds: dict[str, float],
                 lines: list[str]) -> str:
     """cost_constants.h with ``constants``, and how and when they were measured."""
     said = "\n".join(f"// {line}" for line in lines)
-    measured = "\n".join(f"//   {name:<15} {value * 1e3:9.3f} ms" for name, value in seconds.items())
+    measured = "\n".join(f"//   {name:<18} {value * 1e3:9.3f} ms" for name, value in seconds.items())
     fields = "\n".join(f"  double {name} = {value:.4g};  // {_COMMENTS[name]}"
                        for name, value in constants.items())
     return f"""// The cost model's constants (analysis/cost_model.h): how fast this machine's
@@ -452,25 +554,23 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--write", action="store_true", help=f"write {HEADER.relative_to(REPO_ROOT)}")
-    parser.add_argument("--only-selection", action="store_true",
-                        help="measure only the sort and top-k rates; keep the header's others "
-                             "(on a loaded machine every rate moves: this changes two)")
+    parser.add_argument("--only", choices=sorted(_PARTS),
+                        help="measure only these rates and keep the header's others (on a "
+                             "loaded machine every rate moves: this changes a few)")
     args = parser.parse_args(argv)
     where = machine()
-    if args.only_selection:
+    if args.only:
         constants, seconds, lines = read_header()
-        measured, measured_seconds = measure_selection(args.repeats)
+        measure_part, said = _PARTS[args.only]
+        measured, measured_seconds = measure_part(args.repeats)
         constants.update(measured)
         seconds.update(measured_seconds)
     else:
         constants, seconds = measure(args.repeats)
     where["load"] = tuple((a + b) / 2 for a, b in zip(where["load"], os.getloadavg()))
-    if args.only_selection:
-        lines += provenance(where, "The sort and top-k rates measured again")
-    else:
-        lines = provenance(where)
+    lines = lines + provenance(where, said) if args.only else provenance(where)
     for name, value in seconds.items():
-        print(f"{name:<15} {value * 1e3:9.3f} ms")
+        print(f"{name:<18} {value * 1e3:9.3f} ms")
     for name, value in constants.items():
         print(f"{name:<26} {value:.4g}")
     print(f"load average {where['load']}")

@@ -6,23 +6,51 @@
 // Calibrated 2026-11-27 on AMD EPYC, 2 cores, jaxlib
 // 0.7.1, last-level cache 32 MB (sysfs), load average
 // 1.13, 1.20, 1.37 (shared machine: other jobs running).
+// Exponentials measured again 2026-11-28 on AMD EPYC, 2 cores, jaxlib
+// 0.7.1, last-level cache 32 MB (sysfs), load average
+// 0.94, 1.33, 1.33 (shared machine: other jobs running).
+// Thin products measured again 2026-11-28 on AMD EPYC, 2 cores, jaxlib
+// 0.7.1, last-level cache 32 MB (sysfs), load average
+// 1.14, 1.36, 1.34 (shared machine: other jobs running).
 // Median times of the benchmarks:
-//   dot_f32            21.574 ms
-//   dot_f64            56.067 ms
-//   elementwise         0.357 ms
-//   transcendental      6.787 ms
-//   bandwidth          41.072 ms
-//   trip               23.751 ms
-//   op                273.762 ms
-//   update_scan       131.484 ms
-//   cache_ws_4MB        0.096 ms
-//   cache_ws_8MB        0.133 ms
-//   cache_ws_16MB       0.229 ms
-//   cache_ws_32MB       1.327 ms
-//   cache_ws_64MB       4.556 ms
-//   cache_ws_128MB     31.835 ms
-//   sort              267.362 ms
-//   topk               43.332 ms
+//   dot_f32               21.574 ms
+//   dot_f64               56.067 ms
+//   elementwise            0.357 ms
+//   transcendental         2.759 ms
+//   bandwidth             41.072 ms
+//   trip                  23.751 ms
+//   op                   273.762 ms
+//   update_scan          131.484 ms
+//   cache_ws_4MB           0.096 ms
+//   cache_ws_8MB           0.133 ms
+//   cache_ws_16MB          0.229 ms
+//   cache_ws_32MB          1.327 ms
+//   cache_ws_64MB          4.556 ms
+//   cache_ws_128MB        31.835 ms
+//   sort                 267.362 ms
+//   topk                  43.332 ms
+//   dot_1024x1024x1024    19.419 ms
+//   dot_8x1024x1024        0.482 ms
+//   dot_1024x8x1024        0.704 ms
+//   dot_1024x1024x8        0.287 ms
+//   dot_16x1024x1024       0.666 ms
+//   dot_1024x16x1024       0.843 ms
+//   dot_1024x1024x16       0.579 ms
+//   dot_32x1024x1024       1.408 ms
+//   dot_1024x32x1024       1.179 ms
+//   dot_1024x1024x32       0.595 ms
+//   dot_64x1024x1024       2.672 ms
+//   dot_1024x64x1024       1.885 ms
+//   dot_1024x1024x64       1.204 ms
+//   dot_128x1024x1024      4.610 ms
+//   dot_1024x128x1024      2.699 ms
+//   dot_1024x1024x128      2.404 ms
+//   dot_256x1024x1024      8.549 ms
+//   dot_1024x256x1024      4.629 ms
+//   dot_1024x1024x256      4.856 ms
+//   dot_512x1024x1024     17.812 ms
+//   dot_1024x512x1024      9.105 ms
+//   dot_1024x1024x512      9.044 ms
 #ifndef EXLA_ANALYSIS_COST_CONSTANTS_H_
 #define EXLA_ANALYSIS_COST_CONSTANTS_H_
 
@@ -32,8 +60,10 @@ namespace exla {
 struct CostConstants {
   double dot_f32_flops_per_second = 9.954e+10;  // a large f32 matrix product (Eigen's GEMM)
   double dot_f64_flops_per_second = 3.83e+10;  // the same in f64
+  double dot_thin_width = 1024;  // a product's narrowest side (rows, depth, columns) at full rate
+  double dot_thin_exponent = 0.1857;  // below it the rate falls as (narrowest side / width)^exponent
   double elementwise_per_second = 9.388e+10;  // cheap elementwise results (add, multiply, select)
-  double transcendental_per_second = 1.253e+09;  // exp, log, tanh... results
+  double transcendental_per_second = 3.251e+09;  // exp, log, tanh... results
   double bytes_per_second = 4.902e+09;  // a stream through memory, read plus write
   double op_seconds = 1.786e-06;  // launching one kernel (a fused loop, a GEMM call)
   double trip_seconds = 0;  // one trip of a while loop: condition, state

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <unordered_map>
@@ -85,6 +86,58 @@ int64_t WrittenBytes(const HloInstruction& instruction) {
     return bytes;
   }
   return ArrayBytes(instruction.shape());
+}
+
+// The product of `shape`'s extents along `dimensions`.
+int64_t ExtentAlong(const Shape& shape, const std::vector<int64_t>& dimensions) {
+  int64_t product = 1;
+  for (int64_t d : dimensions) product *= shape.dim(static_cast<int>(d));
+  return product;
+}
+
+// The sides of a matrix product, per batch element: the rows of its left
+// operand, the contracted depth, the columns of its right operand.
+struct DotSides {
+  int64_t rows = 0, depth = 0, columns = 0;
+};
+
+// `dot`'s sides; nullopt for anything but a dot.
+std::optional<DotSides> SidesOf(const HloInstruction& dot) {
+  if (!dot.Is(HloOpcode::kDot) || dot.operand_count() != 2) return std::nullopt;
+  const DotDimensions dimensions = dot.dot_dimensions();
+  const Shape& lhs = dot.operand(0)->shape();
+  const Shape& rhs = dot.operand(1)->shape();
+  if (!lhs.IsArray() || !rhs.IsArray()) return std::nullopt;
+  DotSides sides;
+  const int64_t batch = ExtentAlong(lhs, dimensions.lhs_batch);
+  sides.depth = ExtentAlong(lhs, dimensions.lhs_contracting);
+  if (batch * sides.depth == 0) return std::nullopt;
+  sides.rows = lhs.ElementCount() / (batch * sides.depth);
+  sides.columns = rhs.ElementCount() / (batch * sides.depth);
+  return sides;
+}
+
+// The fraction of its full rate XLA CPU's GEMM reaches on `dot`. A thin
+// product (few rows, columns or a shallow contraction) spends its time
+// packing panels and loading and storing the result's tiles rather than
+// multiplying: measured (jaxlib 0.7.1, two cores), 8 rows by 1024 x 1024
+// ran at 35 GFLOP/s against 111 for 1024 x 1024 x 1024. The full rate is
+// the cube's, so `dot_thin_width` is its side; below it the rate falls as
+// a power of the narrowest side, fitted by calibrate_cost to thin products
+// of every orientation (0.19: a side of 8 runs at 40%). The orientations
+// scatter about the fit (measured at a side of 8: 31% as rows, 22% as
+// depth, 53% as columns; at 64: 43%, 64%, 100%), but neither a power per
+// side for the narrowest one nor the product of all sides' powers ranked
+// cost_rank's plans better than one power for all. A matrix-vector product
+// (one row or one column) is exempt: XLA CPU does not call its GEMM for
+// those but emits a vectorised loop that streams the matrix at memory speed.
+double DotEfficiency(const HloInstruction& dot, const CostConstants& c) {
+  const std::optional<DotSides> sides = SidesOf(dot);
+  if (!sides || sides->rows == 1 || sides->columns == 1) return 1.0;
+  const int64_t side = std::min({sides->rows, sides->depth, sides->columns});
+  if (side <= 0) return 1.0;  // an empty product: no flops to scale
+  const double fraction = static_cast<double>(side) / c.dot_thin_width;
+  return fraction >= 1.0 ? 1.0 : std::pow(fraction, c.dot_thin_exponent);
 }
 
 // Elements XLA CPU visits, beyond the block itself, to write a
@@ -181,8 +234,8 @@ class Kernel {
     tally.kernels = 1;
     const CostConstants& c = constants_;
     // A roofline: arithmetic and memory traffic overlap, the slower decides.
-    const double compute = dot_f32_ / c.dot_f32_flops_per_second +
-                           dot_f64_ / c.dot_f64_flops_per_second +
+    const double compute = dot_f32_full_rate_ / c.dot_f32_flops_per_second +
+                           dot_f64_full_rate_ / c.dot_f64_flops_per_second +
                            elementwise_ / c.elementwise_per_second +
                            transcendental_ / c.transcendental_per_second +
                            comparisons_ / c.sort_comparisons_per_second +
@@ -207,7 +260,10 @@ class Kernel {
       selected_ += TopKElements(member);
     }
     if (IsMatrixWork(member)) {
-      (member.shape().element_type() == PrimitiveType::kF64 ? dot_f64_ : dot_f32_) += flops;
+      const bool f64 = member.shape().element_type() == PrimitiveType::kF64;
+      (f64 ? dot_f64_ : dot_f32_) += flops;
+      (f64 ? dot_f64_full_rate_ : dot_f32_full_rate_) +=
+          static_cast<double>(flops) / DotEfficiency(member, constants_);
     } else if (IsTranscendental(member)) {
       transcendental_ += flops;
     } else {
@@ -254,6 +310,9 @@ class Kernel {
   std::unordered_set<const HloInstruction*> read_whole_;
   std::vector<const HloInstruction*> touched_;
   int64_t dot_f32_ = 0, dot_f64_ = 0, elementwise_ = 0, transcendental_ = 0;
+  // Dot flops over DotEfficiency: the flops at the full rate that take as
+  // long as the products do.
+  double dot_f32_full_rate_ = 0.0, dot_f64_full_rate_ = 0.0;
   int64_t comparisons_ = 0;  // a sort's (SortComparisons)
   int64_t selected_ = 0;     // elements a top-k selects from
   int64_t scanned_ = 0;      // elements an update in place visits outside its block

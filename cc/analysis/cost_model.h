@@ -8,7 +8,9 @@
 // GEMM speed, transcendental functions at their own rate, other elementwise
 // work at another) and its memory traffic (the buffers it reads, in full or
 // the slice it takes, plus what it writes), a roofline, plus a fixed launch
-// overhead. Sorts and top-k selections are costed by the comparisons they
+// overhead. A thin matrix product (few rows, columns or a shallow
+// contraction) runs below the GEMM's full rate, by a power of each thin
+// side calibrated on this machine. Sorts and top-k selections are costed by the comparisons they
 // make and the elements they read, at rates of their own (flops.h): XLA CPU
 // calls a comparator per comparison, so a sort is slow beside arithmetic.
 // An update in place (dynamic-update-slice) also pays for the elements of

@@ -355,13 +355,20 @@ PYBIND11_MODULE(_exla, m) {
       .def(py::init<>())
       .def_readwrite("dot_f32_flops_per_second", &exla::CostConstants::dot_f32_flops_per_second)
       .def_readwrite("dot_f64_flops_per_second", &exla::CostConstants::dot_f64_flops_per_second)
+      .def_readwrite("dot_thin_width", &exla::CostConstants::dot_thin_width)
+      .def_readwrite("dot_thin_exponent", &exla::CostConstants::dot_thin_exponent)
       .def_readwrite("elementwise_per_second", &exla::CostConstants::elementwise_per_second)
       .def_readwrite("transcendental_per_second", &exla::CostConstants::transcendental_per_second)
       .def_readwrite("bytes_per_second", &exla::CostConstants::bytes_per_second)
       .def_readwrite("op_seconds", &exla::CostConstants::op_seconds)
       .def_readwrite("trip_seconds", &exla::CostConstants::trip_seconds)
+      .def_readwrite("update_scan_elements_per_second",
+                     &exla::CostConstants::update_scan_elements_per_second)
       .def_readwrite("cache_bytes", &exla::CostConstants::cache_bytes)
-      .def_readwrite("cache_bytes_per_second", &exla::CostConstants::cache_bytes_per_second);
+      .def_readwrite("cache_bytes_per_second", &exla::CostConstants::cache_bytes_per_second)
+      .def_readwrite("sort_comparisons_per_second",
+                     &exla::CostConstants::sort_comparisons_per_second)
+      .def_readwrite("topk_elements_per_second", &exla::CostConstants::topk_elements_per_second);
   m.def("predict_time", &exla::PredictTimeData, py::arg("text"),
         py::arg("constants") = exla::CostConstants(),
         "The cost model's prediction of XLA CPU's time for a module: {seconds, flops, dot_flops, "

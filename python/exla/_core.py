@@ -160,10 +160,22 @@ def predict_timeline(text: str, max_named: int) -> dict:
     return _call("predict_timeline", text, max_named)
 
 
-def predict_time(text: str) -> dict:
-    """The cost model's figures for a module, with the calibrated constants
-    (see :mod:`exla.predict`)."""
-    return _call("predict_time", text)
+def predict_time(text: str, constants: dict[str, float] | None = None) -> dict:
+    """The cost model's figures for a module (see :mod:`exla.predict`), with
+    the calibrated constants, or with some of them replaced by ``constants``
+    (by field name: experiments try other values with it).
+
+    Raises:
+      ValueError: a name in ``constants`` is not one of the cost model's.
+    """
+    if not constants:
+        return _call("predict_time", text)
+    chosen = extension().CostConstants()
+    for name, value in constants.items():
+        if name.startswith("_") or not hasattr(chosen, name):
+            raise ValueError(f"unknown cost model constant {name!r}")
+        setattr(chosen, name, float(value))
+    return _call("predict_time", text, chosen)
 
 
 @functools.lru_cache(maxsize=None)

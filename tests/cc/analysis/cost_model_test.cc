@@ -16,11 +16,13 @@ using exla::CostConstants;
 using exla::PredictTime;
 using exla::TimePrediction;
 
-// Round figures: 1 GFLOP/s everywhere, 1 GB/s, no overheads, no cache.
+// Round figures: 1 GFLOP/s everywhere (thin products too), 1 GB/s, no
+// overheads, no cache.
 CostConstants Plain() {
   CostConstants c;
   c.dot_f32_flops_per_second = 1e9;
   c.dot_f64_flops_per_second = 1e9;
+  c.dot_thin_width = 0;
   c.elementwise_per_second = 1e9;
   c.transcendental_per_second = 1e9;
   c.sort_comparisons_per_second = 1e9;
@@ -71,6 +73,89 @@ ENTRY e {
   EXPECT_EQ(p.dot_flops, p.flops);
   EXPECT_EQ(p.bytes, 3LL * 512 * 512 * 4);  // two operands read, the result written
   // 26.8 ms of arithmetic against 3.1 ms of memory traffic: the flops decide.
+  EXPECT_EQ(p.seconds, static_cast<double>(p.flops) / 1e10);
+}
+
+// Plain() with a dot rate for which the flops decide, and a GEMM that is at
+// full rate from a narrowest side of 64 and at (side / 64)^0.5 below it.
+CostConstants Thin() {
+  CostConstants c = Plain();
+  c.dot_f32_flops_per_second = 1e10;
+  c.dot_thin_width = 64;
+  c.dot_thin_exponent = 0.5;
+  return c;
+}
+
+const char kDotOfShapes[] = R"(HloModule m
+
+ENTRY e {
+  a = f32[@LHS@]{1,0} parameter(0)
+  b = f32[@RHS@]{1,0} parameter(1)
+  ROOT d = f32[@OUT@]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+
+TimePrediction PredictDot(const std::string& lhs, const std::string& rhs, const std::string& out,
+                          const CostConstants& constants = Thin()) {
+  const std::string text = Fill(Fill(Fill(kDotOfShapes, "@LHS@", lhs), "@RHS@", rhs), "@OUT@", out);
+  return Predict(text, constants);
+}
+
+TEST(CostModel, ProductWithFewRowsRunsBelowTheFullRate) {
+  const TimePrediction p = PredictDot("16,512", "512,512", "16,512");
+  // (16 / 64)^0.5 = 1/2 of the full rate.
+  EXPECT_EQ(p.seconds, 2.0 * static_cast<double>(p.flops) / 1e10);
+}
+
+TEST(CostModel, ProductWithAShallowContractionRunsBelowTheFullRate) {
+  const TimePrediction p = PredictDot("512,16", "16,512", "512,512");
+  // Half the full rate: 1.68 ms of arithmetic against 1.11 ms of memory traffic.
+  EXPECT_EQ(p.seconds, 2.0 * static_cast<double>(p.flops) / 1e10);
+}
+
+TEST(CostModel, ProductWithFewColumnsRunsBelowTheFullRate) {
+  const TimePrediction p = PredictDot("512,512", "512,16", "512,16");
+  // Half the full rate: 1.68 ms of arithmetic against 1.11 ms of memory traffic.
+  EXPECT_EQ(p.seconds, 2.0 * static_cast<double>(p.flops) / 1e10);
+}
+
+TEST(CostModel, OnlyTheNarrowestSideOfAProductThinInTwoCounts) {
+  // Rows of 16 and depth of 4: (4 / 64)^0.5 = 1/4, not that times (16 / 64)^0.5.
+  CostConstants c = Thin();
+  c.bytes_per_second = 1e12;  // so that the arithmetic decides
+  const TimePrediction p = PredictDot("16,4", "4,4096", "16,4096", c);
+  EXPECT_EQ(p.seconds, 4.0 * static_cast<double>(p.flops) / 1e10);
+}
+
+TEST(CostModel, ProductAtLeastAsWideAsTheWidthRunsAtTheFullRate) {
+  const TimePrediction p = PredictDot("64,512", "512,512", "64,512");
+  EXPECT_EQ(p.seconds, static_cast<double>(p.flops) / 1e10);
+}
+
+TEST(CostModel, MatrixVectorProductIsNotAThinProduct) {
+  // 64 x 512 by one column: XLA's own loop, not a GEMM at 1/8 of its rate.
+  CostConstants c = Thin();
+  c.bytes_per_second = 1e12;  // so that the arithmetic decides
+  const TimePrediction p = PredictDot("64,512", "512,1", "64,1", c);
+  EXPECT_EQ(p.seconds, static_cast<double>(p.flops) / 1e10);
+}
+
+TEST(CostModel, EmptyProductCostsNoArithmetic) {
+  const TimePrediction p = PredictDot("0,512", "512,512", "0,512");
+  EXPECT_EQ(p.flops, 0);
+  EXPECT_EQ(p.seconds, static_cast<double>(p.bytes) / 1e9);
+}
+
+TEST(CostModel, BatchDimensionsDoNotMakeAProductThin) {
+  // 4 products of 64 x 64 x 64: the batch of 4 is not a side of any of them.
+  const TimePrediction p = Predict(R"(HloModule m
+
+ENTRY e {
+  a = f32[4,64,64]{2,1,0} parameter(0)
+  b = f32[4,64,64]{2,1,0} parameter(1)
+  ROOT d = f32[4,64,64]{2,1,0} dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+}
+)", Thin());
   EXPECT_EQ(p.seconds, static_cast<double>(p.flops) / 1e10);
 }
 
