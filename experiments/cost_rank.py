@@ -1,6 +1,8 @@
 """How well exla's cost model orders the plans of a program by their measured time.
 
     PYTHONPATH=python python -m experiments.cost_rank [--repeats 5] [--out experiments/results/cost_rank.csv]
+    PYTHONPATH=python python -m experiments.cost_rank --replay experiments/results/cost_rank.csv \
+        [--set dot_thin_width=256 ...]
 
 Five programs, lowered from JAX at reduced sizes (a few seconds each on two
 cores): a kernel matrix-vector product, a large-vocabulary cross entropy (loss
@@ -23,13 +25,26 @@ least two) whether the model's choice is the fastest measured plan (or within
 ranking the search used before the cost model (least recomputed work, fewest
 loops, largest slices, largest threshold) and of the search's own rule (that
 order, overruled where the model predicts CLEAR_GAIN or more).
+
+A fixed 5% margin cannot tell a near-tie from a miss when samples spread
+15-40%, so the cases are also judged by a 95% confidence interval of each
+plan's median (order statistics of its samples, recorded in the CSV): a case
+counts only if some plan is measurably slower than the fastest (their
+intervals do not overlap), and a choice is right if it is not measurably
+slower than the fastest.
+
+``--replay CSV`` predicts the plans of a recorded run again with the model as
+built now (``--set NAME=VALUE`` replaces a calibrated constant), against the
+recorded times: a change to the model is judged in seconds.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
+import re
 import statistics
 import sys
 import time
@@ -206,9 +221,23 @@ def interleaved_seconds(texts: list[str], args: list[np.ndarray], repeats: int,
     return samples
 
 
-def measure_program(name: str, repeats: int) -> list[dict[str, Any]]:
+def median_interval(samples: list[float]) -> tuple[float, float]:
+    """A distribution-free 95% confidence interval of the median of
+    ``samples``: the order statistics between which a Binomial(n, 1/2) count
+    falls with 95% probability (normal approximation; the whole range for
+    fewer than 6 samples)."""
+    ordered = sorted(samples)
+    n = len(ordered)
+    spread = 1.96 * math.sqrt(n)
+    low = max(1, math.floor((n - spread) / 2))  # 1-based ranks
+    high = min(n, math.ceil(1 + (n + spread) / 2))
+    return ordered[low - 1], ordered[high - 1]
+
+
+def measure_program(name: str, repeats: int,
+                    constants: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    from exla import _core
     from exla.bridge import xla as bridge
-    from exla.predict import predict_time
 
     f, args = PROGRAMS[name]()
     text = _hlo(f, args)
@@ -217,10 +246,11 @@ def measure_program(name: str, repeats: int) -> list[dict[str, Any]]:
     measured = interleaved_seconds([plan["text"] for plan in rows], args, repeats)
     load = f"{load_before:.1f}/{os.getloadavg()[0]:.1f}"
     for plan, samples in zip(rows, measured):
-        plan["predicted_s"] = predict_time(plan["text"])
+        plan["predicted_s"] = _core.predict_time(plan["text"], constants)["seconds"]
         plan["peak_bytes"] = bridge.planned_memory(plan["text"]).total_bytes
         plan["measured_s"] = statistics.median(samples)
         plan["measured_min_s"] = min(samples)
+        plan["measured_lo_s"], plan["measured_hi_s"] = median_interval(samples)
         plan["program"] = name
         plan["repeats"] = repeats
         plan["load"] = load
@@ -247,6 +277,7 @@ def cases(rows: list[dict[str, Any]], measured: str = "measured_s") -> list[dict
         old = min(fitting, key=_old_key)
         clear = model if old["predicted_s"] > CLEAR * model["predicted_s"] else old
         out.append({"limit": limit, "plans": len(fitting),
+                    **_judged_by_intervals(fitting, {"model": model, "old": old, "clear": clear}),
                     "model_fastest": model[measured] <= fastest * NEAR,
                     "model_exact": model[measured] == fastest,
                     "old_fastest": old[measured] <= fastest * NEAR,
@@ -260,6 +291,22 @@ def cases(rows: list[dict[str, Any]], measured: str = "measured_s") -> list[dict
     return out
 
 
+def _judged_by_intervals(fitting: list[dict[str, Any]],
+                         choices: dict[str, dict[str, Any]]) -> dict[str, bool]:
+    """Whether the case is *separable* (some plan's median is measurably
+    slower than the fastest plan's: the 95% intervals of the two medians do not
+    overlap) and, for each ranking's choice, whether it is *not measurably
+    slower* than the fastest plan. Empty without recorded intervals."""
+    if not all("measured_lo_s" in r for r in fitting):
+        return {}
+    fastest = min(fitting, key=lambda r: r["measured_s"])
+    slower = lambda r: r["measured_lo_s"] > fastest["measured_hi_s"]  # noqa: E731
+    out = {"separable": any(slower(r) for r in fitting)}
+    for name, chosen in choices.items():
+        out[f"{name}_not_slower"] = not slower(chosen)
+    return out
+
+
 def _typed(row: dict[str, str]) -> dict[str, Any]:
     """A row of cost_rank.csv with its numbers as numbers."""
     out: dict[str, Any] = dict(row)
@@ -269,9 +316,16 @@ def _typed(row: dict[str, str]) -> dict[str, Any]:
     out["dimensions"] = row.get("dimensions") or ""
     for key in ("predicted_s", "measured_s"):
         out[key] = float(row[key])
-    if row.get("measured_min_s"):
-        out["measured_min_s"] = float(row["measured_min_s"])
+    for key in ("measured_min_s", "measured_lo_s", "measured_hi_s"):
+        if row.get(key):
+            out[key] = float(row[key])
     return out
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The plans of a run recorded by ``--out``."""
+    with open(path, newline="") as handle:
+        return [_typed(r) for r in csv.DictReader(handle)]
 
 
 def _calibration() -> str:
@@ -284,7 +338,7 @@ def _calibration() -> str:
     except (OSError, StopIteration):
         return "not recorded"
     text = " ".join(lines).replace(" (shared machine: other jobs running).", ";").rstrip(";")
-    text = text.replace("; The ", "; the ")
+    text = re.sub(r"; ([A-Z])", lambda m: "; " + m[1].lower(), text)
     return text[len("Calibrated "):] if text.startswith("Calibrated ") else text
 
 
@@ -293,8 +347,7 @@ def cost_rank_section(results_dir: Path) -> list[str]:
     path = results_dir / "cost_rank.csv"
     if not path.exists():
         return []
-    with open(path, newline="") as handle:
-        rows = [_typed(r) for r in csv.DictReader(handle)]
+    rows = read_rows(path)
     if not rows:
         return []
     programs = list(dict.fromkeys(r["program"] for r in rows))
@@ -336,6 +389,7 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
     return ["- Spearman rank correlation, predicted against measured: "
             + ", ".join(f"{p} {rhos[p]:.2f}" for p in programs)
             + f" (mean {np.nanmean(list(rhos.values())):.2f}); {len(rows)} plans",
+            _levels(rows, programs),
             f"- fastest measured plan chosen (within {100 * (NEAR - 1):.0f}%), of {n} cases: the "
             f"cost model {count('model_fastest')} ({count('model_exact')} exactly), the order "
             f"before it (least recomputation, fewest loops, largest slices) "
@@ -343,9 +397,36 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
             f"old order otherwise {count('clear_fastest')}",
             f"- worst choice against the fastest: model {worst('model_slowdown'):.2f}x, old "
             f"order {worst('old_slowdown'):.2f}x, model where clear {worst('clear_slowdown'):.2f}x",
+            _by_intervals(found),
             _by_fastest_sample(by_min),
             _disagreements(found),
             f"- 1-minute load average before/after each program (2 cores): {loads}"]
+
+
+def _levels(rows: list[dict[str, Any]], programs: list[str]) -> str:
+    """How far the predicted times are from the measured ones, not only in
+    order: the median ratio per program, and the typical error over all."""
+    ratio = {p: np.array([r["predicted_s"] / r["measured_s"] for r in rows if r["program"] == p])
+             for p in programs}
+    typical = np.exp(np.median(np.abs(np.log(np.concatenate(list(ratio.values()))))))
+    return ("- predicted over measured time, median per program: "
+            + ", ".join(f"{p} {np.median(ratio[p]):.2f}" for p in programs)
+            + f"; a plan's prediction is typically off by {100 * (typical - 1):.0f}% "
+            "(median of |log(predicted / measured)|)")
+
+
+def _by_intervals(found: list[dict[str, Any]]) -> str:
+    """The cases the machine can tell apart, judged by intervals of the
+    medians rather than a fixed margin."""
+    separable = [c for c in found if c.get("separable")]
+    if not any("separable" in c for c in found):
+        return "- (no intervals of the medians recorded)"
+    count = lambda key: sum(c[key] for c in separable)  # noqa: E731
+    return (f"- judged by 95% intervals of the medians: in {len(separable)} of {len(found)} "
+            f"cases some plan is measurably slower than the fastest; of these, the choice is "
+            f"not measurably slower than the fastest for the cost model in "
+            f"{count('model_not_slower')}, the order before it in {count('old_not_slower')}, "
+            f"the search's rule in {count('clear_not_slower')}")
 
 
 def _by_fastest_sample(found: list[dict[str, Any]]) -> str:
@@ -376,17 +457,59 @@ def _disagreements(found: list[dict[str, Any]]) -> str:
             f"{len(split) - faster - slower}")
 
 
+def _plan_key(plan: dict[str, Any]) -> tuple:
+    return plan["program"], plan["threshold"], plan["split_size"], plan["dimensions"]
+
+
+def replay(path: Path, constants: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """The plans of a run recorded by ``--out``, predicted again by the
+    cost model as built now (with ``constants`` in place of calibrated ones),
+    beside the times recorded then: a change to the model is judged in
+    seconds, without timing the plans again. A plan the splitter no longer
+    makes is left out (and counted)."""
+    from exla import _core
+
+    rows = read_rows(path)
+    kept = []
+    for name in dict.fromkeys(r["program"] for r in rows):
+        texts = {_plan_key({**plan, "program": name}): plan["text"]
+                 for plan in plans_of(_hlo(*PROGRAMS[name]()))}
+        for row in (r for r in rows if r["program"] == name and _plan_key(r) in texts):
+            row["predicted_s"] = _core.predict_time(texts[_plan_key(row)], constants)["seconds"]
+            kept.append(row)
+    if len(kept) < len(rows):
+        print(f"{len(rows) - len(kept)} recorded plans are no longer made; left out")
+    return kept
+
+
+def _constant(text: str) -> tuple[str, float]:
+    name, _, value = text.partition("=")
+    try:
+        return name, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected NAME=NUMBER, got {text!r}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.cost_rank", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--programs", nargs="*", default=list(PROGRAMS))
     parser.add_argument("--out", type=Path, default=None, help="CSV of every plan")
+    parser.add_argument("--replay", type=Path, default=None, metavar="CSV",
+                        help="predict the plans of a recorded run again, without timing them")
+    parser.add_argument("--set", type=_constant, action="append", default=[],
+                        metavar="NAME=VALUE", help="a cost model constant in place of the "
+                        "calibrated one (cc/analysis/cost_constants.h names them)")
     args = parser.parse_args(argv)
+    constants = dict(args.set)
+    if args.replay:
+        print("\n".join(summary(replay(args.replay, constants))))
+        return 0
     load = os.getloadavg()
     all_rows = []
     for name in args.programs:
-        rows = measure_program(name, args.repeats)
+        rows = measure_program(name, args.repeats, constants)
         rho = spearman([r["predicted_s"] for r in rows], [r["measured_s"] for r in rows])
         found = cases(rows)
         print(f"{name}: {len(rows)} plans, Spearman {rho:.2f}; cases: model fastest "
@@ -401,7 +524,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         fields = ["program", "threshold", "split_size", "dimensions", "loops", "recomputed_flops",
-                  "peak_bytes", "predicted_s", "measured_s", "measured_min_s", "spearman",
+                  "peak_bytes", "predicted_s", "measured_s", "measured_min_s",
+                  "measured_lo_s", "measured_hi_s", "spearman",
                   "repeats", "load"]
         with args.out.open("w", newline="") as handle:
             writer = csv.DictWriter(handle, fields, extrasaction="ignore")
