@@ -126,7 +126,7 @@ std::optional<DotSides> SidesOf(const HloInstruction& dot) {
 // a power of the narrowest side, fitted by calibrate_cost to thin products
 // of every orientation (0.19: a side of 8 runs at 40%). The orientations
 // scatter about the fit (measured at a side of 8: 31% as rows, 22% as
-// depth, 53% as columns; at 64: 43%, 64%, 100%), but neither a power per
+// depth, 53% as columns; at 64: 45%, 64%, 100%), but neither a power per
 // side for the narrowest one nor the product of all sides' powers ranked
 // cost_rank's plans better than one power for all. A matrix-vector product
 // (one row or one column) is exempt: XLA CPU does not call its GEMM for
