@@ -88,13 +88,6 @@ int64_t WrittenBytes(const HloInstruction& instruction) {
   return ArrayBytes(instruction.shape());
 }
 
-// The product of `shape`'s extents along `dimensions`.
-int64_t ExtentAlong(const Shape& shape, const std::vector<int64_t>& dimensions) {
-  int64_t product = 1;
-  for (int64_t d : dimensions) product *= shape.dim(static_cast<int>(d));
-  return product;
-}
-
 // The sides of a matrix product, per batch element: the rows of its left
 // operand, the contracted depth, the columns of its right operand.
 struct DotSides {
@@ -109,8 +102,8 @@ std::optional<DotSides> SidesOf(const HloInstruction& dot) {
   const Shape& rhs = dot.operand(1)->shape();
   if (!lhs.IsArray() || !rhs.IsArray()) return std::nullopt;
   DotSides sides;
-  const int64_t batch = ExtentAlong(lhs, dimensions.lhs_batch);
-  sides.depth = ExtentAlong(lhs, dimensions.lhs_contracting);
+  const int64_t batch = lhs.ExtentAlong(dimensions.lhs_batch);
+  sides.depth = lhs.ExtentAlong(dimensions.lhs_contracting);
   if (batch * sides.depth == 0) return std::nullopt;
   sides.rows = lhs.ElementCount() / (batch * sides.depth);
   sides.columns = rhs.ElementCount() / (batch * sides.depth);

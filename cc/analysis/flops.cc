@@ -44,11 +44,8 @@ int64_t InstructionFlops(const HloInstruction& instruction) {
   switch (instruction.opcode()) {
     case HloOpcode::kDot: {
       // Every result element is a sum over the contracting dimensions.
-      int64_t contracted = 1;
-      const Shape& lhs = instruction.operand(0)->shape();
-      for (int64_t d : instruction.dot_dimensions().lhs_contracting) {
-        contracted *= lhs.dim(static_cast<int>(d));
-      }
+      const int64_t contracted = instruction.operand(0)->shape().ExtentAlong(
+          instruction.dot_dimensions().lhs_contracting);
       return 2 * instruction.shape().ElementCount() * contracted;
     }
     case HloOpcode::kTriangularSolve: {

@@ -148,6 +148,12 @@ int64_t Shape::ElementCount() const {
   return count;
 }
 
+int64_t Shape::ExtentAlong(const std::vector<int64_t>& dimensions) const {
+  int64_t product = 1;
+  for (int64_t d : dimensions) product *= dims_[d];
+  return product;
+}
+
 int64_t Shape::ByteSize() const {
   if (kind_ == Kind::kTuple) {
     int64_t total = 0;

@@ -64,6 +64,9 @@ class Shape {
   int64_t dim(int i) const { return dims_[i]; }
   int rank() const { return static_cast<int>(dims_.size()); }
   int64_t ElementCount() const;
+  // The product of the extents along `dimensions` (a dot's contracted
+  // extent, its batch): 1 for none.
+  int64_t ExtentAlong(const std::vector<int64_t>& dimensions) const;
   // Bytes an array of this shape occupies; the sum over elements for tuples.
   int64_t ByteSize() const;
 

@@ -411,7 +411,7 @@ bool DotOrderOptimizer::Run(HloModule* module) {
 
       ChainShape shape;
       bool consistent = true;
-      for (int64_t d : chain.factors[0].view.batch) shape.batch *= chain.factors[0].value->shape().dim(d);
+      shape.batch = chain.factors[0].value->shape().ExtentAlong(chain.factors[0].view.batch);
       for (size_t k = 0; k < n; ++k) {
         const Factor& f = chain.factors[k];
         shape.dims.push_back(f.rows());
