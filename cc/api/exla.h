@@ -39,7 +39,9 @@ struct Options {
   // ("computation/instruction" -> dimension), where the splitter would
   // otherwise try the longest first. The plan search (search/plan_search.h)
   // sets it to compare plans over different dimensions; a dimension that
-  // cannot carry a loop is refused and the usual order follows.
+  // cannot carry a loop is refused and the usual order follows. -1
+  // (kKeepWhole, passes/tensor_splitter/tensor_splitter.h) keeps the tensor
+  // whole: read in slices, never split or recomputed.
   std::map<std::string, int64_t> split_dimensions;
 };
 

@@ -143,8 +143,8 @@ WhyNot BuildStatisticsRegion(int64_t threshold, int64_t split_size,
                              const ShardingAnalysis& sharding, SoftmaxStatistics* found) {
   HloInstruction* x = found->logits;
   if (sharding.active()) return WhyNot::Because("sharded programs keep the split of rows");
-  if (sharding.LargestDeviceBytes(*x) <= threshold) {
-    return WhyNot::Because(x->name() + " is not above the threshold");
+  if (sharding.BytesToSplit(*x) <= threshold) {
+    return WhyNot::Because(x->name() + " is not above the threshold, or is kept whole");
   }
   WhyNot built = BuildSplitRegion({RegionStart::Sink(found->max, 0, found->dim)}, threshold,
                                   threshold, &found->region, sharding);

@@ -26,6 +26,8 @@ bool ShouldRecompute(const HloInstruction* producer, int64_t threshold,
   if (producer->Is(HloOpcode::kParameter) || producer->Is(HloOpcode::kConstant)) return false;
   if (!SplitterHandles(*producer).ok()) return false;
   if (producer->shape().IsTuple() && !producer->Is(HloOpcode::kSort) && !producer->Is(HloOpcode::kTopK)) return false;
+  // A value the plan keeps whole is read in slices, never recomputed.
+  if (sharding.KeptWhole(*producer)) return false;
   return sharding.LargestDeviceBytes(*producer) > threshold || producer->Is(HloOpcode::kBroadcast) ||
          producer->Is(HloOpcode::kIota);
 }
@@ -103,7 +105,7 @@ std::string CannotConsume(const HloInstruction& user, int64_t dim) {
 bool FollowsUser(const HloInstruction& user, DimensionMapping mapping, int64_t follow_limit,
                  const ShardingAnalysis& sharding) {
   return !mapping.is_reduced_away() &&
-         (sharding.LargestDeviceBytes(user) > follow_limit || user.shape().IsTuple());
+         (sharding.BytesToSplit(user) > follow_limit || user.shape().IsTuple());
 }
 
 class RegionGrower {
@@ -318,7 +320,7 @@ class RegionGrower {
                      "cannot be accumulated slice by slice");
     }
     member->accumulate_opcode = *accumulate;
-    const int64_t bytes = sharding_.LargestDeviceBytes(instruction);
+    const int64_t bytes = sharding_.BytesToSplit(instruction);
     if (bytes > exit_limit_ && !AccumulatesWhatMustExistAnyway(bytes)) {
       return Because(instruction.name() + " reduces the split dimension but is itself too large");
     }
@@ -476,8 +478,9 @@ class RegionGrower {
         return Because(instruction->name() + " leaves the loop but is not an array");
       }
       // The loop writes it whole along the split dimension.
+      // A value the plan keeps whole is written whole, whatever its size.
       const int64_t bytes = sharding_.DeviceByteSize(*instruction, member.result_dim.dimension());
-      if (bytes > exit_limit_) {
+      if (bytes > exit_limit_ && !sharding_.KeptWhole(*instruction)) {
         return Because(instruction->name() + " (" + HumanBytes(bytes) + sharding_.PerDevice() +
                        ") is used outside the region and would stay too large");
       }

@@ -520,6 +520,15 @@ int64_t ShardingAnalysis::LargestDeviceBytes(const HloInstruction& instruction) 
   return DeviceBytes(instruction, -1, /*largest=*/true);
 }
 
+bool ShardingAnalysis::KeptWhole(const HloInstruction& instruction) const {
+  return !kept_.empty() && instruction.parent() != nullptr &&
+         kept_.count(instruction.parent()->name() + "/" + instruction.name()) != 0;
+}
+
+int64_t ShardingAnalysis::BytesToSplit(const HloInstruction& instruction) const {
+  return KeptWhole(instruction) ? 0 : LargestDeviceBytes(instruction);
+}
+
 int64_t ShardingAnalysis::DeviceByteSize(const HloInstruction& instruction,
                                          int64_t whole_dim) const {
   return DeviceBytes(instruction, whole_dim, /*largest=*/false);

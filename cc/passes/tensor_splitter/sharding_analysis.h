@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -99,6 +100,16 @@ class ShardingAnalysis {
   // or GSPMD's).
   HloInstruction* WholeOnEveryDevice(HloInstruction* value) const;
 
+  // Values a plan keeps whole (Options::split_dimensions' kKeepWhole), by
+  // "computation/instruction". The splitter neither splits nor recomputes
+  // them: its loops read their slices, and a loop that computes one writes
+  // it whole. The plan search's memory model judges whether that fits.
+  void KeepWhole(std::unordered_set<std::string> tensors) { kept_ = std::move(tensors); }
+  bool KeptWhole(const HloInstruction& instruction) const;
+  // What a split of `instruction` could save one device, to compare with
+  // the splitter's limits: LargestDeviceBytes, or 0 for a value kept whole.
+  int64_t BytesToSplit(const HloInstruction& instruction) const;
+
   // "" or " per device": how sizes read in the splitter's notes.
   std::string PerDevice() const { return active_ ? " per device" : ""; }
 
@@ -129,6 +140,7 @@ class ShardingAnalysis {
   std::vector<Fact> facts_;       // per node, resolved over its class
   std::vector<int64_t> classes_;  // per node: its class
   std::vector<std::string> reasons_;
+  std::unordered_set<std::string> kept_;  // KeepWhole
 };
 
 }  // namespace exla

@@ -35,7 +35,8 @@ bool IsSplitCandidate(const HloInstruction& instruction, int64_t threshold,
   if (instruction.Is(HloOpcode::kDynamicUpdateSlice)) return false;
   if (instruction.shape().IsTuple() && !instruction.Is(HloOpcode::kSort) &&
       !instruction.Is(HloOpcode::kTopK)) return false;
-  return sharding.LargestDeviceBytes(instruction) > threshold;
+  // A value the plan keeps whole is no candidate (ShardingAnalysis::KeepWhole).
+  return sharding.BytesToSplit(instruction) > threshold;
 }
 
 // Computations that run as ordinary sequential code (entry, loop bodies,
@@ -517,14 +518,39 @@ SplitResult NextSplit(ComputationSearch* search, const ShardingAnalysis& shardin
   return SplitAtAnySink(search, sharding);
 }
 
+using LoopBodies = std::unordered_set<const HloComputation*>;
+
+// Whether `instruction` is a buffer one of the splitter's own loops (`bodies`)
+// writes whole: a result of the loop, or the splat the loop's result starts
+// from. Only a result larger than the threshold by design makes one
+// oversized (a sum as large as a program's result, a value the plan keeps
+// whole), and a split of it cannot be asked for: the loop is what computes
+// it. (The loop's inputs are not such buffers: they are reported as ever.)
+bool WrittenWholeByALoop(const HloInstruction& instruction, const LoopBodies& bodies) {
+  auto ours = [&](const HloInstruction* loop) {
+    return loop->Is(HloOpcode::kWhile) && bodies.count(loop->CalledComputation("body")) != 0;
+  };
+  if (instruction.Is(HloOpcode::kGetTupleElement)) return ours(instruction.operand(0));
+  if (!instruction.Is(HloOpcode::kBroadcast) || !instruction.operand(0)->Is(HloOpcode::kConstant)) {
+    return false;
+  }
+  const auto& users = instruction.users();
+  return !users.empty() && std::all_of(users.begin(), users.end(), [&](const HloInstruction* user) {
+    return user->Is(HloOpcode::kTuple) && !user->users().empty() &&
+           std::all_of(user->users().begin(), user->users().end(), ours);
+  });
+}
+
 // The values of a computation still above its limit, each with every
 // dimension's reason.
 std::vector<UnsplitTensor> UnsplitTensors(const HloComputation& computation, int64_t limit,
                                           const ShardingAnalysis& sharding,
-                                          const std::unordered_map<std::string, std::string>& reasons) {
+                                          const std::unordered_map<std::string, std::string>& reasons,
+                                          const LoopBodies& bodies) {
   std::vector<UnsplitTensor> out;
   for (HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
     if (!IsSplitCandidate(*instruction, limit, sharding)) continue;
+    if (WrittenWholeByALoop(*instruction, bodies)) continue;
     auto reason = reasons.find(instruction->name());
     UnsplitTensor unsplit;
     unsplit.computation = computation.name();
@@ -556,9 +582,21 @@ bool TensorSplitter::Run(HloModule* module) {
   int64_t recomputed_flops = 0;
   int64_t region_members = 0;
   // What one device holds; a module without shardings holds whole values.
-  ShardingAnalysis sharding(*module);
+  // The analysis is made again after each loop of a sharded module, and
+  // each time it learns what the plan keeps whole.
+  std::unordered_set<std::string> kept;
+  for (const auto& [tensor, dim] : dimensions_) {
+    if (dim == kKeepWhole) kept.insert(tensor);
+  }
+  auto analyse = [&]() {
+    ShardingAnalysis analysis(*module);
+    analysis.KeepWhole(kept);
+    return analysis;
+  };
+  ShardingAnalysis sharding = analyse();
   // (computation, limit) pairs; loop bodies we create are held to split_size.
   std::vector<std::pair<HloComputation*, int64_t>> work;
+  LoopBodies bodies;  // of the loops built so far
   for (HloComputation* computation : ControlFlowComputations(module)) {
     work.push_back({computation, threshold});
   }
@@ -566,7 +604,7 @@ bool TensorSplitter::Run(HloModule* module) {
     auto [computation, limit] = work.back();
     work.pop_back();
     changed |= PrepareComputation(computation, limit, sharding);
-    if (sharding.active()) sharding = ShardingAnalysis(*module);
+    if (sharding.active()) sharding = analyse();
     ComputationSearch search{computation, limit, split_size, large_sums_, dimensions_,
                              &region_members};
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
@@ -579,7 +617,7 @@ bool TensorSplitter::Run(HloModule* module) {
       RemoveDeadInstructions(computation);
       // The loop's state and body are new values: they take their shardings
       // from the values they carry.
-      if (sharding.active()) sharding = ShardingAnalysis(*module);
+      if (sharding.active()) sharding = analyse();
       // A seed refused before this loop may be splittable now: in a gradient
       // program the first loop takes the forward reductions out of the way of
       // the backward pass, which one loop can then compute whole. (The loop
@@ -588,9 +626,12 @@ bool TensorSplitter::Run(HloModule* module) {
       search.sinks_given_up.clear();
       // One unit of the split dimension may still exceed the split size:
       // split the bodies again, on another dimension (nested loops).
-      for (HloComputation* body : result.bodies) work.push_back({body, split_size});
+      for (HloComputation* body : result.bodies) {
+        work.push_back({body, split_size});
+        bodies.insert(body);
+      }
     }
-    for (UnsplitTensor& unsplit : UnsplitTensors(*computation, limit, sharding, search.reasons)) {
+    for (UnsplitTensor& unsplit : UnsplitTensors(*computation, limit, sharding, search.reasons, bodies)) {
       Log(UnsplitNoteText(unsplit));
       record().unsplit.push_back(std::move(unsplit));
     }
