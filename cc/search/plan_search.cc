@@ -6,10 +6,12 @@
 #include <tuple>
 
 #include "analysis/cost_model.h"
+#include "analysis/flops.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
 #include "passes/tensor_splitter/sharding_analysis.h"
+#include "passes/tensor_splitter/tensor_splitter.h"
 
 namespace exla {
 
@@ -21,6 +23,7 @@ const char* PlanOriginName(PlanOrigin origin) {
     case PlanOrigin::kLargerSlices: return "larger slices";
     case PlanOrigin::kLargeSums: return "large sums";
     case PlanOrigin::kDimension: return "other dimension";
+    case PlanOrigin::kKeepWhole: return "kept whole";
   }
   return "unknown";
 }
@@ -43,6 +46,10 @@ constexpr int kMaxStalls = 3;
 // Steps of the bisection towards larger thresholds once one fits. The models
 // make a step cheap, so the search goes further than XLA compilations allowed.
 constexpr int kBisectionSteps = 3;
+
+// Values the search tries keeping whole, one at a time: those whose
+// recomputation is the most work.
+constexpr size_t kMaxKept = 6;
 
 Options WithSettings(const Options& base, const PlanSettings& settings) {
   Options options = base;
@@ -77,9 +84,9 @@ bool ChangedBesidesCleanups(const std::vector<PassRecord>& records) {
 
 class Search {
  public:
-  Search(const std::string& text, const Options& base, const PlanSearchOptions& options,
-         PlanSearchResult* result)
-      : text_(text), base_(base), options_(options), result_(result) {}
+  Search(const std::string& text, const HloModule& input, const Options& base,
+         const PlanSearchOptions& options, PlanSearchResult* result)
+      : text_(text), input_(input), base_(base), options_(options), result_(result) {}
 
   void Run(int64_t largest);
 
@@ -93,6 +100,8 @@ class Search {
   const PlanCandidate* FirstChoice() const;
   void LargerSlices(const PlanCandidate& plan);
   void OtherDimensions(const PlanCandidate& plan);
+  std::vector<std::string> KeepCandidates(const PlanCandidate& plan) const;
+  void KeepWhole(const PlanCandidate& plan);
   bool ConsiderDimension(const PlanSettings& settings, const std::string& tensor, int64_t d);
   PlanSettings Settings(int64_t threshold, bool large_sums) const;
   // Pipeline runs count against the budget, those whose plan was dropped too.
@@ -101,6 +110,7 @@ class Search {
   }
 
   const std::string& text_;
+  const HloModule& input_;  // text_, parsed: what a plan's names refer to
   const Options& base_;
   const PlanSearchOptions& options_;
   PlanSearchResult* result_;
@@ -257,6 +267,55 @@ void Search::OtherDimensions(const PlanCandidate& plan) {
   }
 }
 
+// The values `plan`'s loops compute again that a plan could keep whole
+// instead: named in the input module (a loop body's clones are not), no
+// larger than the room the target leaves above the floor, the most work
+// first.
+std::vector<std::string> Search::KeepCandidates(const PlanCandidate& plan) const {
+  const int64_t room = options_.target - result_->floor_bytes;
+  std::vector<std::pair<int64_t, std::string>> found;  // (-flops, tensor)
+  std::set<std::string> seen;
+  for (const SplitLoop& loop : plan.loops) {
+    const HloComputation* computation = input_.FindComputation(loop.computation);
+    if (computation == nullptr) continue;
+    for (const std::string& name : loop.recomputed) {
+      const std::string tensor = loop.computation + "/" + name;
+      const HloInstruction* value = computation->FindInstruction(name);
+      if (value == nullptr || !value->shape().IsArray() || value->shape().ByteSize() > room ||
+          !seen.insert(tensor).second) {
+        continue;
+      }
+      found.push_back({-InstructionFlops(*value), tensor});
+    }
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> tensors;
+  for (size_t k = 0; k < found.size() && k < kMaxKept; ++k) tensors.push_back(found[k].second);
+  return tensors;
+}
+
+// `plan` with each value its loops compute again kept whole instead, one at
+// a time, then all of those that fit and saved work together. Keeping a
+// value costs its memory for as long as it lives, recomputing it costs its
+// work in every loop that needs it: the models judge which is better.
+void Search::KeepWhole(const PlanCandidate& plan) {
+  const PlanSettings base = plan.settings;
+  const int64_t recomputed = plan.recomputed_flops;
+  PlanSettings together = base;
+  int saving = 0;
+  for (const std::string& tensor : KeepCandidates(plan)) {
+    PlanSettings settings = base;
+    settings.dimensions[tensor] = kKeepWhole;
+    const PlanCandidate* kept = Consider(settings, PlanOrigin::kKeepWhole);
+    if (kept == nullptr) return;
+    if (kept->fits && kept->recomputed_flops < recomputed) {
+      together.dimensions[tensor] = kKeepWhole;
+      ++saving;
+    }
+  }
+  if (saving >= 2) Consider(together, PlanOrigin::kKeepWhole);
+}
+
 void Search::Run(int64_t largest) {
   largest_ = largest;
   PlanSettings user;
@@ -279,6 +338,7 @@ void Search::Run(int64_t largest) {
   const PlanCandidate* choice = FirstChoice();
   if (choice == nullptr || choice->settings.threshold == 0) return;
   if (options_.split_size == 0) LargerSlices(*choice);
+  if (choice->recomputed_flops > 0) KeepWhole(*choice);
   // Every slice size that fits at that threshold, moved to other dimensions:
   // which of them the caller ranks first is its decision.
   const PlanSettings chosen = choice->settings;
@@ -307,7 +367,7 @@ PlanSearchResult SearchPlans(const std::string& hlo_text, const Options& base,
   // Every plan's settings are replaced: a pass list is checked once, here.
   for (const std::string& name : base.passes) CreatePass(name, base);
   result.plans.reserve(static_cast<size_t>(std::max(options.max_plans, 1)));
-  Search(hlo_text, base, options, &result).Run(LargestTensorBytes(*module));
+  Search(hlo_text, *module, base, options, &result).Run(LargestTensorBytes(*module));
   result.seconds = SecondsSince(start);
   return result;
 }

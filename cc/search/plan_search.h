@@ -4,7 +4,8 @@
 // A plan is a setting of the tensor splitter (the per-tensor threshold, the
 // slice size, whether sums may stay above the threshold) plus structural
 // choices: for a tensor the splitter built a loop over, the dimension that
-// loop runs along. The search runs the pipeline for each plan it considers
+// loop runs along; for a value its loops compute again, whether to keep it
+// whole instead (its memory against the work). The search runs the pipeline for each plan it considers
 // and judges the result with the memory model (analysis/memory_model.h:
 // XLA's planned peak, constants included) and the cost model
 // (analysis/cost_model.h: the time it would take), in milliseconds where an
@@ -31,7 +32,7 @@ struct PlanSettings {
   int64_t threshold = 0;   // per-tensor threshold; 0: none (the user's settings alone)
   int64_t split_size = 0;  // slice size in loop bodies; 0: the splitter's default
   bool large_sums = false;
-  std::map<std::string, int64_t> dimensions;  // Options::split_dimensions
+  std::map<std::string, int64_t> dimensions;  // Options::split_dimensions (kKeepWhole too)
 };
 
 // How a plan came to be considered, for the report.
@@ -42,6 +43,7 @@ enum class PlanOrigin {
   kLargerSlices,  // a fitting plan with slices of half or all of its threshold
   kLargeSums,     // the halving again, sums allowed above the threshold
   kDimension,     // a fitting plan with one loop moved to another dimension
+  kKeepWhole,     // a fitting plan with values its loops recompute kept whole
 };
 
 const char* PlanOriginName(PlanOrigin origin);

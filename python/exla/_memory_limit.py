@@ -8,8 +8,9 @@ budget to a threshold. This module searches in two ways.
 
 Guided by exla's models (the default, :func:`search` with ``models``): the
 C++ plan search (cc/search/plan_search.h, read by :mod:`exla._plan_search`)
-judges plans (thresholds, slice sizes and the dimension of each loop) with
-the memory and cost models, without compiling; the cheapest plan predicted
+judges plans (thresholds, slice sizes, the dimension of each loop, and
+which values its loops compute again to keep whole instead) with the memory
+and cost models, without compiling; the cheapest plan predicted
 to fit (:func:`_best`) is compiled once for XLA's figure, and a second time,
 after the plans are judged against a target corrected by the model's error,
 if XLA plans it above the limit.
@@ -65,7 +66,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from exla._limit_messages import split_loops, unsplit_instructions
-from exla._plan_search import ModelPlan, PlanSearch
+from exla._plan_search import KEEP_WHOLE, ModelPlan, PlanSearch
 from exla._splitter_result import SplitLoop, SplitterResult, of_records
 from exla._values import format_flops, format_seconds, format_size
 from exla.errors import MemoryLimitError
@@ -109,7 +110,8 @@ class Candidate:
       predicted_peak_bytes: the memory model's peak for it, where the plan
         came from the model-guided search (None: measured blind).
       dimensions: ``(("computation/instruction", dimension), ...)``: loops
-        the plan moved off the splitter's first dimension.
+        the plan moved off the splitter's first dimension, and values it
+        keeps whole instead of recomputing (dimension ``KEEP_WHOLE``).
     """
 
     threshold: int | None
@@ -126,7 +128,8 @@ class Candidate:
     def __str__(self) -> str:
         split = format_size(self.split_size) if self.split_size else "auto"
         split += ", sums above the threshold" if self.large_sums else ""
-        split += "".join(f", {tensor} along dimension {d}" for tensor, d in self.dimensions)
+        split += "".join(f", {tensor} kept whole" if d == KEEP_WHOLE else
+                         f", {tensor} along dimension {d}" for tensor, d in self.dimensions)
         verdict = "fits" if self.fits else "over"
         model = ("" if self.predicted_peak_bytes is None else
                  f" (model {format_size(self.predicted_peak_bytes)})")

@@ -1,8 +1,9 @@
 """The C++ plan search's result as data (cc/search/plan_search.h).
 
 The search runs the pipeline for each plan it considers (a threshold, a
-slice size, sums allowed above the threshold, and for a loop the dimension it
-runs along) and judges each rewritten module with exla's memory model (XLA's
+slice size, sums allowed above the threshold, for a loop the dimension it
+runs along, and for a value its loops compute again whether to keep it whole
+instead) and judges each rewritten module with exla's memory model (XLA's
 planned peak, constants included) and cost model (its time), without an XLA
 compile. :mod:`exla._memory_limit` ranks the plans that fit and has XLA
 confirm the winner.
@@ -33,10 +34,16 @@ from typing import Any
 
 from exla._splitter_result import SplitLoop
 
-__all__ = ["PlanSettings", "ModelPlan", "PlanSearch", "of_data", "search", "MAX_PLANS"]
+__all__ = ["PlanSettings", "ModelPlan", "PlanSearch", "of_data", "search", "MAX_PLANS",
+           "KEEP_WHOLE"]
 
 MAX_PLANS = 32
 """Pipeline runs the C++ search spends on one module."""
+
+KEEP_WHOLE = -1
+"""A tensor's entry in :attr:`PlanSettings.dimensions` that keeps it whole:
+the splitter's loops read its slices instead of computing it again
+(``kKeepWhole`` in cc/passes/tensor_splitter/tensor_splitter.h)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +56,7 @@ class PlanSettings:
       large_sums: sums may be accumulated above the threshold.
       dimensions: ``(("computation/instruction", dimension), ...)``: the
         dimension the loop over that tensor runs along, where the splitter
-        would otherwise take the longest.
+        would otherwise take the longest, or :data:`KEEP_WHOLE`.
     """
 
     threshold: int | None = None
