@@ -415,6 +415,7 @@ class CostWalker {
       --replaying_;
     }
     state_[&loop] = next;  // get-tuple-element of the loop reads its last state
+    TouchBuffersWrittenWhole(loop, trips);
     if (!record) return all;
     LoopCost& entry = out_->loops[slot];
     entry.computation = loop.parent()->name();
@@ -425,6 +426,22 @@ class CostWalker {
     entry.bytes = all.bytes;
     entry.seconds = all.seconds;
     return all;
+  }
+
+  // A state element the loop updates in place block by block has been
+  // written all over once the trips' blocks cover it: it is as recently
+  // touched as if one kernel had written it whole. (A kernel's in-place
+  // write touches no whole buffer; without this, the splitter's loop
+  // results, which the next kernel reads whole, came from memory.)
+  void TouchBuffersWrittenWhole(const HloInstruction& loop, int64_t trips) {
+    const HloInstruction& root = *loop.CalledComputation("body")->root();
+    if (!root.Is(HloOpcode::kTuple)) return;
+    for (const HloInstruction* element : root.operands()) {
+      if (element->Is(HloOpcode::kDynamicUpdateSlice) &&
+          WrittenBytes(*element) * trips >= ArrayBytes(element->shape())) {
+        cache_.Touch(Resolve(*element));
+      }
+    }
   }
 
   const CostConstants& constants_;
