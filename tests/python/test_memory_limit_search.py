@@ -325,6 +325,16 @@ def test_a_near_miss_that_saves_work_is_compiled_first(monkeypatch):
     assert plan.chosen.threshold == 4 * MB and plan.chosen.recomputed_flops == 0
 
 
+def test_a_near_miss_predicted_slower_is_not_compiled_first(monkeypatch):
+    # It computes less again, but the cost model predicts it 10% slower.
+    user, recomputing, near = _recomputing_or_near_miss()
+    near = dataclasses.replace(near, predicted_seconds=1.1 * recomputing.predicted_seconds)
+    plans = [user, recomputing, near]
+    plan, _, compiled = _guided(monkeypatch, lambda target: plans,
+                                lambda t, split: 11 * MB if t == 4 * MB else 10 * MB)
+    assert compiled == [f"m_{2 * MB}_None_0"] and plan.fits and plan.xla_compiles == 1
+
+
 def test_a_near_miss_over_the_limit_leaves_the_plan_that_fits(monkeypatch):
     plan, targets, compiled = _guided(monkeypatch, lambda target: _recomputing_or_near_miss(),
                                       lambda t, split: 13 * MB if t == 4 * MB else 10 * MB)
