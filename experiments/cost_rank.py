@@ -12,9 +12,10 @@ kNN top-k (a loop over the points merges candidates by sorting them every
 trip; one over the queries does not). Each is rewritten with several
 ``(threshold, split_size)`` settings, as the memory-limit search would try
 them (thresholds of 1/2 to 1/32 of the largest tensor; slices of 1/4, 1/2 and
-all of the threshold), and with each loop moved to each other dimension of its
-tensor (the search's "other dimension" plans); distinct modules are the
-plans. Every plan is compiled by XLA's CPU backend (its planned peak too) and
+all of the threshold), with each loop moved to each other dimension of its
+tensor (the search's "other dimension" plans), and with each value a loop
+computes again kept whole (the search's "kept whole" plans, for the default
+slices); distinct modules are the plans. Every plan is compiled by XLA's CPU backend (its planned peak too) and
 timed (median of ``--repeats`` samples), and the cost model predicts it.
 
 Reported: per program, Spearman's rank correlation between predicted and
@@ -145,9 +146,11 @@ def _old_key(plan: dict[str, Any]) -> tuple:
 
 def plans_of(text: str) -> list[dict[str, Any]]:
     """The distinct modules exla makes of ``text`` under the search's settings:
-    thresholds and slice sizes, and each loop moved to each other dimension of
-    its tensor (as the search's "other dimension" plans)."""
+    thresholds and slice sizes, each loop moved to each other dimension of
+    its tensor (as the search's "other dimension" plans), and each value a
+    loop computes again kept whole (its "kept whole" plans)."""
     from exla import _core
+    from exla._plan_search import KEEP_WHOLE
     from exla._splitter_result import of_records
     from exla.options import Options
 
@@ -157,7 +160,8 @@ def plans_of(text: str) -> list[dict[str, Any]]:
     def add(options: Options, dimensions: dict[str, int]) -> list:
         out, records = _core.optimize(text, options, dimensions=dimensions)
         loops = of_records(records).loops
-        built = all(any(loop.where == where and loop.dimension == d for loop in loops)
+        built = all(d == KEEP_WHOLE or any(loop.where == where and loop.dimension == d
+                                           for loop in loops)
                     for where, d in dimensions.items())
         if out in seen or " while(" not in out or not built:
             return []
@@ -171,10 +175,15 @@ def plans_of(text: str) -> list[dict[str, Any]]:
         threshold = largest // k
         for split in (None, threshold // 2, threshold):
             options = Options(threshold=threshold, split_size=split)
-            for loop in add(options, {}):
+            loops = add(options, {})
+            for loop in loops:
                 for d, extent in enumerate(loop.extents):
                     if d != loop.dimension and extent >= 2:
                         add(options, {loop.where: d})
+            if split is None:
+                for value in sorted({f"{loop.computation}/{name}" for loop in loops
+                                     for name in loop.recomputed}):
+                    add(options, {value: KEEP_WHOLE})
     return list(seen.values())
 
 
@@ -357,8 +366,9 @@ def cost_rank_section(results_dir: Path) -> list[str]:
             "entropy value and gradients 512 x 128 x vocabulary 16,000, attention 2048 x 64, a "
             "wide MLP layer's gradient 1024 x 64 x 8192, kNN top-8 of 256 queries among 16,384 "
             "points), each rewritten at thresholds of 1/2 to 1/32 of its largest tensor and "
-            "slices of 1/4, 1/2 and all of the threshold, and with each loop moved to each other "
-            "dimension of its tensor where the splitter can build it there; "
+            "slices of 1/4, 1/2 and all of the threshold, with each loop moved to each other "
+            "dimension of its tensor where the splitter can build it there, and (default "
+            "slices) with each value a loop computes again kept whole; "
             "every distinct plan compiled and timed by XLA CPU (median of the samples, plans "
             "sampled in turns so that load changes affect all alike) and predicted by "
             "`exla.predict_time` with the constants of `cc/analysis/cost_constants.h` "
