@@ -78,6 +78,17 @@ def _assert_split_along_classes(explanation) -> None:
 
 def _assert_loops_over_classes(explanation, splits) -> None:
     assert splits and all(f" on dimension 1 of extent {VOCAB}:" in s for s in splits), splits
+
+
+def _assert_split_through_the_softmax(explanation) -> None:
+    """Within the limit by XLA's buffer assignment, the first loop (the
+    softmax's statistics) over the classes; later loops along either
+    dimension, as the cost model chooses."""
+    assert explanation.rewritten and explanation.within_memory_limit
+    limit = exla.parse_size(LIMIT)
+    assert _peak(explanation.hlo_after) <= limit < _peak(explanation.hlo_before)
+    splits = explanation.limit_plan.split
+    assert splits and f" on dimension 1 of extent {VOCAB}:" in splits[0], splits
     assert "merge_body" in explanation.hlo_after  # the running maximum and sum
 
 
@@ -262,7 +273,10 @@ def test_tf_softmax_and_log_softmax_with_gradients(log):
     h, w, _ = _inputs(seed=7)
     c = np.random.default_rng(8).normal(size=VOCAB).astype(np.float32)
     explanation = exla.explain(loss_and_gradients, h, w, c, memory_limit=LIMIT)
-    _assert_split_along_classes(explanation)
+    # The gradient's loop may run along the rows: the cost model, calibrated
+    # with jaxlib's XLA (whose column updates scan whole rows), prefers them
+    # for log_softmax; TensorFlow's XLA runs both alike.
+    _assert_split_through_the_softmax(explanation)
     expected = _run(explanation.hlo_before, [h, w, c])
     actual = _run(explanation.hlo_after, [h, w, c])
     assert abs(actual[0] - expected[0]) <= 1e-5 * abs(expected[0]) + 1e-6
