@@ -68,25 +68,29 @@ def _cross_entropy64(h, w, labels):
     return [loss, p @ w.T.astype(np.float64), h.T.astype(np.float64) @ p]
 
 
-def _assert_split_along_classes(explanation) -> None:
-    """Within the limit by XLA's buffer assignment, every loop over the classes."""
+def _assert_within_limit(explanation) -> None:
+    """Rewritten, and within the limit by XLA's buffer assignment (the original is not)."""
     assert explanation.rewritten and explanation.within_memory_limit
     limit = exla.parse_size(LIMIT)
     assert _peak(explanation.hlo_after) <= limit < _peak(explanation.hlo_before)
+
+
+def _assert_split_along_classes(explanation) -> None:
+    """Within the limit by XLA's buffer assignment, every loop over the classes."""
+    _assert_within_limit(explanation)
     _assert_loops_over_classes(explanation, explanation.limit_plan.split)
 
 
 def _assert_loops_over_classes(explanation, splits) -> None:
     assert splits and all(f" on dimension 1 of extent {VOCAB}:" in s for s in splits), splits
+    assert "merge_body" in explanation.hlo_after  # the running maximum and sum
 
 
 def _assert_split_through_the_softmax(explanation) -> None:
     """Within the limit by XLA's buffer assignment, the first loop (the
     softmax's statistics) over the classes; later loops along either
     dimension, as the cost model chooses."""
-    assert explanation.rewritten and explanation.within_memory_limit
-    limit = exla.parse_size(LIMIT)
-    assert _peak(explanation.hlo_after) <= limit < _peak(explanation.hlo_before)
+    _assert_within_limit(explanation)
     splits = explanation.limit_plan.split
     assert splits and f" on dimension 1 of extent {VOCAB}:" in splits[0], splits
     assert "merge_body" in explanation.hlo_after  # the running maximum and sum
