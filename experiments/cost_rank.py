@@ -15,8 +15,8 @@ them (thresholds of 1/2 to 1/32 of the largest tensor; slices of 1/4, 1/2 and
 all of the threshold), with each loop moved to each other dimension of its
 tensor (the search's "other dimension" plans), and with each value a loop
 computes again kept whole (the search's "kept whole" plans, for the default
-slices); distinct modules are the plans. Every plan is compiled by XLA's CPU backend (its planned peak too) and
-timed (median of ``--repeats`` samples), and the cost model predicts it.
+slices); distinct modules are the plans. Every plan is compiled by XLA's CPU
+backend (its planned peak too) and timed (median of ``--repeats`` samples), and the cost model predicts it.
 
 Reported: per program, Spearman's rank correlation between predicted and
 measured times, and then per *case* (a program under a memory limit: the

@@ -5,8 +5,8 @@
 // slice size, whether sums may stay above the threshold) plus structural
 // choices: for a tensor the splitter built a loop over, the dimension that
 // loop runs along; for a value its loops compute again, whether to keep it
-// whole instead (its memory against the work). The search runs the pipeline for each plan it considers
-// and judges the result with the memory model (analysis/memory_model.h:
+// whole instead (its memory against the work). The search runs the pipeline
+// for each plan it considers and judges the result with the memory model (analysis/memory_model.h:
 // XLA's planned peak, constants included) and the cost model
 // (analysis/cost_model.h: the time it would take), in milliseconds where an
 // XLA compile takes seconds. Its result is data: every plan considered,

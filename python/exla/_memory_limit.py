@@ -49,11 +49,10 @@ slower than the fastest in 64 of 69 cases in each of two runs (2026-11-28;
 57 of 62 in a run before plans kept values whole), against 53 of 69 (and
 53 of 62) when the order stood unless the model predicted a 1.1x gain; its
 worst choices were 1.18x and 1.33x the fastest, against 1.49x and 1.70x
-(``experiments/RESULTS.md``). Gains of a
-few percent are within the model's error, either way (two loops predicted a
-few percent apart ran 5% apart the other way in
-``tests/python/test_plan_choice.py``), and the model is calibrated with
-jaxlib's XLA, whose emitters differ from TensorFlow's in places
+(``experiments/RESULTS.md``). Gains of a few percent are within the model's
+error, either way (two loops predicted a few percent apart ran 5% apart the
+other way in ``tests/python/test_plan_choice.py``), and the model is
+calibrated with jaxlib's XLA, whose emitters differ from TensorFlow's in places
 (``cc/analysis/cost_model.cc``).
 """
 
@@ -371,9 +370,9 @@ the limit, and the search then spends a second compile."""
 def _cost(candidate: Candidate) -> tuple:
     """The structural order of fitting plans: the least repeated work, then
     the fewest loops, then the largest slices (fewer iterations, larger matrix
-    products), then the largest threshold, then the splitter's own dimensions
-    over those the plan search moved loops to; the shortest predicted time
-    breaks what is left of a tie."""
+    products), then the largest threshold, then the splitter's own plans
+    over those the plan search varied (loops moved, values kept whole); the
+    shortest predicted time breaks what is left of a tie."""
     return (candidate.recomputed_flops, candidate.loops, -_slice_bytes(candidate),
             -(candidate.threshold or 2**63), bool(candidate.dimensions),
             candidate.predicted_seconds)

@@ -543,10 +543,9 @@ bool WrittenWholeByALoop(const HloInstruction& instruction, const LoopBodies& bo
 
 // The values of a computation still above its limit, each with every
 // dimension's reason.
-std::vector<UnsplitTensor> UnsplitTensors(const HloComputation& computation, int64_t limit,
-                                          const ShardingAnalysis& sharding,
-                                          const std::unordered_map<std::string, std::string>& reasons,
-                                          const LoopBodies& bodies) {
+std::vector<UnsplitTensor> UnsplitTensors(
+    const HloComputation& computation, int64_t limit, const ShardingAnalysis& sharding,
+    const std::unordered_map<std::string, std::string>& reasons, const LoopBodies& bodies) {
   std::vector<UnsplitTensor> out;
   for (HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
     if (!IsSplitCandidate(*instruction, limit, sharding)) continue;
@@ -631,7 +630,8 @@ bool TensorSplitter::Run(HloModule* module) {
         bodies.insert(body);
       }
     }
-    for (UnsplitTensor& unsplit : UnsplitTensors(*computation, limit, sharding, search.reasons, bodies)) {
+    for (UnsplitTensor& unsplit :
+         UnsplitTensors(*computation, limit, sharding, search.reasons, bodies)) {
       Log(UnsplitNoteText(unsplit));
       record().unsplit.push_back(std::move(unsplit));
     }

@@ -521,7 +521,8 @@ double SavedByReadingTheLoopsResult(const std::string& trips, double cache_bytes
   const std::string loop = Fill(kBlockWriter, "@TRIPS@", trips);
   CostConstants c = Cached(cache_bytes);
   c.elementwise_per_second = 1e13;
-  return Predict(Fill(loop, "@READ@", "p"), c).seconds - Predict(Fill(loop, "@READ@", "r"), c).seconds;
+  return Predict(Fill(loop, "@READ@", "p"), c).seconds -
+         Predict(Fill(loop, "@READ@", "r"), c).seconds;
 }
 
 TEST(CostModel, BufferALoopWroteBlockByBlockIsReadFromTheCache) {
