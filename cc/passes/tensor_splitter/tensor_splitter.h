@@ -14,22 +14,13 @@
 #define EXLA_PASSES_TENSOR_SPLITTER_TENSOR_SPLITTER_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <utility>
 
 #include "passes/pass.h"
+#include "passes/tensor_splitter/split_choices.h"
 
 namespace exla {
-
-// Dimensions to try first, by tensor ("computation/instruction", as
-// SplitLoop names a loop's tensor): the plan search's structural choices
-// (Options::split_dimensions). kKeepWhole instead of a dimension keeps the
-// tensor whole: it is not split, and loops read its slices instead of
-// computing it again (a loop that computes it writes it whole). That trades
-// its memory for the work of recomputing it, which the plan search judges.
-using DimensionChoices = std::map<std::string, int64_t>;
-constexpr int64_t kKeepWhole = -1;
 
 class TensorSplitter : public HloPass {
  public:
