@@ -7,10 +7,13 @@ its notes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from exla._splitter_result import SplitterResult
 from exla._values import format_size
+
+if TYPE_CHECKING:
+    from exla._limit_plan import LimitPlan
 
 __all__ = ["split_loops", "unsplit_instructions", "format_listing", "over_limit_message"]
 
@@ -57,10 +60,8 @@ def format_listing(lines: list[str]) -> str:
     return shown + (f"\n  ... and {more} more (see the report's notes)" if more > 0 else "")
 
 
-def over_limit_message(plan: Any) -> str:
-    """The warning (or strict error) for a limit no candidate meets; ``plan``
-    is the search's ``exla._memory_limit.LimitPlan`` (not imported: that
-    module imports this one)."""
+def over_limit_message(plan: LimitPlan) -> str:
+    """The warning (or strict error) for a limit no candidate meets."""
     # One line per instruction: each line lists its dimensions' reasons with "; ".
     names = format_listing(plan.unsplit) if plan.unsplit else (
         "the splitter left no tensor above the threshold; the peak comes from many tensors "

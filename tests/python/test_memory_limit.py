@@ -401,17 +401,3 @@ def test_report_states_the_fixed_runtime_cost_measured_once_per_process():
     _, report = exla.optimize_hlo(explanation.hlo_before, memory_limit="1MB")
     assert report.limit_plan.runtime_cost is None
     assert "the process holds" not in str(report)
-
-
-def test_runtime_cost_line_is_printed_from_its_fields():
-    from exla._memory_limit import LimitPlan
-    from exla._runtime_cost import RuntimeCost
-
-    plan = LimitPlan(limit=10**9, runtime_cost=RuntimeCost("TensorFlow", 900_000_000,
-                                                           50_000_000, 0.125))
-    assert ("the process holds about 950 MB more: TensorFlow's runtime, measured once in this "
-            "process (resident 900 MB, 50 MB to compile and run a jit program; 0.12 s)"
-            ) in "\n".join(plan.summary())
-    jax_cost = RuntimeCost("JAX", 700_000_000, 0, 0.0)
-    assert jax_cost.summary().startswith("the process holds about 700 MB more: JAX's runtime")
-    assert "jit program" not in jax_cost.summary()

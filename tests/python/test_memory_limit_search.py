@@ -399,16 +399,3 @@ def test_a_near_miss_that_misses_is_followed_by_the_smallest(monkeypatch):
                                       lambda t, split: 13 * MB if t == 4 * MB else 11 * MB)
     assert compiled == [f"m_{4 * MB}_None_0", f"m_{MB}_None_0"] and plan.fits
     assert targets == [12 * MB]  # the same plans, judged once
-
-
-@pytest.mark.parametrize("fits", [True, False])
-def test_report_lists_every_whole_tensor_only_when_the_limit_is_missed(fits):
-    unsplit = [f"main/m{i} (dot) f64[100,100] 80 KB: reason" for i in range(12)]
-    plan = _memory_limit.LimitPlan(limit=MB, peak_bytes=MB if fits else 2 * MB, fits=fits,
-                                   unsplit=unsplit)
-    shown = [line for line in plan.summary() if line.startswith("    main/m")]
-    if fits:
-        assert shown == [f"    {line}" for line in unsplit[:_memory_limit._UNSPLIT_SHOWN]]
-        assert any("12 instruction(s), within the limit" in line for line in plan.summary())
-    else:
-        assert shown == [f"    {line}" for line in unsplit]
