@@ -10,6 +10,7 @@
 
 #include "analysis/buffer_model.h"
 #include "analysis/call_inlining.h"
+#include "analysis/loop_forwarding.h"
 #include "analysis/common_subexpressions.h"
 #include "analysis/constant_folding.h"
 #include "analysis/dot_operand_copies.h"
@@ -496,7 +497,8 @@ using memory_internal::ModuleMemory;
 
 ModuleBuffers PredictBuffers(const HloModule& module) {
   // XLA replaces loops that run once by their bodies, inlines calls, folds
-  // constants and reads of tuples built in place, drops the arrays of sorts
+  // constants and reads of tuples built in place, reads what a loop leaves
+  // unchanged from the loop's input, drops the arrays of sorts
   // nothing reads and merges common subexpressions before it fuses; the
   // model predicts the module as XLA fuses it.
   std::unique_ptr<HloModule> rewritten;
@@ -511,10 +513,14 @@ ModuleBuffers PredictBuffers(const HloModule& module) {
   const HloModule& inlined = rewritten != nullptr ? *rewritten : *source;
   const std::set<std::string> shared_expansions = SharedExpansionSignatures(inlined);
   if (HasFoldableInstructions(inlined) || HasElementReadsOfTuples(inlined) || HasMultiArraySorts(inlined) ||
-      HasCommonSubexpressions(inlined)) {
+      HasCommonSubexpressions(inlined) || HasReadsOfUnchangedLoopElements(inlined)) {
     if (rewritten == nullptr) rewritten = ParseHloModule(PrintHloModule(*source));
     FoldConstants(rewritten.get());
-    FoldElementReadsOfTuples(rewritten.get());
+    // A read forwarded to a loop's input can be a read of a tuple built in
+    // place (an inlined loop's state), and the other way round.
+    do {
+      FoldElementReadsOfTuples(rewritten.get());
+    } while (ForwardUnchangedLoopElements(rewritten.get()));
     RemoveUnreadSortArrays(rewritten.get());
     MergeCommonSubexpressions(rewritten.get());
   }

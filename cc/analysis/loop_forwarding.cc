@@ -1,0 +1,63 @@
+#include "analysis/loop_forwarding.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/loop_state.h"
+#include "ir/computation.h"
+#include "passes/dce.h"
+
+namespace exla {
+namespace {
+
+// The value the loop read by `read` (a get-tuple-element of a while loop's
+// result) starts element `index` from, when its body returns that element
+// unchanged; else nullptr. Only loops over a flat tuple of arrays built in
+// place, so that an element is one buffer and its initial value one
+// instruction of the same shape.
+HloInstruction* UnchangedElementInput(const HloInstruction& read) {
+  if (!read.Is(HloOpcode::kGetTupleElement) || !read.operand(0)->Is(HloOpcode::kWhile)) return nullptr;
+  const HloInstruction& loop = *read.operand(0);
+  const HloInstruction* init = loop.operand(0);
+  const HloComputation* body = loop.CalledComputation("body");
+  const int64_t index = read.IntAttribute("index").value_or(-1);
+  if (body == nullptr || !init->Is(HloOpcode::kTuple) || index < 0 || index >= init->operand_count()) {
+    return nullptr;
+  }
+  for (const Shape& element : loop.shape().tuple_shapes()) {
+    if (!element.IsArray()) return nullptr;
+  }
+  const std::vector<bool> unchanged = PassThroughLeaves(*body);
+  if (static_cast<int64_t>(unchanged.size()) != init->operand_count() || !unchanged[index]) return nullptr;
+  HloInstruction* input = const_cast<HloInstruction*>(init->operand(static_cast<int>(index)));
+  return input->shape() == read.shape() ? input : nullptr;
+}
+
+}  // namespace
+
+bool HasReadsOfUnchangedLoopElements(const HloModule& module) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (UnchangedElementInput(*instruction) != nullptr) return true;
+    }
+  }
+  return false;
+}
+
+bool ForwardUnchangedLoopElements(HloModule* module) {
+  bool any = false;
+  for (const auto& computation : module->computations()) {
+    bool changed = false;
+    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      if (HloInstruction* input = UnchangedElementInput(*instruction)) {
+        instruction->ReplaceAllUsesWith(input);
+        changed = true;
+      }
+    }
+    if (changed) RemoveDeadInstructions(computation.get());
+    any |= changed;
+  }
+  return any;
+}
+
+}  // namespace exla
