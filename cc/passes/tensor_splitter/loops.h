@@ -11,8 +11,8 @@
 namespace exla {
 
 // Replaces the region by loops over chunks of `chunk` elements of the split
-// dimension (a second, one-trip loop for the remainder). Returns the loop
-// body computations it created.
+// dimension (a one-trip loop for the remainder runs first, over the first
+// units). Returns the loop body computations it created.
 std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk);
 
 }  // namespace exla

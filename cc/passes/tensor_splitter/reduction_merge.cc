@@ -218,7 +218,7 @@ class StatisticsLoopBuilder {
   // One while loop over `trips` chunks of `chunk`, starting at `base`.
   HloInstruction* Loop(HloInstruction* state, int64_t chunk, int64_t trips, int64_t base) {
     HloBuilder b(computation_);
-    if (state->Is(HloOpcode::kWhile)) {  // the remainder loop restarts its index
+    if (state->Is(HloOpcode::kWhile)) {  // a loop after another restarts its index
       std::vector<HloInstruction*> elements = {b.ConstantIndex(0, index_type_)};
       for (size_t i = 1; i < state->shape().tuple_shapes().size(); ++i) {
         elements.push_back(b.GetTupleElement(state, static_cast<int64_t>(i)));
@@ -386,8 +386,10 @@ std::vector<HloComputation*> RewriteSoftmaxStatistics(const SoftmaxStatistics& s
                                                       int64_t chunk) {
   StatisticsLoopBuilder loops(statistics);
   const int64_t size = statistics.region.size;
-  HloInstruction* result = loops.Loop(loops.InitialState(), chunk, size / chunk, 0);
-  if (size % chunk != 0) result = loops.Loop(result, size % chunk, 1, (size / chunk) * chunk);
+  // The remainder's trip first, as for any region (loops.cc says why).
+  HloInstruction* result = loops.InitialState();
+  if (size % chunk != 0) result = loops.Loop(result, size % chunk, 1, 0);
+  result = loops.Loop(result, chunk, size / chunk, size % chunk);
   HloComputation* computation = statistics.sum->parent();
   HloBuilder b(computation);
   HloInstruction* max = b.GetTupleElement(result, 1);

@@ -61,8 +61,8 @@ WhyNot FindSoftmaxStatistics(HloInstruction* sum, int64_t threshold, int64_t spl
                              const ShardingAnalysis& sharding, SoftmaxStatistics* statistics);
 
 // Replaces `statistics.max` and `statistics.sum` by the results of one loop
-// over chunks of `chunk` elements of the normalised dimension (a second,
-// one-trip loop for the remainder). Returns the loop bodies it created.
+// over chunks of `chunk` elements of the normalised dimension (a one-trip
+// loop for the remainder runs first). Returns the loop bodies it created.
 std::vector<HloComputation*> RewriteSoftmaxStatistics(const SoftmaxStatistics& statistics,
                                                       int64_t chunk);
 

@@ -7,8 +7,8 @@
 // that region of the program with a `while` loop over slices of the
 // dimension: inputs are dynamic-sliced inside the body, reduced results are
 // accumulated, surviving ones are written with dynamic-update-slice. A
-// dimension that does not divide by the chunk size gets a second, one-trip
-// loop for the remainder. Loop bodies are split again, against
+// dimension that does not divide by the chunk size gets a one-trip loop for
+// the remainder, run first. Loop bodies are split again, against
 // --xla_tensor_split_size, when one dimension is not enough.
 #ifndef EXLA_PASSES_TENSOR_SPLITTER_TENSOR_SPLITTER_H_
 #define EXLA_PASSES_TENSOR_SPLITTER_TENSOR_SPLITTER_H_

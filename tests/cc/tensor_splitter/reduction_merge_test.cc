@@ -192,8 +192,8 @@ TEST(ReductionMerge, BodyRescalesTheRunningSum) {
 }
 
 TEST(ReductionMerge, RemainderChunkGetsItsOwnLoop) {
-  // 509 classes (prime) in chunks of at most 64 (2 KB of logits): 7 of 64,
-  // and the remaining 61 in a second, one-trip loop that starts at 448.
+  // 509 classes (prime) in chunks of at most 64 (2 KB of logits): the first
+  // 61 in a one-trip loop, then 7 of 64 in a second loop that starts at 61.
   exla::TensorSplitter splitter(kThreshold, kSplitSize);
   std::string text = LogSumExp("mx", "f32[4,509]");
   for (size_t at = text.find("f32[8,512]"); at != std::string::npos; at = text.find("f32[8,512]")) {
@@ -203,14 +203,14 @@ TEST(ReductionMerge, RemainderChunkGetsItsOwnLoop) {
   const std::string printed = exla::PrintHloModule(*run.module);
   EXPECT_TRUE(FileCheck(printed, R"(
     CHECK:      s.merge_cond {
-    CHECK:      s32[] constant(7)
-    CHECK:      s.merge_body {
-    CHECK:      dynamic_slice_sizes={4,64}
-    CHECK:      s.merge_cond.1 {
     CHECK:      s32[] constant(1)
-    CHECK:      s.merge_body.1 {
-    CHECK:      s32[] constant(448)
+    CHECK:      s.merge_body {
     CHECK:      dynamic_slice_sizes={4,61}
+    CHECK:      s.merge_cond.1 {
+    CHECK:      s32[] constant(7)
+    CHECK:      s.merge_body.1 {
+    CHECK:      s32[] constant(61)
+    CHECK:      dynamic_slice_sizes={4,64}
   )")) << printed;
 }
 
