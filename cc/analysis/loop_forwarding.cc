@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "analysis/loop_state.h"
+#include "analysis/replacements.h"
 #include "ir/computation.h"
-#include "passes/dce.h"
 
 namespace exla {
 namespace {
@@ -36,28 +36,11 @@ HloInstruction* UnchangedElementInput(const HloInstruction& read) {
 }  // namespace
 
 bool HasReadsOfUnchangedLoopElements(const HloModule& module) {
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      if (UnchangedElementInput(*instruction) != nullptr) return true;
-    }
-  }
-  return false;
+  return HasReplacements(module, UnchangedElementInput);
 }
 
 bool ForwardUnchangedLoopElements(HloModule* module) {
-  bool any = false;
-  for (const auto& computation : module->computations()) {
-    bool changed = false;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (HloInstruction* input = UnchangedElementInput(*instruction)) {
-        instruction->ReplaceAllUsesWith(input);
-        changed = true;
-      }
-    }
-    if (changed) RemoveDeadInstructions(computation.get());
-    any |= changed;
-  }
-  return any;
+  return ApplyReplacements(module, UnchangedElementInput);
 }
 
 }  // namespace exla

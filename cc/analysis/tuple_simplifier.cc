@@ -1,10 +1,9 @@
 #include "analysis/tuple_simplifier.h"
 
 #include <cstdint>
-#include <vector>
 
+#include "analysis/replacements.h"
 #include "ir/computation.h"
-#include "passes/dce.h"
 
 namespace exla {
 namespace {
@@ -20,25 +19,9 @@ HloInstruction* ReadElement(const HloInstruction& read) {
 }  // namespace
 
 bool HasElementReadsOfTuples(const HloModule& module) {
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      if (ReadElement(*instruction) != nullptr) return true;
-    }
-  }
-  return false;
+  return HasReplacements(module, ReadElement);
 }
 
-void FoldElementReadsOfTuples(HloModule* module) {
-  for (const auto& computation : module->computations()) {
-    bool changed = false;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (HloInstruction* element = ReadElement(*instruction)) {
-        instruction->ReplaceAllUsesWith(element);
-        changed = true;
-      }
-    }
-    if (changed) RemoveDeadInstructions(computation.get());
-  }
-}
+void FoldElementReadsOfTuples(HloModule* module) { ApplyReplacements(module, ReadElement); }
 
 }  // namespace exla
