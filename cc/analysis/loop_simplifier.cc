@@ -62,10 +62,7 @@ bool SameUpdate(const HloInstruction* a, const HloInstruction* b, int64_t k, int
 }
 
 bool FlatState(const HloInstruction& loop) {
-  if (!loop.Is(HloOpcode::kWhile) || !loop.shape().IsTuple() || !loop.operand(0)->Is(HloOpcode::kTuple)) return false;
-  for (const Shape& element : loop.shape().tuple_shapes()) {
-    if (!element.IsArray()) return false;
-  }
+  if (!FlatArrayState(loop)) return false;
   const HloComputation* body = loop.CalledComputation("body");
   return body != nullptr && body->root()->Is(HloOpcode::kTuple) && !body->parameters().empty() &&
          body->root()->operand_count() == static_cast<int>(loop.shape().tuple_shapes().size());

@@ -137,4 +137,15 @@ std::vector<const HloInstruction*> InitialLeaves(const HloInstruction& init) {
   return leaves;
 }
 
+bool FlatArrayState(const HloInstruction& loop) {
+  if (!loop.Is(HloOpcode::kWhile) || !loop.shape().IsTuple() ||
+      !loop.operand(0)->Is(HloOpcode::kTuple)) {
+    return false;
+  }
+  for (const Shape& element : loop.shape().tuple_shapes()) {
+    if (!element.IsArray()) return false;
+  }
+  return true;
+}
+
 }  // namespace exla

@@ -22,6 +22,11 @@ namespace exla {
 // and copies to the shape it already has, layout included.
 const HloInstruction* StripIdentity(const HloInstruction* value);
 
+// Whether `loop` is a while loop over a flat tuple of arrays that starts
+// from a tuple built in place: each element is one buffer, and its
+// initial value one operand of that tuple.
+bool FlatArrayState(const HloInstruction& loop);
+
 // For each leaf of the body's state, in order, whether the body returns it
 // unchanged. Empty when the body's result does not match its parameter.
 std::vector<bool> PassThroughLeaves(const HloComputation& body);
