@@ -390,17 +390,7 @@ class LoopBuilder {
 std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk) {
   HloComputation* computation = region.exits.front()->parent();
   LoopBuilder loops(region, computation, chunk);
-  const int64_t trips = region.size / chunk;
-  const int64_t remainder = region.size % chunk;
-  // The remainder's one trip runs first, over the first `remainder` units.
-  // XLA replaces a loop of one trip by its body, and work in that body that
-  // reads only the inputs is ready at once: after the main loop, it would
-  // run before the main loop anyway (XLA's breadth-first schedule) and hold
-  // its slices across it (two of SGPR's M x N/10 slices at N = 278,319,
-  // 0.9 of 4.7 GB). First, it is done before the main loop starts.
-  HloInstruction* result = loops.InitialState();
-  if (remainder != 0) result = loops.Loop(result, remainder, 1, 0);
-  result = loops.Loop(result, chunk, trips, remainder);
+  HloInstruction* result = LoopsOverChunks(loops, region.size, chunk);
   HloBuilder b(computation);
   for (size_t e = 0; e < region.exits.size(); ++e) {
     HloInstruction* value = loops.ExitValue(e, b.GetTupleElement(result, static_cast<int64_t>(1 + e)));

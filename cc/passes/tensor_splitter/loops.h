@@ -15,6 +15,24 @@ namespace exla {
 // units). Returns the loop body computations it created.
 std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk);
 
+// The loops over `size` units in chunks of `chunk` that `loops` builds (a
+// builder with InitialState() and Loop(state, chunk, trips, first unit):
+// the region's, or a softmax's statistics'), returning the last loop.
+//
+// The remainder's one trip runs first, over the first `size % chunk`
+// units, and the main loop starts from its state. XLA replaces a loop of
+// one trip by its body, and the part of that body that reads only the
+// inputs is then ready at once: after the main loop, XLA's breadth-first
+// schedule would still run it first and hold its slices across the main
+// loop (two of SGPR's M x N/10 slices at N = 278,319: 0.9 of 4.7 GB).
+template <typename Builder>
+HloInstruction* LoopsOverChunks(Builder& loops, int64_t size, int64_t chunk) {
+  const int64_t remainder = size % chunk;
+  HloInstruction* state = loops.InitialState();
+  if (remainder != 0) state = loops.Loop(state, remainder, 1, 0);
+  return loops.Loop(state, chunk, size / chunk, remainder);
+}
+
 }  // namespace exla
 
 #endif  // EXLA_PASSES_TENSOR_SPLITTER_LOOPS_H_

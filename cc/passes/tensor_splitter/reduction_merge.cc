@@ -10,6 +10,7 @@
 #include "ir/module.h"
 #include "passes/pattern_matcher.h"
 #include "passes/tensor_splitter/dimension_map.h"
+#include "passes/tensor_splitter/loops.h"
 
 namespace exla {
 namespace {
@@ -385,11 +386,7 @@ class StatisticsLoopBuilder {
 std::vector<HloComputation*> RewriteSoftmaxStatistics(const SoftmaxStatistics& statistics,
                                                       int64_t chunk) {
   StatisticsLoopBuilder loops(statistics);
-  const int64_t size = statistics.region.size;
-  // The remainder's trip first, as for any region (loops.cc says why).
-  HloInstruction* result = loops.InitialState();
-  if (size % chunk != 0) result = loops.Loop(result, size % chunk, 1, 0);
-  result = loops.Loop(result, chunk, size / chunk, size % chunk);
+  HloInstruction* result = LoopsOverChunks(loops, statistics.region.size, chunk);
   HloComputation* computation = statistics.sum->parent();
   HloBuilder b(computation);
   HloInstruction* max = b.GetTupleElement(result, 1);
