@@ -16,7 +16,8 @@ all of the threshold), with each loop moved to each other dimension of its
 tensor (the search's "other dimension" plans), and with each value a loop
 computes again kept whole (the search's "kept whole" plans, for the default
 slices); distinct modules are the plans. Every plan is compiled by XLA's CPU
-backend (its planned peak too) and timed (median of ``--repeats`` samples), and the cost model predicts it.
+backend (its planned peak too) and timed (median of ``--repeats`` samples), and
+the cost model predicts it.
 
 Reported: per program, Spearman's rank correlation between predicted and
 measured times, and then per *case* (a program under a memory limit: the

@@ -6,14 +6,14 @@
 // choices: for a tensor the splitter built a loop over, the dimension that
 // loop runs along; for a value its loops compute again, whether to keep it
 // whole instead (its memory against the work). The search runs the pipeline
-// for each plan it considers and judges the result with the memory model (analysis/memory_model.h:
-// XLA's planned peak, constants included) and the cost model
-// (analysis/cost_model.h: the time it would take), in milliseconds where an
-// XLA compile takes seconds. Its result is data: every plan considered,
-// with its settings, predictions and loops. The caller ranks the plans that
-// fit, runs the pipeline once more with the winner's settings and has XLA
-// confirm it with one compile (python/exla/_memory_limit.py): the models
-// guide, XLA's buffer assignment decides.
+// for each plan it considers and judges the result with the memory model
+// (analysis/memory_model.h: XLA's planned peak, constants included) and the
+// cost model (analysis/cost_model.h: the time it would take), in milliseconds
+// where an XLA compile takes seconds. Its result is data: every plan
+// considered, with its settings, predictions and loops. The caller ranks the
+// plans that fit, runs the pipeline once more with the winner's settings and
+// has XLA confirm it with one compile (python/exla/_memory_limit.py): the
+// models guide, XLA's buffer assignment decides.
 #ifndef EXLA_SEARCH_PLAN_SEARCH_H_
 #define EXLA_SEARCH_PLAN_SEARCH_H_
 

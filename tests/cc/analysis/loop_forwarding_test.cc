@@ -89,8 +89,9 @@ TEST(LoopForwarding, WorkOnAnUnchangedElementRunsBeforeTheLoopAndStaysAlive) {
   ASSERT_LT(w, static_cast<decltype(w)>(t.instructions.size()));
   EXPECT_LT(b, w);
   // At the peak, inside the loop, b's MiB is held beside the body's values.
-  const bool b_at_peak = std::any_of(t.peak_buffers.begin(), t.peak_buffers.end(),
-                                     [](const exla::TimelineBuffer& buffer) { return buffer.instruction == "b"; });
+  const bool b_at_peak =
+      std::any_of(t.peak_buffers.begin(), t.peak_buffers.end(),
+                  [](const exla::TimelineBuffer& buffer) { return buffer.instruction == "b"; });
   EXPECT_TRUE(b_at_peak);
 }
 
