@@ -44,6 +44,13 @@ enum class ComparisonDirection { kEq, kNe, kGe, kGt, kLe, kLt };
 std::string_view ComparisonDirectionString(ComparisonDirection direction);  // "EQ", ...
 std::optional<ComparisonDirection> StringToComparisonDirection(std::string_view text);
 
+// Whether a floating-point compare orders by IEEE's partial order (NaN
+// unordered, -0 == +0) or by the total order (NaNs at the ends, -0 < +0).
+// XLA has printed the total order two ways: `type=TOTALORDER` (every XLA
+// exla supports parses it; jaxlib <= 0.10 prints it) and `order=TOTAL`
+// (jaxlib >= 0.11 prints it, and parses both).
+enum class ComparisonOrder { kPartial, kTotal };
+
 // The decoded value of one attribute; monostate for attributes kept only as
 // text (metadata, layouts of custom calls, ...).
 using TypedAttributeValue = std::variant<std::monostate, std::vector<int64_t>, int64_t,

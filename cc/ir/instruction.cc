@@ -205,6 +205,21 @@ void HloInstruction::SetComparisonDirection(ComparisonDirection direction) {
   SetAttribute("direction", std::string(ComparisonDirectionString(direction)));
 }
 
+ComparisonOrder HloInstruction::comparison_order() const {
+  const bool total = RawAttribute("type") == std::optional<std::string>("TOTALORDER") ||
+                     RawAttribute("order") == std::optional<std::string>("TOTAL");
+  return total ? ComparisonOrder::kTotal : ComparisonOrder::kPartial;
+}
+
+void HloInstruction::SetComparisonOrder(ComparisonOrder order) {
+  RemoveAttribute("order");
+  if (order == ComparisonOrder::kTotal) {
+    SetAttribute("type", "TOTALORDER");
+  } else if (RawAttribute("type") == std::optional<std::string>("TOTALORDER")) {
+    RemoveAttribute("type");
+  }
+}
+
 std::vector<HloComputation*> HloInstruction::called_computations() const {
   std::vector<HloComputation*> result;
   for (const HloAttribute& attribute : attributes_) {

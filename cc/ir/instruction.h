@@ -108,6 +108,10 @@ class HloInstruction {
   PaddingConfig padding_config() const;
   std::optional<ComparisonDirection> comparison_direction() const;
   void SetComparisonDirection(ComparisonDirection direction);
+  // A compare's order, from either spelling (see ComparisonOrder);
+  // SetComparisonOrder writes the spelling every supported XLA parses.
+  ComparisonOrder comparison_order() const;
+  void SetComparisonOrder(ComparisonOrder order);
 
   // Computations this instruction calls (to_apply, body, ...), in attribute
   // order. `CalledComputation(key)` returns the one named by `key`.

@@ -192,7 +192,7 @@ bool AttributeAllowed(HloOpcode opcode, std::string_view key) {
     case Rule::kConstant:
       return false;
     case Rule::kCompare:
-      return In(key, {"direction", "type"});
+      return In(key, {"direction", "type", "order"});  // order=TOTAL: XLA >= 0.11
     case Rule::kBroadcast:
     case Rule::kTranspose:
     case Rule::kReverse:

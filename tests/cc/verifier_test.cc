@@ -116,6 +116,9 @@ TEST(Verifier, AttributesXlaDoesNotKnow) {
       "  c = pred[4] compare(a, e), direction=LT, type=TOTALORDER, metadata={op_name=\"x\"}\n"
       "  s = f32[4] select(c, a, e), backend_config={\"k\":1}, frontend_attributes={a=\"b\"}\n"
       "  ROOT r = f32[2,2] reshape(s), inferred_dimension=0")));
+  // The total order as jaxlib >= 0.11 prints it.
+  EXPECT_TRUE(Verifies(Module("  a = f32[4] parameter(0)\n"
+                              "  ROOT c = pred[4] compare(a, a), direction=LT, order=TOTAL")));
   // An opcode exla does not know keeps whatever attributes it has.
   EXPECT_TRUE(Verifies(Module("  a = f32[4] parameter(0)\n"
                               "  ROOT x = f32[4] some-future-op(a), whatever={1,2}")));

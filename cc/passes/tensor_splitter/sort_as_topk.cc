@@ -21,7 +21,7 @@ bool IsGreaterThan(const HloComputation* comparator, PrimitiveType type) {
                                    m::Parameter().Bind(&rhs)))) {
     return false;
   }
-  const bool total_order = root->RawAttribute("type") == std::optional<std::string>("TOTALORDER");
+  const bool total_order = root->comparison_order() == ComparisonOrder::kTotal;
   return lhs == comparator->parameter(0) && rhs == comparator->parameter(1) &&
          root->comparison_direction() == ComparisonDirection::kGt &&
          (IsFloatingPointType(type) ? total_order : IsIntegralType(type));

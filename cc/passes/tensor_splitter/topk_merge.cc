@@ -116,8 +116,8 @@ HloComputation* PairOrder(HloModule* module, const HloComputation* before, Primi
       b.Compare(lhs, rhs, largest ? ComparisonDirection::kGt : ComparisonDirection::kLt);
   HloInstruction* equal = b.Compare(lhs, rhs, ComparisonDirection::kEq);
   if (IsFloatingPointType(value_type)) {
-    better->SetAttribute("type", "TOTALORDER");
-    equal->SetAttribute("type", "TOTALORDER");
+    better->SetComparisonOrder(ComparisonOrder::kTotal);
+    equal->SetComparisonOrder(ComparisonOrder::kTotal);
   }
   HloInstruction* earlier = b.Compare(lhs_index, rhs_index, ComparisonDirection::kLt);
   HloInstruction* tie = b.Binary(HloOpcode::kAnd, equal, earlier);

@@ -286,6 +286,26 @@ TEST(TopKMerge, TensorFlowSortThenSliceBecomesMergedTopK) {
   }
 }
 
+TEST(TopKMerge, TotalOrderSpelledAsXla011PrintsItIsRecognised) {
+  // jaxlib >= 0.11 prints the total order as `order=TOTAL`; it is the same
+  // comparator as `type=TOTALORDER`.
+  exla::TensorSplitter splitter(8 * 1024, 4 * 1024);
+  const ModuleRun run = RunPassObject(splitter, TfTopK("GT", ", order=TOTAL"));
+  ASSERT_TRUE(run.changed);
+  const HloInstruction* loop = LoopFeeding(run.module->entry()->root());
+  EXPECT_EQ(CountInBody(loop->CalledComputation("body"), HloOpcode::kTopK), 1);
+}
+
+TEST(TopKMerge, PartialOrderSpelledAsXla011PrintsItStaysASort) {
+  exla::TensorSplitter splitter(8 * 1024, 4 * 1024);
+  const ModuleRun run = RunPassObject(splitter, TfTopK("GT", ", order=PARTIAL"));
+  for (const auto& computation : run.module->computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      EXPECT_FALSE(instruction->Is(HloOpcode::kTopK));
+    }
+  }
+}
+
 TEST(TopKMerge, SortInPartialOrderStaysASort) {
   // Without type=TOTALORDER, NaNs and signed zeros order differently from
   // XLA's top-k: the sort is not rewritten.
