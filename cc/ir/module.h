@@ -34,9 +34,14 @@ class HloModule {
   // Header attributes after the module name, raw (`, entry_computation_layout=...`).
   const std::string& header_attributes() const { return header_attributes_; }
   void set_header_attributes(std::string text) { header_attributes_ = std::move(text); }
-  // Sections after the last computation (FileNames, StackFrames, ...), raw.
+  // XLA's stack-frame index (FileNames, FunctionNames, FileLocations,
+  // StackFrames), raw. jaxlib <= 0.10 prints it after the last computation
+  // (the trailer), jaxlib >= 0.11 between the header and the first one (the
+  // preamble); each is printed back where it was.
   const std::string& trailer() const { return trailer_; }
   void set_trailer(std::string text) { trailer_ = std::move(text); }
+  const std::string& preamble() const { return preamble_; }
+  void set_preamble(std::string text) { preamble_ = std::move(text); }
 
   const PrintStyle& style() const { return style_; }
   PrintStyle* mutable_style() { return &style_; }
@@ -65,6 +70,7 @@ class HloModule {
   std::string name_;
   std::string header_attributes_;
   std::string trailer_;
+  std::string preamble_;
   PrintStyle style_;
   HloComputation* entry_ = nullptr;
   std::vector<std::unique_ptr<HloComputation>> computations_;

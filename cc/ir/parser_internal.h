@@ -110,6 +110,7 @@ class HloParser {
   void CheckHeaderAttributes();
   void ReadHeaderAttributes(HloModule* module);
   bool AtTrailer() const;
+  std::string ReadStackFrameSections();
   void ResolveComputationRefs(HloModule* module);
   struct EntryLayout {
     std::vector<std::pair<size_t, Shape>> parameters;  // (position, shape)

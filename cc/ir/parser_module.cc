@@ -1,6 +1,7 @@
 // The parser's module level: the header line and its attributes, the
 // computations, the debug-info trailer, the references between
 // computations, and the header's entry_computation_layout against ENTRY.
+#include <cctype>
 #include <charconv>
 #include <cstring>
 
@@ -45,6 +46,8 @@ std::unique_ptr<HloModule> HloParser::ParseModule() {
   size_t header_start = pos_;
   CheckHeaderAttributes();
   ReadHeaderAttributes(module.get());
+  SkipSpace();
+  if (AtTrailer()) module->set_preamble(ReadStackFrameSections());
   while (true) {
     SkipSpace();
     if (AtEnd()) break;
@@ -124,6 +127,25 @@ bool HloParser::AtTrailer() const {
     if (text_.substr(pos_, n) == word && !IsNameChar(Peek(n))) return true;
   }
   return false;
+}
+
+// The stack-frame sections where jaxlib >= 0.11 prints them, before the
+// computations: each a keyword line, then numbered lines, then blank lines.
+// Kept verbatim up to the first computation.
+std::string HloParser::ReadStackFrameSections() {
+  const size_t start = pos_;
+  while (AtTrailer()) {
+    while (true) {  // the keyword line, then every line that starts with a number
+      while (!AtEnd() && Peek() != '\n') ++pos_;
+      if (AtEnd()) break;
+      ++pos_;
+      size_t next = pos_;
+      while (next < text_.size() && (text_[next] == ' ' || text_[next] == '\t')) ++next;
+      if (next >= text_.size() || !std::isdigit(static_cast<unsigned char>(text_[next]))) break;
+    }
+    SkipSpace();
+  }
+  return std::string(text_.substr(start, pos_ - start));
 }
 
 void HloParser::ResolveComputationRefs(HloModule* module) {

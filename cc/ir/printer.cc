@@ -124,6 +124,7 @@ std::string PrintHloModule(const HloModule& module) {
   out.append(module.name());
   out.append(module.header_attributes());
   out.append("\n\n");
+  out.append(module.preamble());
   for (const auto& computation : module.computations()) {
     AppendComputation(&out, *computation, module.style());
     out.append("\n");

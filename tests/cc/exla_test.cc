@@ -115,6 +115,54 @@ TEST(Api, RoundTripKeepsMetadata) {
   EXPECT_EQ(Normalize(printed), Normalize(kReduceModuleWithMetadata));
 }
 
+// XLA's stack-frame index, as jaxlib >= 0.11 prints a module in its long
+// form: between the header and the first computation.
+const char kStackFramesBefore[] = R"(HloModule jit_f, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+
+FileNames
+1 "<string>"
+
+FunctionNames
+1 "f"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=5 end_line=5 column=11 end_column=70}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+
+
+ENTRY %main.3 (x.1: f32[4]) -> f32[4] {
+  ROOT %x.1 = f32[4]{0} parameter(0), metadata={op_name="x" stack_frame_id=1}
+}
+
+)";
+
+TEST(Api, RoundTripKeepsStackFramesBeforeTheComputations) {
+  const std::string printed = exla::RoundTripHloText(kStackFramesBefore);
+  EXPECT_EQ(Normalize(printed), Normalize(kStackFramesBefore));
+  EXPECT_EQ(exla::RoundTripHloText(printed), printed);
+}
+
+// jaxlib <= 0.10 prints the same index after the last computation.
+TEST(Api, RoundTripKeepsStackFramesAfterTheComputations) {
+  const std::string text = R"(HloModule m
+
+ENTRY %main.3 (x.1: f32[4]) -> f32[4] {
+  ROOT %x.1 = f32[4]{0} parameter(0), metadata={op_name="x" stack_frame_id=1}
+}
+
+FileNames
+1 "<string>"
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+)";
+  const std::string printed = exla::RoundTripHloText(text);
+  EXPECT_EQ(Normalize(printed), Normalize(text));
+  EXPECT_EQ(exla::RoundTripHloText(printed), printed);
+}
+
 TEST(Api, DceRemovesDeadCode) {
   exla::Options options;
   options.passes = {"dce"};
