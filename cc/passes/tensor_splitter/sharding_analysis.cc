@@ -112,6 +112,31 @@ std::optional<std::vector<std::string>> ManualAxes(const HloInstruction& instruc
   return names;
 }
 
+// The manual axes of a shard_map's call, from the custom calls that enter or
+// leave its body. Those reach the call through get-tuple-elements when the
+// body takes or returns several values; jaxlib <= 0.10 copied the attribute
+// onto those get-tuple-elements, jaxlib >= 0.11 leaves it on the custom
+// calls alone.
+std::optional<std::vector<std::string>> ShardMapManualAxes(const HloInstruction& call) {
+  for (const HloInstruction* operand : call.operands()) {
+    std::optional<std::vector<std::string>> manual = ManualAxes(*operand);
+    if (!manual.has_value() && operand->Is(HloOpcode::kGetTupleElement)) {
+      manual = ManualAxes(*operand->operand(0));
+    }
+    if (manual.has_value()) return manual;
+  }
+  for (const HloInstruction* user : call.users()) {
+    std::optional<std::vector<std::string>> manual = ManualAxes(*user);
+    if (manual.has_value()) return manual;
+    if (!user->Is(HloOpcode::kGetTupleElement)) continue;
+    for (const HloInstruction* leaving : user->users()) {
+      manual = ManualAxes(*leaving);
+      if (manual.has_value()) return manual;
+    }
+  }
+  return std::nullopt;
+}
+
 // Shardy's form of a shard_map: `call(...)` of a computation named
 // xla.sdy.manual_computation_body*, entered through
 // xla.sdy.GlobalToLocalShape custom calls.
@@ -279,13 +304,7 @@ class ShardingAnalysis::Builder {
   void ClassifyShardMap(const HloInstruction& call) {
     self_.active_ = true;
     const HloComputation* body = call.CalledComputation("to_apply");
-    std::optional<std::vector<std::string>> manual;
-    for (const HloInstruction* operand : call.operands()) {
-      if (!manual.has_value()) manual = ManualAxes(*operand);
-    }
-    for (const HloInstruction* user : call.users()) {
-      if (!manual.has_value()) manual = ManualAxes(*user);
-    }
+    std::optional<std::vector<std::string>> manual = ShardMapManualAxes(call);
     std::string partial;
     for (const auto& [axis, size] : mesh_) {
       if (size > 1 && (!manual.has_value() ||

@@ -231,6 +231,39 @@ TEST(ShardingAnalysis, PartiallyManualShardMapBodyIsRefused) {
   EXPECT_FALSE(m.sharding.MaySlice(m.Get("p"), 0, 1 << 20, &gather).ok());
 }
 
+// Two inputs, as jaxlib >= 0.11 prints a shard_map: the manual axes only on
+// the custom call that enters the body, reached through get-tuple-elements
+// (jaxlib <= 0.10 copied them onto the get-tuple-elements too).
+std::string ShardMapOfTwoInputs(const std::string& manual_axes) {
+  return R"(HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=4, "b"=2]>}}
+
+xla.sdy.manual_computation_body.1 {
+  p = f32[4,4]{1,0} parameter(0)
+  q = f32[4,4]{1,0} parameter(1)
+  ROOT e = f32[4,4]{1,0} add(p, q)
+}
+
+ENTRY main {
+  x = f32[16,8]{1,0} parameter(0), sharding={devices=[4,2]<=[8]}
+  y = f32[16,8]{1,0} parameter(1), sharding={devices=[4,2]<=[8]}
+  local = (f32[4,4]{1,0}, f32[4,4]{1,0}) custom-call(x, y), custom_call_target="xla.sdy.GlobalToLocalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{)" +
+         manual_axes + R"(}>"}
+  lx = f32[4,4]{1,0} get-tuple-element(local), index=0
+  ly = f32[4,4]{1,0} get-tuple-element(local), index=1
+  r = f32[4,4]{1,0} call(lx, ly), to_apply=xla.sdy.manual_computation_body.1
+  ROOT g = f32[16,8]{1,0} custom-call(r), custom_call_target="xla.sdy.LocalToGlobalShape", custom_call_has_side_effect=true
+}
+)";
+}
+
+TEST(ShardingAnalysis, ManualAxesAreReadThroughGetTupleElements) {
+  Module m(ShardMapOfTwoInputs(R"(\"a\", \"b\")"));
+  EXPECT_EQ(m.sharding.Pieces(m.Get("e"), 0), 1);
+  EXPECT_TRUE(m.sharding.MayLoopOver(m.Get("e"), 0).ok());
+  Module partial(ShardMapOfTwoInputs(R"(\"a\")"));
+  EXPECT_FALSE(partial.sharding.MayLoopOver(partial.Get("e"), 0).ok());
+}
+
 TEST(ShardingAnalysis, GspmdManualRegionIsWhatOneDeviceHolds) {
   Module m(R"(HloModule m
 
