@@ -437,24 +437,21 @@ class _Xla:
 
     def __init__(self) -> None:
         from exla.bridge import xla as bridge
-        from jax._src.interpreters import mlir
-        from jax._src.lib.mlir import ir
 
         self.x = bridge._xla()
-        self.mlir, self.ir = mlir, ir
 
     def verdict(self, text: str, log: Callable[[str], None], compile_too: bool = False) -> str:
-        jx = self.x.jax
+        jx = self.x
         log("xla-parse")
         try:
             module = jx.hlo_module_from_text(text)
-            bytecode = jx.mlir.hlo_to_stablehlo(module.as_serialized_hlo_module_proto())
+            bytecode = jx.hlo_to_stablehlo(module.as_serialized_hlo_module_proto())
         except Exception as e:  # noqa: BLE001  (XlaRuntimeError, or a TypeError on odd text)
             return f"reject: {type(e).__name__}: {e}"[:1500]
         log("xla-verify")
         try:
-            with self.mlir.make_ir_context():
-                parsed = self.ir.Module.parse(bytecode)
+            with self.x.make_ir_context():
+                parsed = self.x.mlir_ir.Module.parse(bytecode)
                 if not parsed.operation.verify():
                     return "reject: the MLIR verifier rejects the converted module"
         except Exception as e:  # noqa: BLE001
@@ -516,7 +513,7 @@ def _bases(n: int, seed: int) -> list[tuple[str, str, int]]:
     seeds ``seed * 1_000_000 + i``, before and after exla's rewrite."""
     import logging
 
-    from jax.experimental import enable_x64
+    from exla.bridge.jax import enable_x64
 
     import exla
 

@@ -99,7 +99,15 @@ def enable_environment() -> None:
 
 
 def ensure_installed() -> None:
-    """Puts the hook in place (idempotent)."""
+    """Puts the hook in place (idempotent).
+
+    Raises:
+      ImportError: jax or jaxlib is missing or not a supported version
+        (:class:`exla.bridge.versions.UnsupportedVersionError`, naming it).
+    """
+    from exla.bridge import xla as xla_bridge
+
+    xla_bridge._xla()  # the rewrite needs jaxlib: an unsupported one fails here, once
     if jax_bridge.hook_installed() is not _HOOK:
         jax_bridge.install_compile_hook(_HOOK)
 

@@ -82,9 +82,15 @@ def _inside_xla_cluster() -> bool:
 
 
 def install() -> None:
-    """Patches ``Function.__call__`` (idempotent). TensorFlow must be importable."""
-    from exla._tracing import exla_is_tracing
+    """Patches ``Function.__call__`` (idempotent). TensorFlow must be importable.
 
+    Raises:
+      ImportError: TensorFlow or jaxlib is missing or not a supported version.
+    """
+    from exla._tracing import exla_is_tracing
+    from exla.bridge.tensorflow_call import check_tensorflow
+
+    check_tensorflow()
     cls = _function_class()
     with _lock:
         if hasattr(cls.__call__, "__exla_original__"):

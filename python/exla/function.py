@@ -52,6 +52,7 @@ from exla._fallback_policy import FallbackPolicy
 from exla._tf_programs import ProgramCache
 from exla._tracing import (call_unpatched, eager_context, exla_is_tracing, exla_tracing,
                            mark_internal, not_converted)
+from exla.bridge.tensorflow_call import check_tensorflow
 from exla.errors import ExlaError
 from exla.options import explicit_settings
 from exla.program_info import ProgramInfo
@@ -98,6 +99,7 @@ class ExlaFunction:
     @takes_settings()
     def __init__(self, fn: Callable[..., Any], *, name: str | None = None, _internal: bool = False,
                  **settings: Any) -> None:
+        check_tensorflow()
         tf_fn = _tf_lowering.jit_compiled(fn._tf_fn if isinstance(fn, ExlaFunction) else fn)
         self._tf_fn = tf_fn
         self._python_function = getattr(tf_fn, "python_function", fn)

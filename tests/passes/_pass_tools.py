@@ -132,9 +132,9 @@ def compiled_memory(text: str) -> dict[str, int]:
 
     jaxlib = xla._xla()  # the bridge's own handle on jaxlib's CPU client
     client = jaxlib.cpu_client(1)
-    devices = jaxlib.jax.DeviceList(tuple(client.devices()[:1]))
+    devices = jaxlib.DeviceList(tuple(client.devices()[:1]))
     executable = client.compile_and_load(xla.text_to_stablehlo(text), devices,
-                                         jaxlib.jax.CompileOptions())
+                                         jaxlib.CompileOptions())
     stats = executable.get_compiled_memory_stats()
     assignment = hlo_pb2.BufferAssignmentProto.FromString(
         stats.serialized_buffer_assignment_proto)

@@ -12,8 +12,10 @@ Everything else (jax's caches, calling convention, donation, the executable
 that runs) stays JAX's own: a program exla leaves unchanged is compiled from
 JAX's own module, and nothing at all is added to a call.
 
-The layout is checked once, at first use, against jax 0.7.1; another release
-fails with one clear message instead of an AttributeError deep inside JAX.
+The version (:mod:`exla.bridge.versions`) and the layout are checked once, at
+first use: a release outside the supported range, or one whose compile step
+does not look as described, fails with one clear message naming it, instead
+of an AttributeError deep inside JAX or a silent fallback on every program.
 """
 
 from __future__ import annotations
@@ -24,13 +26,13 @@ import logging
 import threading
 from typing import Any, Protocol, Sequence
 
+from exla.bridge import versions
+from exla.bridge.xla import enable_x64 as enable_x64  # for JAX code: one definition
+
 __all__ = ["CompileHook", "Program", "install_compile_hook", "uninstall_compile_hook",
-           "hook_installed", "lowered_hlo_text", "SUPPORTED_JAX"]
+           "hook_installed", "lowered_hlo_text", "jax_version", "enable_x64"]
 
 _log = logging.getLogger("exla")
-
-SUPPORTED_JAX = "0.7.1"
-"""The jax release whose private API layout this module was written for."""
 
 _COMPILE_PARAMETERS = ("backend", "module", "executable_devices", "options", "host_callbacks")
 
@@ -45,13 +47,21 @@ class _Jax:
         self.version = version
 
 
+def jax_version() -> str:
+    """The installed jax's version (imports jax)."""
+    import jax
+
+    return getattr(jax, "__version__", "")
+
+
 @functools.lru_cache(maxsize=None)
 def _jax() -> _Jax:
-    """Imports jax, checks the private API exla needs and returns it.
+    """Imports jax, checks its version and the private API exla needs, and returns it.
 
     Raises:
-      ImportError: jax is missing or lays out its private API differently from
-        jax 0.7.1.
+      ImportError: jax is missing, outside the supported range
+        (:class:`exla.bridge.versions.UnsupportedVersionError`), or its
+        compile step differs from what exla hooks (named, with the version).
     """
     # jaxlib aborts the process on a flag in XLA_FLAGS it does not know, such
     # as exla's: they must leave the environment before jax starts a backend.
@@ -59,14 +69,14 @@ def _jax() -> _Jax:
 
     strip_xla_flags()
     try:
-        import jax
+        import jax.extend.mlir.ir as ir
         from jax._src import compiler
         from jax._src.interpreters import mlir
-        from jax._src.lib.mlir import ir
     except ImportError as e:
-        raise ImportError(f"exla's JAX support needs jax=={SUPPORTED_JAX} and jaxlib=={SUPPORTED_JAX}; "
+        raise ImportError("exla's JAX support needs jax and jaxlib (pip install 'exla[jax]'); "
                           f"importing them failed: {e}") from e
-    version = getattr(jax, "__version__", "")
+    version = jax_version()
+    versions.check("jax", version)
     problems = []
     target = getattr(compiler, "backend_compile_and_load", None)
     if target is None:
@@ -80,11 +90,8 @@ def _jax() -> _Jax:
         if not hasattr(owner, name):
             problems.append(f"{owner.__name__}.{name} is missing")
     if problems:
-        raise ImportError(f"exla.bridge.jax was written for jax {SUPPORTED_JAX}, but jax "
-                          f"{version or '(unknown version)'} differs: {'; '.join(problems)}. "
-                          f"Install jax=={SUPPORTED_JAX} jaxlib=={SUPPORTED_JAX}.")
-    if version != SUPPORTED_JAX:
-        _log.warning("exla was tested with jax %s; jax %s is installed", SUPPORTED_JAX, version)
+        raise ImportError(f"jax {version or '(unknown version)'} does not offer the compile step "
+                          f"exla hooks: {'; '.join(problems)}")
     return _Jax(compiler, mlir, ir, version)
 
 

@@ -24,7 +24,8 @@ from typing import Any, Sequence
 
 from exla._hlo_signature import ArrayShape, HloSignature, read_signature
 
-__all__ = ["call_hlo", "current_platform", "tf_dtype", "xla_call_module", "XLA_CALL_MODULE_VERSION"]
+__all__ = ["call_hlo", "current_platform", "tf_dtype", "xla_call_module", "XLA_CALL_MODULE_VERSION",
+           "check_tensorflow"]
 
 _log = logging.getLogger("exla")
 
@@ -52,6 +53,29 @@ _DTYPES = {
     "f8e4m3fn": "float8_e4m3fn",
     "f8e5m2": "float8_e5m2",
 }
+
+
+@functools.lru_cache(maxsize=1)
+def check_tensorflow() -> str:
+    """Imports TensorFlow and jaxlib and checks both are versions exla supports; returns TF's.
+
+    exla's TensorFlow path uses both: TensorFlow runs the rewritten program,
+    jaxlib converts it (:mod:`exla.bridge.xla`).
+
+    Raises:
+      ImportError: either is missing, or outside the supported range
+        (:class:`exla.bridge.versions.UnsupportedVersionError`, naming it).
+    """
+    from exla.bridge import versions, xla
+
+    try:
+        import tensorflow as tf
+    except ImportError as e:
+        raise ImportError("exla's TensorFlow support needs TensorFlow (pip install "
+                          f"'exla[tensorflow]'); importing it failed: {e}") from e
+    versions.check("tensorflow", tf.__version__)
+    xla._xla()
+    return tf.__version__
 
 
 def tf_dtype(shape: ArrayShape) -> Any:

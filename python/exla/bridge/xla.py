@@ -2,21 +2,28 @@
 
 jaxlib is XLA's own Python distribution, so it has XLA's HLO parser and printer,
 the HLO -> StableHLO converter and a CPU compiler whose buffer assignment gives
-XLA's planned memory. These live in private modules that move between releases
-(``jax._src.lib._jax`` in jaxlib 0.7.1; ``jax._src.lib.xla_client.hlo`` in
-jaxlib 0.10), so every use is here, behind :func:`_xla`, which checks the layout
-once and fails with a clear message on a jaxlib that does not have it.
+XLA's planned memory. Some of these are semi-public (``jax.extend.mlir``,
+``jax.errors``); the rest live in private modules that move between releases
+(``HloModule`` is in ``jax._src.lib._jax`` up to jaxlib 0.9 and in
+``jax._src.lib.hlo`` from 0.10). Every use is here, behind :func:`_xla`, which
+finds each piece by what the installed jaxlib offers (:data:`_FEATURES`), not
+by its version number, and fails once, naming the version and the missing
+feature, on a jaxlib that lacks one.
 
 jax is imported on first use, not when exla is imported.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import importlib
 import logging
 import threading
-from typing import Any
+from typing import Any, Iterator
+
+from exla.bridge import versions
 
 __all__ = [
     "CpuExecutable",
@@ -30,36 +37,40 @@ __all__ = [
     "verify",
     "verify_without_exla",
     "planned_memory",
-    "SUPPORTED_JAXLIB",
+    "memory_stats_of",
+    "jaxlib_version",
+    "enable_x64",
 ]
 
 _log = logging.getLogger("exla")
 
-SUPPORTED_JAXLIB = "0.7.1"
-"""The jaxlib release whose private API layout this module was written for."""
-
-# (object path, attribute) pairs that this module uses; checked at first use so
-# that a different jaxlib fails with one clear message, not an AttributeError
-# deep inside a pass.
-_REQUIRED = (
-    ("_jax", "XlaComputation"),
-    ("_jax", "HloPrintOptions"),
-    ("_jax", "hlo_module_from_text"),
-    ("_jax", "HloModule"),
-    ("_jax", "XlaRuntimeError"),
-    ("_jax", "DeviceList"),
-    ("_jax", "CompileOptions"),
-    ("_jax", "mlir"),
-    ("_jax.mlir", "hlo_to_stablehlo"),
-    ("_jax.mlir", "serialize_portable_artifact"),
-    ("_jax.mlir", "mlir_module_to_xla_computation"),
-    ("_jax.mlir", "refine_polymorphic_shapes"),
-    ("_jax.HloPrintOptions", "short_parsable"),
-    ("_jax.HloModule", "as_serialized_hlo_module_proto"),
-    ("_jax.XlaComputation", "get_hlo_module"),
-    ("xla_client", "make_cpu_client"),
-    ("xla_client", "DeviceAssignment"),
-)
+# Each piece of jaxlib exla uses: where to look, in order (the first place
+# that has it wins). Public or semi-public places come first.
+_FEATURES: dict[str, tuple[tuple[str, str], ...]] = {
+    "Error": (("jax.errors", "JaxRuntimeError"), ("jax._src.lib.xla_client", "XlaRuntimeError")),
+    "HloModule": (("jax._src.lib.hlo", "HloModule"), ("jax._src.lib._jax", "HloModule")),
+    "HloPrintOptions": (("jax._src.lib.hlo", "HloPrintOptions"),
+                        ("jax._src.lib._jax", "HloPrintOptions")),
+    "hlo_module_from_text": (("jax._src.lib.hlo", "hlo_module_from_text"),
+                             ("jax._src.lib._jax", "hlo_module_from_text")),
+    "XlaComputation": (("jax._src.lib.xla_client", "XlaComputation"),
+                       ("jax._src.lib.hlo", "XlaComputation")),
+    "DeviceList": (("jax._src.lib.xla_client", "DeviceList"),),
+    "CompileOptions": (("jax._src.lib.xla_client", "CompileOptions"),),
+    "DeviceAssignment": (("jax._src.lib.xla_client", "DeviceAssignment"),),
+    "make_cpu_client": (("jax._src.lib.xla_client", "make_cpu_client"),),
+    "hlo_to_stablehlo": (("jax.extend.mlir", "hlo_to_stablehlo"),),
+    "serialize_portable_artifact": (("jax.extend.mlir", "serialize_portable_artifact"),),
+    "refine_polymorphic_shapes": (("jax.extend.mlir", "refine_polymorphic_shapes"),),
+    "mlir_module_to_xla_computation": (("jax._src.lib._jax", "mlir.mlir_module_to_xla_computation"),),
+    "stablehlo_dialect": (("jax.extend.mlir.dialects.stablehlo", ""),),
+    "mlir_ir": (("jax.extend.mlir.ir", ""),),
+    # Only for verify_without_exla (exla's tests): XLA's importer emits mhlo.
+    "make_ir_context": (("jax._src.interpreters.mlir", "make_ir_context"),),
+    "mhlo_dialect": (("jaxlib.mlir.dialects.mhlo", ""),),
+}
+_OPTIONAL = frozenset({"make_ir_context", "mhlo_dialect"})
+"""Pieces only exla's own tests use: missing, they fail where used, not at load."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +86,8 @@ class MemoryStats:
       generated_code_bytes: size of the generated code (0 on the CPU).
       constant_bytes: the literals the executable holds (buffer assignment's
         constant allocations), which none of the figures above include.
+      platform: the backend whose compiler planned these figures ("cpu",
+        "cuda", ...).
     """
 
     temp_bytes: int
@@ -83,6 +96,7 @@ class MemoryStats:
     alias_bytes: int
     generated_code_bytes: int
     constant_bytes: int = 0
+    platform: str = "cpu"
 
     @property
     def total_bytes(self) -> int:
@@ -93,11 +107,11 @@ class MemoryStats:
 
 
 class _Xla:
-    """The pieces of jaxlib that exla uses, found once."""
+    """The pieces of jaxlib that exla uses, found once (attributes named as in :data:`_FEATURES`)."""
 
-    def __init__(self, jax_module: Any, xla_client: Any, version: str) -> None:
-        self.jax = jax_module
-        self.xla_client = xla_client
+    def __init__(self, pieces: dict[str, Any], version: str) -> None:
+        for name, piece in pieces.items():
+            setattr(self, name, piece)
         self.version = version
         self._client = None
         self._partitioned_clients: dict[int, Any] = {}
@@ -111,21 +125,70 @@ class _Xla:
         with self._lock:
             if devices <= 1:
                 if self._client is None:
-                    self._client = self.xla_client.make_cpu_client()
+                    self._client = self.make_cpu_client()
                 return self._client
             if devices not in self._partitioned_clients:
-                self._partitioned_clients[devices] = self.xla_client.make_cpu_client(
-                    num_devices=devices)
+                self._partitioned_clients[devices] = self.make_cpu_client(num_devices=devices)
             return self._partitioned_clients[devices]
+
+
+def _find(module_name: str, path: str) -> Any:
+    """``module_name``'s attribute ``path`` (both dotted; "" for the module itself), or None.
+
+    Some of jaxlib's modules are attributes of their parent rather than files
+    (``jax._src.lib._jax`` is jaxlib's extension, bound as a name), so the
+    longest importable prefix is imported and the rest followed as attributes.
+    """
+    parts = module_name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:] + (path.split(".") if path else []):
+            obj = getattr(obj, part, None)
+            if obj is None:
+                return None
+        return obj
+    return None
+
+
+@contextlib.contextmanager
+def enable_x64() -> Iterator[None]:
+    """64-bit types in JAX for the length of a ``with`` block, on every supported jax.
+
+    jax >= 0.8 offers ``jax.enable_x64(True)`` as a context manager; 0.9
+    removed ``jax.experimental.enable_x64``, the only form jax 0.7 has.
+    """
+    import jax
+
+    state = getattr(jax, "enable_x64", None)
+    if state is not None:
+        with state(True):
+            yield
+        return
+    from jax.experimental import enable_x64 as experimental_enable_x64
+
+    with experimental_enable_x64():
+        yield
+
+
+def jaxlib_version() -> str:
+    """The installed jaxlib's version ("" if it cannot be read)."""
+    from jax._src import lib as jax_lib
+
+    return getattr(jax_lib, "version_str", "") or ".".join(
+        str(v) for v in getattr(jax_lib, "version", ()))
 
 
 @functools.lru_cache(maxsize=None)
 def _xla() -> _Xla:
-    """Imports jaxlib, checks its layout and returns its pieces.
+    """Imports jaxlib, checks its version and finds the pieces exla uses.
 
     Raises:
-      ImportError: jax/jaxlib are missing or lay out their private API
-        differently from jaxlib 0.7.1.
+      ImportError: jax/jaxlib are missing, outside the supported range
+        (:class:`exla.bridge.versions.UnsupportedVersionError`), or lack a
+        piece exla needs (named, with the version).
     """
     # jaxlib reads XLA_FLAGS (and aborts the process on a flag it does not know,
     # such as exla's) when it first needs XLA's debug options, so exla's flags
@@ -134,31 +197,23 @@ def _xla() -> _Xla:
 
     strip_xla_flags()
     try:
-        from jax._src import lib as jax_lib
-        from jax._src.lib import _jax, xla_client
+        import jax  # noqa: F401 - jaxlib's private modules need jax imported first
     except ImportError as e:
         raise ImportError(
-            f"exla needs jax and jaxlib {SUPPORTED_JAXLIB} (pip install jax=={SUPPORTED_JAXLIB} "
-            f"jaxlib=={SUPPORTED_JAXLIB}); importing them failed: {e}") from e
-    version = ".".join(str(v) for v in getattr(jax_lib, "version", ()))
-    roots = {"_jax": _jax, "xla_client": xla_client}
-    missing = []
-    for path, attribute in _REQUIRED:
-        head, *rest = path.split(".")
-        obj: Any = roots[head]
-        for part in rest:
-            obj = getattr(obj, part, None)
-        if obj is None or not hasattr(obj, attribute):
-            missing.append(f"jax._src.lib.{path}.{attribute}")
+            "exla's XLA bridge needs jax and jaxlib (pip install 'exla[jax]'); importing them "
+            f"failed: {e}") from e
+    version = jaxlib_version()
+    versions.check("jaxlib", version)
+    pieces, missing = {}, []
+    for name, places in _FEATURES.items():
+        found = next((p for p in (_find(m, a) for m, a in places) if p is not None), None)
+        if found is None and name not in _OPTIONAL:
+            missing.append(f"{name} (looked for " + ", ".join(f"{m}.{a}" for m, a in places) + ")")
+        pieces[name] = found
     if missing:
-        raise ImportError(
-            f"exla.bridge.xla was written for jaxlib {SUPPORTED_JAXLIB}, but the installed jaxlib "
-            f"{version or '(unknown version)'} does not have: {', '.join(missing)}. Install "
-            f"jaxlib=={SUPPORTED_JAXLIB} and jax=={SUPPORTED_JAXLIB}.")
-    if version != SUPPORTED_JAXLIB:
-        _log.warning("exla was tested with jaxlib %s; jaxlib %s is installed",
-                     SUPPORTED_JAXLIB, version)
-    return _Xla(_jax, xla_client, version)
+        raise ImportError(f"jaxlib {version or '(unknown version)'} lacks what exla needs: "
+                          + "; ".join(missing))
+    return _Xla(pieces, version)
 
 
 def _message(error: Exception) -> str:
@@ -172,14 +227,14 @@ def _message(error: Exception) -> str:
 
 def _print_options(xla: _Xla, short: bool) -> Any:
     if short:
-        options = xla.jax.HloPrintOptions.short_parsable()
+        options = xla.HloPrintOptions.short_parsable()
         # short_parsable() drops backend configs and control dependencies, which
         # can change what a program means (custom-call configs, ordering of
         # side effects); exla must carry them through.
         options.print_backend_config = True
         options.print_control_dependencies = True
     else:
-        options = xla.jax.HloPrintOptions()
+        options = xla.HloPrintOptions()
     # Never elide constants as "{...}": the text must be the whole program.
     options.print_large_constants = True
     return options
@@ -203,9 +258,9 @@ def proto_to_text(proto: bytes, *, short: bool = True) -> str:
     if not isinstance(proto, (bytes, bytearray, memoryview)):
         raise TypeError(f"proto must be bytes, got {type(proto).__name__}")
     try:
-        module = xla.jax.XlaComputation(bytes(proto)).get_hlo_module()
+        module = xla.XlaComputation(bytes(proto)).get_hlo_module()
         return module.to_string(_print_options(xla, short))
-    except xla.jax.XlaRuntimeError as e:
+    except xla.Error as e:
         raise ValueError(f"not a valid HloModuleProto: {_message(e)}") from None
 
 
@@ -226,8 +281,8 @@ def _parse(text: str) -> Any:
         if str(e).startswith("invalid HLO module"):
             raise
     try:
-        return xla.jax.hlo_module_from_text(text)
-    except xla.jax.XlaRuntimeError as e:
+        return xla.hlo_module_from_text(text)
+    except xla.Error as e:
         raise ValueError(_message(e)) from None
 
 
@@ -324,8 +379,8 @@ def text_to_stablehlo(text: str) -> bytes:
     xla = _xla()
     proto = text_to_proto(_without_gspmd_result_sharding(_without_copies(text)))
     try:
-        return xla.jax.mlir.hlo_to_stablehlo(proto)
-    except xla.jax.XlaRuntimeError as e:
+        return xla.hlo_to_stablehlo(proto)
+    except xla.Error as e:
         raise ValueError(f"cannot convert the module to StableHLO: {_message(e)}") from None
 
 
@@ -353,15 +408,15 @@ def stablehlo_to_text(module: bytes, *, inline_calls: bool = True) -> str:
         module = module.encode()
     if inline_calls:
         try:
-            module = xla.jax.mlir.refine_polymorphic_shapes(
+            module = xla.refine_polymorphic_shapes(
                 module, enable_shape_assertions=False, validate_static_shapes=True)
-        except xla.jax.XlaRuntimeError as e:
+        except xla.Error as e:
             _log.debug("exla: calls left in the module (%s)", _message(e))
     try:
-        computation = xla.jax.mlir.mlir_module_to_xla_computation(
+        computation = xla.mlir_module_to_xla_computation(
             module, use_tuple_args=False, return_tuple=False)
         return computation.get_hlo_module().to_string(_print_options(xla, True))
-    except xla.jax.XlaRuntimeError as e:
+    except xla.Error as e:
         raise ValueError(f"cannot convert the StableHLO module to HLO: {_message(e)}") from None
 
 
@@ -393,8 +448,8 @@ def text_to_portable_artifact(text: str, target: str | None = None) -> bytes:
     if target is None:
         target = _tensorflow_stablehlo_version()
     try:
-        return xla.jax.mlir.serialize_portable_artifact(bytecode, target)
-    except xla.jax.XlaRuntimeError as e:
+        return xla.serialize_portable_artifact(bytecode, target)
+    except xla.Error as e:
         raise ValueError(
             f"cannot serialize a StableHLO artifact for version {target!r}: {_message(e)}") from None
 
@@ -421,28 +476,24 @@ def verify(text: str) -> None:
     """
     xla = _xla()
     bytecode = text_to_stablehlo(text)
+    # Serializing at jaxlib's own StableHLO version is no conversion, only a
+    # parse of the bytecode with verification.
+    target = xla.stablehlo_dialect.get_current_version()
     try:
-        # Serializing at jaxlib's own StableHLO version is no conversion, only
-        # a parse of the bytecode with verification.
-        from jaxlib.mlir.dialects import stablehlo
-
-        target = stablehlo.get_current_version()
-    except (ImportError, AttributeError):
-        target = _tensorflow_stablehlo_version()
-    try:
-        xla.jax.mlir.serialize_portable_artifact(bytecode, target)
-    except xla.jax.XlaRuntimeError as e:
+        xla.serialize_portable_artifact(bytecode, target)
+    except xla.Error as e:
         raise ValueError(f"invalid module: {_verifier_message(e)}") from None
 
 
 @functools.lru_cache(maxsize=1)
 def _mlir_context() -> Any:
     """An MLIR context with the dialects XLA's HLO importer produces."""
-    from jax._src.interpreters import mlir as jax_mlir
-    from jaxlib.mlir.dialects import mhlo
-
-    context = jax_mlir.make_ir_context()
-    mhlo.register_mhlo_dialect(context)
+    xla = _xla()
+    if xla.make_ir_context is None or xla.mhlo_dialect is None:
+        raise ImportError(f"jaxlib {xla.version} has no MLIR context with the mhlo dialect "
+                          "(jax._src.interpreters.mlir.make_ir_context, jaxlib.mlir.dialects.mhlo)")
+    context = xla.make_ir_context()
+    xla.mhlo_dialect.register_mhlo_dialect(context)
     return context
 
 
@@ -467,15 +518,14 @@ def verify_without_exla(text: str) -> None:
     if not isinstance(text, str):
         raise TypeError(f"HLO text must be str, got {type(text).__name__}")
     try:
-        proto = xla.jax.hlo_module_from_text(text).as_serialized_hlo_module_proto()
-    except xla.jax.XlaRuntimeError as e:
+        proto = xla.hlo_module_from_text(text).as_serialized_hlo_module_proto()
+    except xla.Error as e:
         raise ValueError(f"XLA's parser: {_message(e)}") from None
     try:
-        bytecode = xla.jax.mlir.hlo_to_stablehlo(proto)
-    except xla.jax.XlaRuntimeError as e:
+        bytecode = xla.hlo_to_stablehlo(proto)
+    except xla.Error as e:
         raise ValueError(f"XLA's HLO importer: {_verifier_message(e)}") from None
-    from jaxlib.mlir import ir
-
+    ir = xla.mlir_ir
     with _mlir_context():
         try:
             module = ir.Module.parse(bytecode)
@@ -494,7 +544,7 @@ def _partitioned_options(xla: _Xla, text: str, devices: int) -> Any:
     """
     import numpy as np
 
-    options = xla.jax.CompileOptions()
+    options = xla.CompileOptions()
     options.num_replicas = 1
     options.num_partitions = devices
     build = options.executable_build_options
@@ -502,7 +552,7 @@ def _partitioned_options(xla: _Xla, text: str, devices: int) -> Any:
     header = text.lstrip().split("\n", 1)[0]
     build.use_shardy_partitioner = "xla.sdy.meshes" in header
     build.allow_spmd_sharding_propagation_to_output = [True]
-    options.device_assignment = xla.xla_client.DeviceAssignment.create(
+    options.device_assignment = xla.DeviceAssignment.create(
         np.arange(devices).reshape(1, devices))
     return options
 
@@ -551,13 +601,13 @@ def planned_memory(text: str, *, devices: int | None = None) -> MemoryStats:
         devices = int(summary["devices"]) if summary["sharded"] else 1
     bytecode = text_to_stablehlo(text)
     client = xla.cpu_client(devices)
-    device_list = xla.jax.DeviceList(tuple(client.devices()[:devices]))
-    options = xla.jax.CompileOptions() if devices <= 1 else _partitioned_options(xla, text, devices)
+    device_list = xla.DeviceList(tuple(client.devices()[:devices]))
+    options = xla.CompileOptions() if devices <= 1 else _partitioned_options(xla, text, devices)
     options.executable_build_options.debug_options.xla_backend_optimization_level = \
         _PLANNING_LLVM_LEVEL
     try:
         executable = client.compile_and_load(bytecode, device_list, options)
-    except xla.jax.XlaRuntimeError as e:
+    except xla.Error as e:
         if "Failed to parse using StableHLO" in str(e):  # the verifier, not the compiler
             raise ValueError(f"invalid module: {_verifier_message(e)}") from None
         raise RuntimeError(f"XLA could not compile the module for the CPU: {_message(e)}") from None
@@ -565,14 +615,25 @@ def planned_memory(text: str, *, devices: int | None = None) -> MemoryStats:
 
 
 def _memory_stats(executable: Any) -> MemoryStats:
-    stats = executable.get_compiled_memory_stats()
+    return memory_stats_of(executable.get_compiled_memory_stats(), "cpu")
+
+
+def memory_stats_of(stats: Any, platform: str) -> MemoryStats:
+    """:class:`MemoryStats` of XLA's ``CompiledMemoryStats``.
+
+    ``stats`` is what a loaded executable's ``get_compiled_memory_stats()`` or
+    a ``jax.stages.Compiled``'s ``memory_analysis()`` returns, for whichever
+    backend compiled it (``platform``: ``"cpu"``, ``"cuda"``, ...).
+    """
+    proto = getattr(stats, "serialized_buffer_assignment_proto", b"") or b""
     return MemoryStats(
         temp_bytes=int(stats.temp_size_in_bytes),
         argument_bytes=int(stats.argument_size_in_bytes),
         output_bytes=int(stats.output_size_in_bytes),
         alias_bytes=int(stats.alias_size_in_bytes),
         generated_code_bytes=int(stats.generated_code_size_in_bytes),
-        constant_bytes=constant_bytes(bytes(stats.serialized_buffer_assignment_proto)),
+        constant_bytes=constant_bytes(bytes(proto)),
+        platform=platform,
     )
 
 
@@ -642,7 +703,15 @@ class CpuExecutable:
     def put(self, args: Any) -> list:
         """The arrays ``args`` copied to the CPU device, ready for :meth:`run`."""
         device = self._client.devices()[0]
-        return [self._client.buffer_from_pyval(a, device) for a in args]
+        if hasattr(self._client, "buffer_from_pyval"):  # jaxlib <= 0.10
+            return [self._client.buffer_from_pyval(a, device) for a in args]
+        # jaxlib >= 0.11 creates arrays through jax alone; 64-bit types stay
+        # 64-bit only with x64 on (jax would make f64 arrays f32 otherwise).
+        import jax
+        import numpy as np
+
+        with enable_x64():
+            return [jax.device_put(np.asarray(a), device) for a in args]
 
     def run(self, buffers: list) -> list:
         """Runs the module on arrays from :meth:`put` and waits for its results,
@@ -673,11 +742,11 @@ def compile_cpu(text: str) -> CpuExecutable:
     """
     xla = _xla()
     client = xla.cpu_client()
-    devices = xla.jax.DeviceList(tuple(client.devices()[:1]))
+    devices = xla.DeviceList(tuple(client.devices()[:1]))
     try:
         executable = client.compile_and_load(text_to_stablehlo(text), devices,
-                                             xla.jax.CompileOptions())
-    except xla.jax.XlaRuntimeError as e:
+                                             xla.CompileOptions())
+    except xla.Error as e:
         if "Failed to parse using StableHLO" in str(e):
             raise ValueError(f"invalid module: {_verifier_message(e)}") from None
         raise RuntimeError(f"XLA could not compile the module for the CPU: {_message(e)}") from None
