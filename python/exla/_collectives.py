@@ -24,6 +24,11 @@ whole tensor before it.
 ... }'''
 >>> [(c.opcode, c.shape, c.bytes, c.in_loop) for c in collectives(text)]
 [('all-reduce', 'f32[8]', 32, True), ('all-gather', 'f32[32,3]{1,0}', 384, False)]
+>>> combined = '''ENTRY main {
+...   r = (f32[], f32[4,8]{1,0}) all-reduce(a, b), to_apply=add
+... }'''
+>>> [(c.shape, c.bytes) for c in collectives(combined)]
+[('(f32[], f32[4,8]{1,0})', 132)]
 """
 
 from __future__ import annotations
@@ -35,7 +40,9 @@ __all__ = ["Collective", "collectives"]
 
 _OPCODES = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute")
 _COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%?([\w.\-]+)\b[^=]*\{\s*$")
-_COLLECTIVE = re.compile(r"=\s*(\S+)\s+(" + "|".join(_OPCODES) + r")(?:-start)?\(")
+# The result shape is an array or a tuple: XLA's combiners merge several
+# all-reduces into one of a tuple ("(f32[], f32[4,8]{1,0}) all-reduce(...)").
+_COLLECTIVE = re.compile(r"=\s*(\([^()]*\)|\S+)\s+(" + "|".join(_OPCODES) + r")(?:-start)?\(")
 _CALLEE = re.compile(r"\b(body|condition|to_apply|calls)=%?([\w.\-]+)")
 _BRANCHES = re.compile(r"branch_computations=\{([^}]*)\}")
 _ARRAY = re.compile(r"([a-z]+[0-9]*)\[([0-9,]*)\]")

@@ -144,7 +144,9 @@ def keyword_bool(value: object, *, name: str) -> bool:
     """
     if isinstance(value, bool):
         return value
-    if type(value).__name__ == "bool_" and type(value).__module__ == "numpy":
+    # NumPy's bool scalar type: numpy.bool_ in NumPy 1, numpy.bool in NumPy 2
+    # (without importing NumPy: a caller without it has no such values).
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
         return bool(value)
     raise ValueError(f"{name} must be True or False, got {value!r}")
 
