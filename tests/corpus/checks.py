@@ -78,6 +78,24 @@ def float64_variant(program):
     return wide, inputs
 
 
+def run_hlo(text: str, inputs) -> list:
+    """Runs an HLO module on ``inputs``; one NumPy array per result.
+
+    Through TensorFlow's XLA (``call_hlo``: what exla.function runs) where
+    TensorFlow is installed, else through jaxlib's CPU client (the JAX-only
+    test environment).
+    """
+    from tests._frameworks import has
+
+    if has("tensorflow"):
+        from exla.bridge.tensorflow_call import call_hlo
+
+        return as_numpy(call_hlo(text, inputs))
+    from exla.bridge.xla import compile_cpu
+
+    return as_numpy(compile_cpu(text)(*inputs))
+
+
 def as_numpy(values):
     return [np.asarray(v.numpy() if hasattr(v, "numpy") else v) for v in values]
 

@@ -104,7 +104,7 @@ def jax_constants():
         outputs = [jnp.asarray(a) for a in arrays.values()]
         return outputs + [x + jnp.asarray(arrays[("f32", (1, 2, 1, 2))])]
 
-    from jax.experimental import enable_x64
+    from exla.bridge.jax import enable_x64
 
     with enable_x64():  # s64, f64 constants stay 64-bit
         return _jax_program("jax_constants", f, (x,), rtol=0, atol=0,

@@ -630,7 +630,7 @@ def jax_scipy_linalg():
         logdet = 2.0 * jnp.sum(jnp.log(jnp.diag(low)))
         return x, t, tt, logdet, jsl.block_diag(low[:2, :2], spd[:3, :3])
 
-    from jax.experimental import enable_x64
+    from exla.bridge.jax import enable_x64
 
     with enable_x64():
         return _jax_program("jax_scipy_linalg", f, (spd, b), rtol=1e-9,
@@ -692,7 +692,7 @@ def jax_while_newton():
         x, i, err = lax.while_loop(cond, body, (a, 0, jnp.inf))
         return x, i, err
 
-    from jax.experimental import enable_x64
+    from exla.bridge.jax import enable_x64
 
     with enable_x64():
         return _jax_program("jax_while_newton", f, (a,), rtol=1e-12,

@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["CorpusProgram", "names", "get", "all_programs", "REGISTRY"]
+__all__ = ["CorpusProgram", "names", "get", "all_programs", "buildable", "source", "REGISTRY"]
 
 
 @dataclasses.dataclass
@@ -76,12 +76,15 @@ class CorpusProgram:
 
 
 REGISTRY: dict[str, Callable[[], CorpusProgram]] = {}
+_SOURCES: dict[str, str] = {}
 
 
 def _register(fn: Callable[[], CorpusProgram]) -> Callable[[], CorpusProgram]:
     name = fn.__name__
     assert name not in REGISTRY, name
     REGISTRY[name] = functools.lru_cache(maxsize=None)(fn)
+    # A builder lowers its program with exactly one of the two helpers.
+    _SOURCES[name] = "jax" if "_jax_program" in fn.__code__.co_names else "tensorflow"
     return fn
 
 
@@ -89,7 +92,24 @@ def names() -> list[str]:
     return list(REGISTRY)
 
 
+def source(name: str) -> str:
+    """The framework that builds program ``name``: "tensorflow" or "jax"."""
+    return _SOURCES[name]
+
+
+def buildable(name: str) -> bool:
+    """Whether this environment has the framework that builds ``name``."""
+    from tests._frameworks import has
+
+    return has(source(name))
+
+
 def get(name: str) -> CorpusProgram:
+    """Program ``name``, built on first use. In the JAX-only test environment a
+    TensorFlow program skips the calling test (tests._frameworks.require)."""
+    from tests._frameworks import require
+
+    require(source(name))
     return REGISTRY[name]()
 
 

@@ -88,8 +88,6 @@ def test_every_pass_output_verifies(name, xla_verdicts):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_rewritten_program_computes_the_same(name):
-    from exla.bridge.tensorflow_call import call_hlo
-
     program = programs.get(name)
     text = program.hlo_text
     threshold = checks.forced_threshold(text)
@@ -97,8 +95,8 @@ def test_rewritten_program_computes_the_same(name):
     if not report.changed:
         assert out == text
         pytest.skip(f"unchanged at {threshold} B (see test_most_programs_are_rewritten)")
-    original = checks.as_numpy(call_hlo(text, program.inputs))
-    rewritten = checks.as_numpy(call_hlo(out, program.inputs))
+    original = checks.run_hlo(text, program.inputs)
+    rewritten = checks.run_hlo(out, program.inputs)
     assert len(original) == len(rewritten) == len(program.reference_outputs)
     reference64 = None
     # A float64 run costs one more XLA compilation: skipped for the largest
@@ -107,7 +105,7 @@ def test_rewritten_program_computes_the_same(name):
     variant = (checks.float64_variant(program)
                if program.instruction_count <= MAX_FLOAT64_INSTRUCTIONS else None)
     if variant is not None:
-        reference64 = checks.as_numpy(call_hlo(*variant))
+        reference64 = checks.run_hlo(*variant)
     failures = [c for c in checks.compare_outputs(original, rewritten, reference64,
                                                   rtol=program.rtol, atol=program.atol)
                 if not c.ok]
@@ -120,7 +118,7 @@ def test_rewritten_program_computes_the_same(name):
 
 def test_most_programs_are_rewritten():
     rewritten, unchanged = [], {}
-    for name in NAMES:
+    for name in filter(programs.buildable, NAMES):
         program = programs.get(name)
         threshold = checks.forced_threshold(program.hlo_text)
         _, report = _quietly(exla.optimize_hlo, program.hlo_text, threshold=threshold,

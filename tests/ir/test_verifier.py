@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
 
 from corpus import programs  # noqa: E402
 from tests._extension import core_optimize, load_extension  # noqa: E402
+from tests._frameworks import require  # noqa: E402
 
 _exla = load_extension()
 
@@ -321,6 +322,7 @@ def test_constants_with_index_comments_verify_as_xla_reads_them():
 
 def test_tensorflow_tile_of_a_scalar_mask_constant_verifies():
     # TensorFlow's causal-attention gradient tiles a rank-4 mask constant.
+    require("tensorflow")
     import tensorflow as tf
 
     @tf.function(jit_compile=True)

@@ -16,7 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-tf = pytest.importorskip("tensorflow")
+from tests._frameworks import require
+
+require("tensorflow", module_level=True)
+import tensorflow as tf
 
 from tests._extension import core_optimize, load_extension
 
@@ -280,7 +283,8 @@ def test_split_inside_a_while_body():
 
 
 def test_jax_top_k_rows_are_split():
-    jax = pytest.importorskip("jax")
+    require("jax")
+    import jax
     jnp = jax.numpy
 
     def knn(q, p):

@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests._frameworks import require
+
 import exla
 from tests.python._accuracy import assert_as_close_to
 
@@ -73,7 +75,8 @@ def _assert_split_along_the_keys(explanation, limit: str, key_dim: int) -> None:
 
 
 def test_jax_causal_dot_product_attention_splits_the_keys():
-    jax = pytest.importorskip("jax")
+    require("jax")
+    import jax
     import jax.numpy as jnp
 
     from exla import _jax_compile
@@ -103,7 +106,8 @@ def test_jax_causal_dot_product_attention_splits_the_keys():
 
 
 def test_tf_masked_causal_attention_splits_the_keys():
-    tf = pytest.importorskip("tensorflow")
+    require("tensorflow")
+    import tensorflow as tf
     limit = "4MB"  # arguments + outputs 1.8 MB; the unrewritten program plans 27 MB
 
     def fwd_bwd(q, k, v, g):

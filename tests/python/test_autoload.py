@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._frameworks import require
+
 from .conftest import PYTHON_DIR
 
 PTH = "exla-autoload.pth"
@@ -131,8 +133,8 @@ PROBE = textwrap.dedent('''
 
 @pytest.mark.slow
 def test_unmodified_script_runs_through_exla(site_env, tmp_path, extension):
-    pytest.importorskip("gpflow")
-    pytest.importorskip("tf_keras")
+    require("gpflow")
+    require("tf_keras")
     script = tmp_path / "train.py"
     script.write_text(SCRIPT.replace("print(json.dumps(results))", PROBE + "print(json.dumps(results))"))
     dumps = tmp_path / "dumps"
@@ -170,6 +172,7 @@ def test_unmodified_script_runs_through_exla(site_env, tmp_path, extension):
 
 
 def test_unknown_exla_flag_is_a_clear_error_not_an_abort(site_env, tmp_path):
+    require("tensorflow")
     script = tmp_path / "script.py"
     script.write_text("import tensorflow as tf\nprint('imported')\n")
     env = dict(site_env, XLA_FLAGS="--xla_tensor_size_treshold=1GB --xla_cpu_enable_fast_math=false")

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from tests._frameworks import require
+
 pytestmark = pytest.mark.usefixtures("extension")
 
 
@@ -81,7 +83,7 @@ def _png_axes(path):
 
 
 def test_optimize_plot_writes_before_and_after(run, kmv_file, tmp_path):
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     picture = tmp_path / "kmv.png"
     done = run("optimize", str(kmv_file), "--memory-limit", "1MB", "--no-memory",
                "--plot", str(picture), "-o", str(tmp_path / "out.hlo"))
@@ -95,7 +97,7 @@ def test_optimize_plot_writes_before_and_after(run, kmv_file, tmp_path):
 
 
 def test_plot_to_an_unwritable_path_is_one_line(run, kmv_file, tmp_path):
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     done = run("predict", str(kmv_file), "--plot", str(tmp_path / "no" / "such" / "dir.png"))
     stderr = done.stderr.decode()
     assert done.returncode == 2 and "Traceback" not in stderr
@@ -123,8 +125,10 @@ def test_predict_command(run, kmv_file):
     assert peak == exla.predict_peak(text)
     assert "temporaries" in out and "constants" in out
     # The 4 MB exp(X Xᵀ) is the one temporary: XLA plans what the model says.
+    # The model mirrors the oldest supported jaxlib's XLA CPU; jaxlib 0.12
+    # plans 4 KB (0.1%) more here, hence the 1% below.
     planned = bridge.planned_memory(text).total_bytes
-    assert planned <= peak <= 1.1 * planned, (peak, planned)
+    assert 0.99 * planned <= peak <= 1.1 * planned, (peak, planned)
     # The cost model's time on the next line, with the product's flops.
     timed = re.search(r"^predicted time: [\d.]+ (s|ms|us|ns): [\d.]+ \w*FLOP \(", out, re.M)
     assert timed is not None, out

@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-tf = pytest.importorskip("tensorflow")
+from tests._frameworks import require
+
+require("tensorflow", module_level=True)
+import tensorflow as tf
 
 
 @pytest.fixture(autouse=True)
@@ -126,7 +129,7 @@ def test_plot_before_and_after_under_a_memory_limit(tmp_path):
     # The picture is drawn from the explanation's own HLO texts: the limit
     # in both panels, the rewritten program's curve under it, the original's
     # over it, and the kernel matrix named at the original's peak.
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     import exla
 
     report = exla.explain(kernel_matvec, *_inputs(), memory_limit="2MB")
@@ -142,7 +145,7 @@ def test_plot_before_and_after_under_a_memory_limit(tmp_path):
 
 
 def test_plot_of_an_unchanged_program_has_one_panel():
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     import exla
 
     figure = exla.explain(kernel_matvec, *_inputs(100)).plot()

@@ -11,37 +11,29 @@ rewritten program counts its own runs; JAX lists the programs it compiled
 from exla's rewrite). Under ``strict`` the failure is raised instead. Each
 test also runs the same program without the injection and checks that the
 rewrite then really ran, so that the test cannot pass on a program exla
-never rewrote.
+never rewrote. The JAX half is tests/python/jax/test_fallback.py.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import subprocess
-import sys
 import textwrap
 import weakref
 
 import numpy as np
 import pytest
 
+from tests._frameworks import require
+
 from exla import _fault_injection
 from exla.errors import ExlaError
 
-from . import _tf_workloads as workloads
-from .test_autoload import site_env  # noqa: F401 - fixture
+from ._fallback_tools import QUOTED, STAGES, run_script as _run_script
+from ._fallback_tools import warnings_of as _warnings
 
-STAGES = _fault_injection.STAGES
-# What the warning of each stage's failure quotes: exla's own message, or
-# XLA's compile error naming the custom call exla injected.
-QUOTED = {"optimize": "stage 'optimize'", "stablehlo": "stage 'stablehlo'",
-          "compile": "exla_injected_failure"}
-
-
-def _warnings(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records
-            if r.name == "exla" and r.levelno == logging.WARNING]
+require("tensorflow", module_level=True)
+from . import _tf_workloads as workloads  # noqa: E402
+from .test_autoload import site_env  # noqa: E402,F401 - fixture
 
 
 def _kmv_function(strict: bool = False):
@@ -157,65 +149,6 @@ def test_keras_fit_falls_back(stage, extension, monkeypatch, caplog):
         np.testing.assert_array_equal(a, b)
 
 
-# -- exla.jit ------------------------------------------------------------------------
-
-def _jax_kmv(x, v):
-    import jax.numpy as jnp
-
-    d = jnp.sum((x[:, None, :] - x[None, :, :]) ** 2, -1)
-    return jnp.exp(-0.5 * d) @ v
-
-
-def _jax_inputs():
-    rng = np.random.default_rng(0)
-    return rng.random((800, 3)).astype(np.float32), rng.normal(size=800).astype(np.float32)
-
-
-@pytest.mark.parametrize("stage", [None, *STAGES])
-def test_jax_jit_falls_back(stage, extension, monkeypatch, caplog):
-    import jax
-
-    import exla
-    from exla import _jax_compile
-
-    x, v = _jax_inputs()
-    expected = np.asarray(jax.jit(_jax_kmv)(x, v))
-    if stage is not None:
-        monkeypatch.setenv(_fault_injection.VARIABLE, stage)
-    # A new function object per test: JAX caches compiled programs per function.
-    f = exla.jit(lambda x, v: _jax_kmv(x, v), threshold="1MB")
-    before = len(_jax_compile.rewritten_programs())
-    with caplog.at_level(logging.WARNING, logger="exla"):
-        result = np.asarray(f(x, v))
-    compiled = _jax_compile.rewritten_programs()[before:]
-    if stage is None:
-        assert len(compiled) == 1, compiled
-        np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
-        return
-    assert compiled == []
-    np.testing.assert_array_equal(result, expected)
-    (warning,) = _warnings(caplog)
-    assert "running without exla" in warning and QUOTED[stage] in warning, warning
-
-
-@pytest.mark.parametrize("stage", STAGES)
-def test_jax_jit_strict_raises(stage, extension, monkeypatch):
-    import exla
-
-    monkeypatch.setenv(_fault_injection.VARIABLE, stage)
-    f = exla.jit(lambda x, v: _jax_kmv(x, v), threshold="1MB", strict=True)
-    with pytest.raises(ExlaError, match="injected"):
-        f(*_jax_inputs())
-
-
-def test_jax_limit_below_the_programs_own_memory_is_an_error(extension):
-    import exla
-
-    f = exla.jit(lambda x, v: _jax_kmv(x, v), memory_limit="1KB")
-    with pytest.raises(exla.MemoryLimitError, match="below the program's own arguments"):
-        f(*_jax_inputs())
-
-
 # -- unchanged scripts under XLA_FLAGS ---------------------------------------------
 
 _TF_SCRIPT = textwrap.dedent('''
@@ -261,43 +194,6 @@ _TF_SCRIPT = textwrap.dedent('''
     print(json.dumps(results))
 ''')
 
-_JAX_SCRIPT = textwrap.dedent('''
-    # A JAX script that never mentions exla.
-    import json, os, sys
-    import numpy as np
-    import jax, jax.numpy as jnp
-
-    def phase(stage):
-        os.environ.pop("EXLA_INJECT_FAILURE", None)
-        if stage:
-            os.environ["EXLA_INJECT_FAILURE"] = stage
-
-        @jax.jit
-        def kernel_matvec(x, v):
-            d = jnp.sum((x[:, None, :] - x[None, :, :]) ** 2, -1)
-            return jnp.exp(-0.5 * d) @ v
-
-        rng = np.random.default_rng(0)
-        x, v = rng.random((800, 3)).astype(np.float32), rng.normal(size=800).astype(np.float32)
-        from exla import _jax_compile
-        before = len(_jax_compile.rewritten_programs())
-        out = np.asarray(kernel_matvec(x, v)).tolist()
-        return {"kmv": out, "rewritten": _jax_compile.rewritten_programs()[before:]}
-
-    results = {stage or "none": phase(stage) for stage in sys.argv[1:]}
-    print(json.dumps(results))
-''')
-
-
-def _run_script(source: str, stages: list[str], env: dict, tmp_path) -> tuple[dict, str]:
-    script = tmp_path / "script.py"
-    script.write_text(source)
-    result = subprocess.run([sys.executable, str(script), *stages], env=env,
-                            capture_output=True, text=True, timeout=400)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.splitlines()[-1]), result.stderr
-
-
 @pytest.mark.slow
 def test_unchanged_tensorflow_script_falls_back_at_every_stage(site_env, tmp_path,  # noqa: F811
                                                                 extension):
@@ -317,17 +213,3 @@ def test_unchanged_tensorflow_script_falls_back_at_every_stage(site_env, tmp_pat
         assert results[stage]["keras"] == plain["none"]["keras"], stage
         assert QUOTED[stage] in stderr, stage
     assert "running the original function" in stderr
-
-
-@pytest.mark.slow
-def test_unchanged_jax_script_falls_back_at_every_stage(site_env, tmp_path, extension):  # noqa: F811
-    plain, _ = _run_script(_JAX_SCRIPT, [""], dict(site_env), tmp_path)
-    results, stderr = _run_script(_JAX_SCRIPT, ["", *STAGES],
-                                  dict(site_env, XLA_FLAGS="--xla_tensor_size_threshold=1MB"), tmp_path)
-    assert len(results["none"]["rewritten"]) == 1, results["none"]
-    np.testing.assert_allclose(results["none"]["kmv"], plain["none"]["kmv"], rtol=1e-5, atol=1e-5)
-    for stage in STAGES:
-        assert results[stage]["rewritten"] == [], stage
-        assert results[stage]["kmv"] == plain["none"]["kmv"], stage
-        assert QUOTED[stage] in stderr, stage
-    assert "running without exla" in stderr

@@ -13,7 +13,10 @@ import threading
 import numpy as np
 import pytest
 
-tf = pytest.importorskip("tensorflow")
+from tests._frameworks import require
+
+require("tensorflow", module_level=True)
+import tensorflow as tf
 
 from . import _tf_workloads as workloads  # noqa: E402
 
@@ -236,7 +239,7 @@ def test_hand_written_adam_training_loop(exla):
 
 
 def test_gpflow_sgpr_loss_and_gradients(exla):
-    pytest.importorskip("gpflow")
+    require("gpflow")
     model = workloads.sgpr_model()
     f = exla.function(workloads.sgpr_loss_and_grads(model), threshold=THRESHOLD, strict=True)
     # The reference runs eagerly: the same TensorFlow code without exla (and
@@ -251,7 +254,8 @@ def test_gpflow_sgpr_loss_and_gradients(exla):
 
 
 def test_gpflow_scipy_with_jit_compiled_loss(patched):
-    gpflow = pytest.importorskip("gpflow")
+    require("gpflow")
+    import gpflow
     from exla import _tf_patch
 
     results = []
@@ -274,7 +278,7 @@ def test_gpflow_scipy_with_jit_compiled_loss(patched):
 
 
 def test_keras_fit_with_jit_compile(patched):
-    pytest.importorskip("tf_keras")
+    require("tf_keras")
     from exla import _tf_patch
 
     x, y = workloads.keras_data(256)  # 4 batches of 64

@@ -13,6 +13,8 @@ import sys
 import numpy as np
 import pytest
 
+from tests._frameworks import require
+
 import exla
 from tests.python._accuracy import assert_as_close_to
 from exla.options import Options, resolve_options
@@ -138,7 +140,8 @@ def test_met_limit_is_not_split_further(kmv_hlo):
 
 
 def test_attention_function_fits(caplog):
-    tf = pytest.importorskip("tensorflow")
+    require("tensorflow")
+    import tensorflow as tf
 
     def attention(q, k, v):
         scores = tf.matmul(q, k, transpose_b=True) / 8.0  # 1024 x 1024: 4 MB
@@ -177,7 +180,7 @@ def test_cross_entropy_writes_its_weight_gradient_under_the_limit():
     # logits need not. Under 1 MB the classes are split (a loop over rows
     # would read all of W per slice): one loop for the softmax's statistics,
     # one that writes the gradient's columns, computing the logits again.
-    pytest.importorskip("tensorflow")
+    require("tensorflow")
     from experiments.memory_limit import cross_entropy
 
     xent, (h, w, labels) = cross_entropy(batch=64, width=16, vocab=5000)
@@ -321,7 +324,8 @@ def test_attention_gradients_fit_in_one_pass_without_recomputation():
     # Scores 2 x 512 x 512 (2 MB) in the forward and the backward pass. The
     # softmax's row statistics need only the rows of a slice, so one loop over
     # query rows computes both passes: nothing is computed twice.
-    tf = pytest.importorskip("tensorflow")
+    require("tensorflow")
+    import tensorflow as tf
     heads, seq, size = 2, 512, 32
     rng = np.random.default_rng(3)
     x = rng.normal(size=(seq, heads * size))
@@ -377,7 +381,8 @@ def test_constants_count_in_the_limit():
 
 
 def test_report_states_the_fixed_runtime_cost_measured_once_per_process():
-    tf = pytest.importorskip("tensorflow")
+    require("tensorflow")
+    import tensorflow as tf
     from exla import _runtime_cost
 
     def kernel_matvec(x, v):

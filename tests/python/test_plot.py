@@ -6,7 +6,9 @@ import re
 
 import pytest
 
-pytest.importorskip("matplotlib")
+from tests._frameworks import require
+
+require("matplotlib", module_level=True)
 
 pytestmark = pytest.mark.usefixtures("extension")
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests._frameworks import require
+
 import exla
 from tests.python._accuracy import assert_as_close_to
 
@@ -111,7 +113,8 @@ def _explain_with_sizes(fn, *args):
 
 
 def _tf_cross_entropy():
-    tf = pytest.importorskip("tensorflow")
+    require("tensorflow")
+    import tensorflow as tf
 
     def xent(h, w, labels):
         with tf.GradientTape() as tape:
@@ -151,7 +154,8 @@ def test_tf_sparse_cross_entropy_strict_function_runs_the_rewrite():
 def test_tf_logsumexp_of_large_logits_keeps_its_digits():
     # Logits of magnitude ~1e3: exp(x) alone overflows f32; the running
     # rescaling keeps every exponential's argument <= 0.
-    tf = pytest.importorskip("tensorflow")
+    require("tensorflow")
+    import tensorflow as tf
 
     def lse(h, w):
         return tf.math.reduce_logsumexp(h @ w, axis=1)
@@ -170,7 +174,8 @@ def test_tf_logsumexp_of_large_logits_keeps_its_digits():
 def test_masked_row_gives_what_the_program_gives():
     # A row of -inf logits (fully masked) is NaN in the program's own
     # logsumexp (-inf - -inf); the other rows are finite: the split keeps both.
-    tf = pytest.importorskip("tensorflow")
+    require("tensorflow")
+    import tensorflow as tf
 
     def lse(h, w, mask):
         logits = tf.where(mask[:, None] > 0, h @ w, -np.inf)
@@ -189,7 +194,8 @@ def test_masked_row_gives_what_the_program_gives():
 
 
 def test_jax_logsumexp_and_its_gradient_split_the_classes():
-    jax = pytest.importorskip("jax")
+    require("jax")
+    import jax
     import jax.numpy as jnp
     from jax.scipy.special import logsumexp
 
@@ -214,8 +220,10 @@ def test_jax_optax_cross_entropy_splits_the_vocabulary():
     # optax picks the label's logit with take_along_axis (a gather along the
     # classes) and its gradient scatters into zeros: both become selects that
     # each slice of classes computes (take_along_axis.h).
-    jax = pytest.importorskip("jax")
-    optax = pytest.importorskip("optax")
+    require("jax")
+    import jax
+    require("optax")
+    import optax
     import jax.numpy as jnp
 
     def loss(h, w, labels):
@@ -236,8 +244,10 @@ def test_jax_optax_cross_entropy_splits_the_vocabulary():
 def test_jax_label_out_of_range_gives_what_the_program_gives():
     # optax's take_along_axis makes an out-of-range label's loss NaN; the
     # rewritten gather clamps as XLA's gather does, and jax masks it the same.
-    jax = pytest.importorskip("jax")
-    optax = pytest.importorskip("optax")
+    require("jax")
+    import jax
+    require("optax")
+    import optax
     import jax.numpy as jnp
 
     def loss(h, w, labels):
@@ -265,7 +275,8 @@ def _weighted_row_sum64(h, w, c, log: bool):
 def test_tf_softmax_and_log_softmax_with_gradients(log):
     # tf.nn.softmax / tf.nn.log_softmax of the logits, weighted per class and
     # summed, with the gradients: the loss of a soft-label classifier.
-    tf = pytest.importorskip("tensorflow")
+    require("tensorflow")
+    import tensorflow as tf
     normalise = tf.nn.log_softmax if log else tf.nn.softmax
 
     def loss_and_gradients(h, w, c):
@@ -292,7 +303,8 @@ def test_tf_softmax_and_log_softmax_with_gradients(log):
 
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 def test_jax_softmax_and_log_softmax_with_gradients(log):
-    jax = pytest.importorskip("jax")
+    require("jax")
+    import jax
     normalise = jax.nn.log_softmax if log else jax.nn.softmax
 
     def loss(h, w, c):

@@ -13,12 +13,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-tf = pytest.importorskip("tensorflow")
-jax = pytest.importorskip("jax")
+from tests._frameworks import require
+
+require("tensorflow", module_level=True)
+import tensorflow as tf
+require("jax", module_level=True)
+import jax
 
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
-from jax.experimental import enable_x64  # noqa: E402
+from exla.bridge.jax import enable_x64  # noqa: E402
 
 import exla  # noqa: E402
 

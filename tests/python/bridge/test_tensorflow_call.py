@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-tf = pytest.importorskip("tensorflow")
+from tests._frameworks import require
+
+require("tensorflow", module_level=True)
+import tensorflow as tf
 
 from exla.bridge import tensorflow_call as tfc  # noqa: E402
 from exla.bridge import xla as bridge  # noqa: E402

@@ -9,9 +9,12 @@ import sys
 import numpy as np
 import pytest
 
+from tests._frameworks import require
+
 from exla.bridge import xla as bridge
 
-tf = pytest.importorskip("tensorflow")
+require("tensorflow", module_level=True)
+import tensorflow as tf
 
 
 @pytest.fixture(scope="module")

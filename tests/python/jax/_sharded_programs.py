@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.experimental import enable_x64
+from exla.bridge.jax import enable_x64
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 import exla
@@ -97,7 +97,7 @@ def kernel_matvec_case(results):
         "error_vs_jit": relative_error(out, expected),
         "error_vs_float64": relative_error(out, reference),
         "jit_error_vs_float64": relative_error(expected, reference),
-        "sharding": str(out.sharding.spec), "plain_sharding": str(expected.sharding.spec),
+        "sharding": spec(out), "plain_sharding": spec(expected),
         "memory": memory(ours), "plain_memory": memory(plain),
         "collectives": described(ours), "x_bytes": 2048 * 3 * 4,
         "rewrote": any("exla rewrote" in line for line in lines),
@@ -135,6 +135,12 @@ def mlp_case(results):
         "collectives": described(ours), "plain_collectives": described(plain),
         "rewrote": any("exla rewrote" in line for line in lines),
     }
+
+
+def spec(array) -> list:
+    """An array's PartitionSpec as JSON: one entry per dimension (its repr
+    changed between jax releases: ``PartitionSpec('x',)``, ``P('x',)``)."""
+    return [list(e) if isinstance(e, tuple) else e for e in array.sharding.spec]
 
 
 def knn(queries, points):
@@ -188,7 +194,7 @@ def out_shardings_case(results):
     out, expected = ours(x, v), plain(x, v)
     results["out_shardings"] = {
         "error_vs_jit": max(relative_error(a, b) for a, b in zip(out, expected)),
-        "shardings": [str(a.sharding.spec) for a in out],
+        "shardings": [spec(a) for a in out],
         "memory": memory(ours), "plain_memory": memory(plain), "collectives": described(ours),
         "rewrote": any("exla rewrote" in line for line in lines),
     }

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
-from jax.experimental import enable_x64
+from exla.bridge.jax import enable_x64
 
 import exla
 from exla import ExlaError, _jax_compile
