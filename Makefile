@@ -1,7 +1,16 @@
 # The two commands a newcomer runs (see README.md):
 #   make demo   installs exla into .venv and runs the out-of-memory demonstration
 #   make test   installs exla with its test and experiment dependencies into .venv
-#               and runs the tests (the C++ tests first, then pytest)
+#               (the oldest jax, numpy and Python exla supports, with TensorFlow:
+#               .ci/oldest.txt) and runs the tests (the C++ tests first, then pytest)
+# CI (.ci/run) also runs:
+#   make test-newest   the JAX, bridge, corpus and fallback tests in .venv-newest:
+#               Python 3.12, the newest jax/jaxlib and numpy, no TensorFlow
+#               (.ci/newest.txt)
+#   make test-tensorflow-oldest   the TensorFlow frontend's tests in
+#               .venv-tf-oldest: the oldest TensorFlow with the newest jax and
+#               numpy 2 (.ci/tensorflow-oldest.txt)
+#   make wheel  manylinux wheels for Python 3.11 and 3.12 in dist/ (auditwheel)
 #   make cctest builds and runs only the C++ tests (tests/cc/**/*_test.cc), one
 #               binary each under build/cctest/; CCTEST_FILTER='Dce.*' runs a
 #               subset (gtest filter syntax)
@@ -9,26 +18,64 @@
 #               parse errors, verifier) under AddressSanitizer and
 #               UndefinedBehaviorSanitizer (needs install-test first)
 PYTHON ?= python3
+PYTHON_NEWEST ?= $(shell .ci/python.sh 3.12)
 VENV ?= .venv
 PY := $(VENV)/bin/python
+NEWEST := .venv-newest/bin/python
+TF_OLDEST := .venv-tf-oldest/bin/python
 
-.PHONY: demo test cctest install install-test sanitize clean
+.PHONY: demo test test-newest test-tensorflow-oldest wheel cctest install install-test sanitize clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
 install: $(PY)
-	$(PY) -m pip install --quiet .
+	$(PY) -m pip install --quiet ".[jax,tensorflow]"
 
 install-test: $(PY)
-	$(PY) -m pip install --quiet ".[test,experiments]"
+	$(PY) -m pip install --quiet -c .ci/oldest.txt ".[jax,tensorflow,gpflow,test,tensorflow-test,experiments]"
 
 demo: install
 	$(PY) -m exla demo
 
 test: cctest install-test
 	EXLA_REQUIRE_EXTENSION=1 $(PY) -m pytest -q tests
+
+# The second environment: what a JAX user on current releases has. Only the
+# tests of the JAX path, the bridge, the HLO corpus and the fallback run here
+# (the memory and cost models are calibrated on the oldest jaxlib's XLA CPU).
+NEWEST_TESTS := tests/python/jax tests/python/bridge tests/ir \
+  tests/python/test_cli.py tests/python/test_imports.py tests/python/test_options.py \
+  tests/python/test_settings.py tests/python/test_hlo_signature.py tests/python/test_limit_plan.py \
+  tests/python/test_memory_limit_search.py tests/test_size_syntax.py \
+  tests/experiments/test_gpu_check.py
+
+$(NEWEST):
+	$(PYTHON_NEWEST) -m venv .venv-newest
+	$(NEWEST) -m pip install --quiet --upgrade pip
+
+test-newest: $(NEWEST)
+	$(NEWEST) -m pip install --quiet -c .ci/newest.txt ".[jax,test]"
+	$(NEWEST) -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('tensorflow') is not None)" \
+	  || { echo "TensorFlow is installed in .venv-newest: the JAX path must not need it"; exit 1; }
+	EXLA_REQUIRE_EXTENSION=1 EXLA_TEST_ENV=jax $(NEWEST) -m pytest -q $(NEWEST_TESTS)
+
+# The oldest TensorFlow, with the newest jax and numpy 2: the TensorFlow frontend.
+TF_OLDEST_TESTS := tests/python/test_function.py tests/python/test_fallback.py \
+  tests/python/bridge/test_tensorflow_call.py tests/python/bridge/test_xla.py
+
+$(TF_OLDEST):
+	$(PYTHON_NEWEST) -m venv .venv-tf-oldest
+	$(TF_OLDEST) -m pip install --quiet --upgrade pip
+
+test-tensorflow-oldest: $(TF_OLDEST)
+	$(TF_OLDEST) -m pip install --quiet -c .ci/tensorflow-oldest.txt ".[tensorflow,test]" "tf_keras"
+	EXLA_REQUIRE_EXTENSION=1 EXLA_TEST_ENV=tensorflow-oldest $(TF_OLDEST) -m pytest -q $(TF_OLDEST_TESTS)
+
+# manylinux wheels for Python 3.11 and 3.12 (see .ci/wheel.sh for the tag).
+wheel:
+	bash .ci/wheel.sh $(PYTHON) $(PYTHON_NEWEST)
 
 # C++ tests: exla's sources (without the Python bindings) and the test
 # support code compiled once into objects under build/cctest/obj/ (header
@@ -78,4 +125,4 @@ sanitize: $(PY)
 	PYTHON=$(PY) bash .ci/sanitize.sh
 
 clean:
-	rm -rf $(VENV) build python/exla/*.so python/*.egg-info
+	rm -rf $(VENV) .venv-newest .venv-tf-oldest build dist python/exla/*.so python/*.egg-info

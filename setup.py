@@ -1,5 +1,6 @@
 """Build script for exla: the `exla` package plus its C++ core `exla._exla`."""
 
+import ast
 import glob
 import os
 
@@ -24,6 +25,24 @@ def _core_headers():
     # than the built library; without the headers an edit to a header alone
     # (a struct's new field) would leave a stale library behind.
     return sorted(glob.glob(os.path.join("cc", "**", "*.h"), recursive=True))
+
+
+def _supported():
+    """The version ranges of python/exla/bridge/versions.py (read, not imported:
+    importing exla needs the extension this script builds)."""
+    path = os.path.join(HERE, "python", "exla", "bridge", "versions.py")
+    tree = ast.parse(open(path).read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets] == ["SUPPORTED"]:
+            return ast.literal_eval(node.value)
+    raise RuntimeError(f"no SUPPORTED = {{...}} in {path}")
+
+
+SUPPORTED = _supported()
+
+
+def _req(name, dist=None):
+    return (dist or name) + SUPPORTED[name]
 
 
 _AUTOLOAD_PTH = "exla-autoload.pth"
@@ -64,30 +83,34 @@ setup(
     packages=find_packages("python"),
     ext_modules=ext_modules,
     cmdclass={"build_ext": build_ext, "build_py": build_py},
-    python_requires=">=3.10",
-    install_requires=[
-        # The pipeline uses private jaxlib APIs and TensorFlow's XlaCallModule
-        # op; both change between releases, so exla pins the versions it was tested with.
-        "tensorflow==2.21.0",
-        "jax==0.7.1",
-        "jaxlib==0.7.1",
-        "numpy>=1.26,<2",
-    ],
+    python_requires=SUPPORTED["python"],
+    # What every user needs. The frameworks are extras: a JAX user installs
+    # no TensorFlow, and an environment's own jax, numpy or TensorFlow is
+    # kept wherever it is in the supported range (python/exla/bridge/versions.py).
+    install_requires=[_req("numpy")],
     extras_require={
-        "gpflow": ["gpflow==2.11.2", "tf_keras==2.21.0"],
+        "jax": [_req("jax"), _req("jaxlib")],
+        # The TensorFlow path needs jaxlib too: jaxlib is XLA's own Python
+        # distribution, whose HLO parser, HLO -> StableHLO converter and CPU
+        # compiler exla uses to hand the rewritten program to TensorFlow's
+        # XlaCallModule op and to read XLA's planned memory.
+        "tensorflow": [_req("tensorflow"), _req("jax"), _req("jaxlib")],
+        "gpflow": [_req("gpflow"), _req("tf_keras", "tf_keras"), _req("tensorflow"),
+                   _req("jax"), _req("jaxlib")],
         # Explanation.plot and `--plot`: the memory timeline as a picture
         # ("outside" legends need 3.7).
         "plot": ["matplotlib>=3.7"],
-        "test": ["pytest>=8", "gpflow==2.11.2", "tf_keras==2.21.0", "matplotlib>=3.7",
-                 "optax==0.2.5", "chex==0.1.92",  # optax: the JAX training test
-                 # the corpus of real programs (tests/corpus)
-                 "flax==0.11.2", "tensorflow-probability==0.25.0"],
-        "experiments": ["tqdm", "matplotlib", "pykeops==2.3", "faiss-cpu==1.15.1", "scikit-learn", "scipy",
-                        "gpflow==2.11.2", "tf_keras==2.21.0", "optax==0.2.5", "chex==0.1.92"],
+        # exla's own tests, with the JAX programs of the corpus and the
+        # training test; the TensorFlow tests need the "tensorflow-test" extra too.
+        "test": ["pytest>=8", "matplotlib>=3.7", "optax>=0.2.5", "chex>=0.1.92", "flax>=0.11.2"],
+        "tensorflow-test": ["tensorflow-probability>=0.25", _req("gpflow"),
+                            _req("tf_keras", "tf_keras")],
+        "experiments": ["tqdm", "matplotlib", "pykeops>=2.3", "faiss-cpu>=1.15", "scikit-learn",
+                        "scipy", "optax>=0.2.5", "chex>=0.1.92"],
         # The alternatives some experiments measure exla against (sgpr_scale:
         # GPyTorch). Not in "experiments": torch brings gigabytes of CUDA
         # libraries that the tests and the other experiments do not need.
-        "peers": ["torch==2.14.1", "gpytorch==1.15.2"],
+        "peers": ["torch>=2.14", "gpytorch>=1.15"],
     },
     entry_points={"console_scripts": ["exla=exla.cli:main"]},
     zip_safe=False,
