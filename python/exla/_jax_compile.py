@@ -33,6 +33,7 @@ import re
 import threading
 from typing import Any, Mapping
 
+from exla import _planner
 from exla.bridge import jax as jax_bridge
 from exla.errors import ExlaError, MemoryLimitError
 from exla.options import Options, resolve_options
@@ -159,8 +160,9 @@ class _Hook:
             from exla.optimize import optimize_hlo
 
             text = program.hlo_text()
-            optimised, report = optimize_hlo(
-                text, **options.replace(dump_dir=_dump_dir(options, program)).keywords())
+            with _planner.planning_on(_planner_for(program)):
+                optimised, report = optimize_hlo(
+                    text, **options.replace(dump_dir=_dump_dir(options, program)).keywords())
             _runtime_cost.attach(report, "jax")
             if not report.rewrote_program:
                 return None
@@ -179,6 +181,17 @@ class _Hook:
     def compiled(self, program: jax_bridge.Program) -> None:
         with _lock:
             _compiled.append(program.name)
+
+
+def _planner_for(program: jax_bridge.Program) -> _planner.Planner:
+    """Where a memory limit's plans get XLA's figures: the backend that will run
+    the program. On the CPU that is jaxlib's own client (the same XLA, with
+    LLVM's optimisations left out: they come after buffer assignment); on any
+    other backend, the program's own compile (never the CPU's)."""
+    if program.platform == "cpu":
+        return _planner.cpu()
+    key = f"{program.platform}:{program.num_devices}"
+    return _planner.Planner(program.platform, key, program.planned_memory)
 
 
 def _dump_dir(options: Options, program: jax_bridge.Program) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Mapping, Sequence
 
+from exla import _planner
+
 __all__ = ["is_jax_function", "explain_jax"]
 
 
@@ -38,9 +40,24 @@ def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, A
     from exla.bridge import xla as bridge
 
     text = jax_bridge.lowered_hlo_text(lowered)
-    return explain_text(
-        getattr(fn, "__name__", "function"), text, options,
-        platform=jax.default_backend().upper(),
-        inputs=[(tuple(a.shape), str(a.dtype)) for a in jax.tree.leaves(lowered.in_avals)],
-        lowering_seconds=time.perf_counter() - start, convert=bridge.text_to_stablehlo,
-        framework="jax")
+    with _planner.planning_on(_default_backend_planner()):
+        return explain_text(
+            getattr(fn, "__name__", "function"), text, options,
+            platform=jax.default_backend().upper(),
+            inputs=[(tuple(a.shape), str(a.dtype)) for a in jax.tree.leaves(lowered.in_avals)],
+            lowering_seconds=time.perf_counter() - start, convert=bridge.text_to_stablehlo,
+            framework="jax")
+
+
+def _default_backend_planner() -> _planner.Planner:
+    """XLA's figures from jax's default backend: the one the program would run on."""
+    import jax
+    import jax.extend.backend
+
+    from exla.bridge import xla as bridge
+
+    if jax.default_backend() == "cpu":
+        return _planner.cpu()
+    backend = jax.extend.backend.get_backend()
+    return _planner.Planner(backend.platform, f"{backend.platform}:1",
+                            lambda text: bridge.planned_memory(text, devices=1, client=backend))

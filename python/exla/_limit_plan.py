@@ -105,6 +105,10 @@ class LimitPlan:
       model_candidates: every plan the C++ search judged by exla's models,
         in order (``peak_bytes`` the memory model's, nothing compiled).
       model_seconds: time in that search (its pipeline runs included).
+      platform: the backend whose XLA compile gave ``peak_bytes`` (and every
+        candidate's): the one that runs the program. exla's memory and cost
+        models mirror XLA CPU, so on another backend their figures only rank
+        plans.
     """
 
     limit: int
@@ -126,6 +130,7 @@ class LimitPlan:
     before_predicted: bool = False
     model_candidates: list[Candidate] = dataclasses.field(default_factory=list)
     model_seconds: float = 0.0
+    platform: str = "cpu"
 
     @property
     def model_plans(self) -> int:
@@ -140,12 +145,16 @@ class LimitPlan:
         lines = [f"memory limit {format_size(self.limit)}: planned peak "
                  f"{before} -> {format_size(self.peak_bytes)} "
                  f"({verdict} the limit; arguments + outputs {format_size(self.floor_bytes)})"]
+        if self.platform != "cpu":
+            lines.append(f"  planned peaks are XLA's {self.platform} compile's; exla's memory "
+                         f"and cost models (which mirror XLA CPU) only ranked the plans")
         if self.runtime_cost is not None:
             lines.append(f"  {self.runtime_cost.summary()}")
         if self.chosen is not None:
             lines.append(f"  plan chosen: {self.chosen}")
+            model = "exla's cost model" + ("" if self.platform == "cpu" else " of XLA CPU")
             lines.append(f"  predicted time: {format_seconds(self.predicted_seconds_before)} -> "
-                         f"{format_seconds(self.chosen.predicted_seconds)} (exla's cost model)")
+                         f"{format_seconds(self.chosen.predicted_seconds)} ({model})")
         if self.split:
             lines.append(f"  split into loops: {'; '.join(self.split)}")
         if self.chosen is not None and self.chosen.recomputed_flops:
@@ -158,7 +167,7 @@ class LimitPlan:
             lines.append(f"  {self.model_plans} plan(s) judged by exla's memory and cost models "
                          f"in {self.model_seconds:.2f} s")
         lines.append(f"  {len(self.candidates)} candidate(s), {self.xla_compiles} XLA "
-                     f"compilation(s) in {self.xla_seconds:.2f} s, exla passes "
+                     f"{self.platform} compilation(s) in {self.xla_seconds:.2f} s, exla passes "
                      f"{self.exla_seconds * 1e3:.1f} ms")
         lines.extend(f"    tried: {c}" for c in self.candidates)
         return lines

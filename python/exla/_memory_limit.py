@@ -66,6 +66,7 @@ import time
 from collections import OrderedDict
 from typing import Callable
 
+from exla import _planner
 from exla._limit_messages import split_loops, unsplit_instructions
 from exla._limit_plan import Candidate, LimitPlan
 from exla._plan_search import ModelPlan, PlanSearch
@@ -95,16 +96,17 @@ def _key(text: str) -> str:
 
 
 def planned_memory_cached(text: str, plan: LimitPlan | None = None):
-    """:func:`exla.bridge.xla.planned_memory` with a cache; counts compiles in ``plan``."""
-    from exla.bridge import xla as bridge
-
-    key = _key(text)
+    """XLA's planned memory of ``text`` from the backend in force
+    (:func:`exla._planner.current`: the CPU unless a frontend says otherwise),
+    with a cache; counts compiles in ``plan``."""
+    planner = _planner.current()
+    key = planner.key + ":" + _key(text)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
     start = time.perf_counter()
-    stats = bridge.planned_memory(text)
+    stats = planner.memory(text)
     if plan is not None:
         plan.xla_compiles += 1
         plan.xla_seconds += time.perf_counter() - start
@@ -282,7 +284,7 @@ class _LimitSearch:
                  split_size: int | None, models: Models | None = None) -> None:
         self.text, self.limit, self.optimize, self.models = text, limit, optimize, models
         self.threshold, self.split_size = threshold, split_size
-        self.plan = LimitPlan(limit=limit)
+        self.plan = LimitPlan(limit=limit, platform=_planner.current().platform)
         self.results: dict[tuple, tuple[str, list, Candidate]] = {}
         # A threshold at or above the largest tensor splits nothing: start below it.
         self.largest = max((size for *_, size in _arrays(text)), default=0)

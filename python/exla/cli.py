@@ -208,6 +208,8 @@ def _predict(args: argparse.Namespace, stdout: TextIO) -> int:
     print(f"predicted time: {format_seconds(t.seconds)}: {format_flops(t.flops)} "
           f"({format_flops(t.dot_flops)} in matrix products), {format_size(t.bytes)} moved, "
           f"{t.kernels} kernels, {t.trips} loop trips", file=stdout)
+    print("(exla's memory and cost models of XLA CPU; other backends plan and run differently)",
+          file=stdout)
     if args.plot:
         _plot(args.plot, text, None, None, args.file)
     return 0

@@ -69,10 +69,10 @@ def as_hlo_text(hlo: str | bytes) -> str:
 
 
 def _planned_temp(text: str, which: str) -> int:
-    from exla.bridge import xla as bridge
+    from exla import _planner
 
     try:
-        return bridge.planned_memory(text).temp_bytes
+        return _planner.current().memory(text).temp_bytes
     except (ValueError, RuntimeError) as e:
         raise type(e)(f"planned memory of the {which} module: {e}") from e
 

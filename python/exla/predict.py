@@ -7,6 +7,12 @@ mirrors the three on its own IR (``cc/analysis/``), so a module's planned
 peak (arguments + outputs - aliased outputs + temporaries + constants) is
 known in microseconds instead of one XLA compilation.
 
+Both models mirror XLA *CPU* (the pipeline of the oldest supported jaxlib,
+0.7.1, against which they are calibrated: newer XLA CPUs plan within a few
+percent on the corpus). On a GPU or TPU they still rank plans, but a
+memory limit's plans are confirmed by compiling for the backend that runs
+them (:mod:`exla._planner`), and reports say so.
+
 >>> import exla
 >>> hlo = '''HloModule m
 ...

@@ -26,7 +26,7 @@ import logging
 import threading
 from typing import Any, Protocol, Sequence
 
-from exla.bridge import versions
+from exla.bridge import versions, xla
 from exla.bridge.xla import enable_x64 as enable_x64  # for JAX code: one definition
 
 __all__ = ["CompileHook", "Program", "install_compile_hook", "uninstall_compile_hook",
@@ -98,10 +98,27 @@ def _jax() -> _Jax:
 class Program:
     """A program JAX is about to compile, as the hook sees it."""
 
-    def __init__(self, module: Any, executable_devices: Sequence[Any], host_callbacks: Sequence[Any]) -> None:
+    def __init__(self, module: Any, executable_devices: Sequence[Any], host_callbacks: Sequence[Any],
+                 backend: Any = None, options: Any = None) -> None:
         self._module = module
+        self._devices = executable_devices
+        self._backend = backend
+        self._options = options
         self.num_devices = len(executable_devices)
         self.has_host_callbacks = bool(host_callbacks)
+
+    @property
+    def platform(self) -> str:
+        """The backend JAX compiles this program for ("cpu", "cuda", "rocm", "tpu"...)."""
+        return getattr(self._backend, "platform", "cpu")
+
+    def planned_memory(self, text: str) -> xla.MemoryStats:
+        """XLA's buffer assignment of HLO ``text`` compiled as this program
+        would be: by its backend, for its devices, with its compile options
+        (the executable is not run)."""
+        executable = _original(self._backend, self.module_from_text(text), self._devices,
+                               self._options, [])
+        return xla.memory_stats_of(executable.get_compiled_memory_stats(), self.platform)
 
     @functools.cached_property
     def name(self) -> str:
@@ -121,14 +138,10 @@ class Program:
 
     def hlo_text(self) -> str:
         """The module as HLO text (XLA's StableHLO -> HLO converter)."""
-        from exla.bridge import xla
-
         return xla.stablehlo_to_text(_jax().mlir.module_to_bytecode(self._module))
 
     def module_from_text(self, text: str) -> Any:
         """An ``ir.Module`` of HLO text, in the context of JAX's module."""
-        from exla.bridge import xla
-
         bytecode = xla.text_to_stablehlo(text)
         with self._module.context:
             return _jax().ir.Module.parse(bytecode)
@@ -140,8 +153,6 @@ def lowered_hlo_text(lowered: Any) -> str:
     Unlike ``lowered.as_text(dialect="hlo")``, nested ``jax.jit`` calls are
     inlined (see :func:`exla.bridge.xla.stablehlo_to_text`).
     """
-    from exla.bridge import xla
-
     return xla.stablehlo_to_text(_jax().mlir.module_to_bytecode(lowered.compiler_ir("stablehlo")))
 
 
@@ -167,7 +178,7 @@ def _compile_and_load(backend: Any, module: Any, executable_devices: Any, option
                       host_callbacks: Sequence[Any]) -> Any:
     hook = _hook
     if hook is not None:
-        program = Program(module, executable_devices, host_callbacks)
+        program = Program(module, executable_devices, host_callbacks, backend, options)
         text = hook.rewrite(program)
         if text is not None:
             try:

@@ -568,7 +568,7 @@ compiled at XLA's default level.
 """
 
 
-def planned_memory(text: str, *, devices: int | None = None) -> MemoryStats:
+def planned_memory(text: str, *, devices: int | None = None, client: Any = None) -> MemoryStats:
     """XLA's planned memory for an HLO module, from compiling it for the CPU.
 
     The module is compiled (not run) with jaxlib's CPU client; the figures are
@@ -588,6 +588,9 @@ def planned_memory(text: str, *, devices: int | None = None) -> MemoryStats:
       text: HLO text.
       devices: the devices to partition the module over; None: as many as
         its shardings name (1 for a module without shardings).
+      client: compile with this PJRT client instead (e.g. jax's GPU backend,
+        ``jax.extend.backend.get_backend()``): the figures are then that
+        backend's, its platform named in them. None: exla's own CPU client.
 
     Raises:
       ValueError: XLA rejects the text or the module is ill-typed.
@@ -600,18 +603,21 @@ def planned_memory(text: str, *, devices: int | None = None) -> MemoryStats:
         summary = _core.module_summary(text)
         devices = int(summary["devices"]) if summary["sharded"] else 1
     bytecode = text_to_stablehlo(text)
-    client = xla.cpu_client(devices)
+    platform = "cpu" if client is None else client.platform
+    client = xla.cpu_client(devices) if client is None else client
     device_list = xla.DeviceList(tuple(client.devices()[:devices]))
     options = xla.CompileOptions() if devices <= 1 else _partitioned_options(xla, text, devices)
-    options.executable_build_options.debug_options.xla_backend_optimization_level = \
-        _PLANNING_LLVM_LEVEL
+    if platform == "cpu":
+        options.executable_build_options.debug_options.xla_backend_optimization_level = \
+            _PLANNING_LLVM_LEVEL
     try:
         executable = client.compile_and_load(bytecode, device_list, options)
     except xla.Error as e:
         if "Failed to parse using StableHLO" in str(e):  # the verifier, not the compiler
             raise ValueError(f"invalid module: {_verifier_message(e)}") from None
-        raise RuntimeError(f"XLA could not compile the module for the CPU: {_message(e)}") from None
-    return _memory_stats(executable)
+        raise RuntimeError(f"XLA could not compile the module for the {platform}: "
+                           f"{_message(e)}") from None
+    return memory_stats_of(executable.get_compiled_memory_stats(), platform)
 
 
 def _memory_stats(executable: Any) -> MemoryStats:
