@@ -14,6 +14,14 @@ sys.path.insert(0, str(REPO_ROOT))
 from experiments import EXPERIMENTS, prefer_checkout_exla  # noqa: E402
 
 prefer_checkout_exla()
+
+# Commands with options and output of their own, run before the harness (and
+# TensorFlow) is imported: gpu_check must run where only JAX is installed.
+_COMMANDS = {"fuzz": "experiments.fuzz", "corpus_report": "experiments.corpus_report",
+             "memory_model": "experiments.memory_model", "gpu_check": "experiments.gpu_check"}
+if __name__ == "__main__" and sys.argv[1:2] and sys.argv[1] in _COMMANDS:
+    sys.exit(importlib.import_module(_COMMANDS[sys.argv[1]]).main(sys.argv[2:]))
+
 from experiments.harness import report  # noqa: E402
 from experiments.harness.runner import RESULTS_DIR, run_configs  # noqa: E402
 from experiments.harness.sweep import add_limit_arguments  # noqa: E402
@@ -48,18 +56,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["fuzz"]:  # not a measured experiment: its own options and summary
-        from experiments import fuzz
-
-        return fuzz.main(argv[1:])
-    if argv[:1] == ["corpus_report"]:  # not a measured experiment either
-        from experiments import corpus_report
-
-        return corpus_report.main(argv[1:])
-    if argv[:1] == ["memory_model"]:  # the memory model against XLA, on the corpus
-        from experiments import memory_model
-
-        return memory_model.main(argv[1:])
+    if argv[:1] and argv[0] in _COMMANDS:
+        return importlib.import_module(_COMMANDS[argv[0]]).main(argv[1:])
     args = _parser().parse_args(argv)
     if args.name != "report" and not args.report_only:
         from experiments.harness.backends import flags_env, limit_of
