@@ -108,7 +108,10 @@ def ensure_installed() -> None:
     """
     from exla.bridge import xla as xla_bridge
 
-    xla_bridge._xla()  # the rewrite needs jaxlib: an unsupported one fails here, once
+    # Checked on every call (both cached): after a version check is reset, or
+    # with the hook already in place, an unsupported release still fails here.
+    xla_bridge._xla()
+    jax_bridge.check_jax()
     if jax_bridge.hook_installed() is not _HOOK:
         jax_bridge.install_compile_hook(_HOOK)
 

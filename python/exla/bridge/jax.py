@@ -30,7 +30,7 @@ from exla.bridge import versions, xla
 from exla.bridge.xla import enable_x64 as enable_x64  # for JAX code: one definition
 
 __all__ = ["CompileHook", "Program", "install_compile_hook", "uninstall_compile_hook",
-           "hook_installed", "lowered_hlo_text", "jax_version", "enable_x64"]
+           "hook_installed", "lowered_hlo_text", "jax_version", "check_jax", "enable_x64"]
 
 _log = logging.getLogger("exla")
 
@@ -45,6 +45,15 @@ class _Jax:
         self.mlir = mlir
         self.ir = ir
         self.version = version
+
+
+def check_jax() -> str:
+    """Checks that the installed jax is supported and offers what exla hooks; returns its version.
+
+    Raises:
+      ImportError: as :func:`_jax` (cached: cheap after the first call).
+    """
+    return _jax().version
 
 
 def jax_version() -> str:
