@@ -78,19 +78,45 @@ std::vector<int64_t> OtherDims(int64_t rank, int64_t dim) {
   return others;
 }
 
-// The max over `dim` of `logits`, with init -inf, read through value-preserving
-// converts, reshapes and transposes (TensorFlow's reduce_logsumexp takes the
-// maximum of an f32 -> f32 convert of the logits it then shifts).
-HloInstruction* FindMax(HloInstruction* logits, int64_t dim) {
+// Whether the logits' values are those of `h` in the same places: behind
+// value-preserving converts, reshapes and transposes, and reshapes that add
+// or drop dimensions of extent 1.
+bool SameValues(const HloInstruction* h) { return m::IsNoOp(h) || m::IsDegenerateReshape(h); }
+
+// Dimension `dim` of `from` (of extent above 1) in `to`, a shape with the
+// same dimensions of extent above 1 in the same order.
+int64_t DimAcross(const Shape& from, int64_t dim, const Shape& to) {
+  int64_t rank_among_others = 0;
+  for (int64_t d = 0; d < dim; ++d) rank_among_others += from.dim(static_cast<int>(d)) != 1;
+  for (int64_t d = 0; d < to.rank(); ++d) {
+    if (to.dim(static_cast<int>(d)) != 1 && rank_among_others-- == 0) return d;
+  }
+  return -1;
+}
+
+// The max over `dim` of `logits`, with init -inf, read through SameValues
+// (TensorFlow's reduce_logsumexp takes the maximum of an f32 -> f32 convert
+// of the logits it then shifts; JAX's attention takes it before a reshape
+// that moves a dimension of extent 1). `*max_dim` is the dimension it
+// reduces.
+HloInstruction* FindMax(HloInstruction* logits, int64_t dim, int64_t* max_dim) {
   HloInstruction* base = logits;
-  while (m::IsNoOp(base)) base = base->operand(0);
-  std::vector<HloInstruction*> same = {base};
+  int64_t base_dim = dim;
+  while (SameValues(base)) {
+    base_dim = DimAcross(base->shape(), base_dim, base->operand(0)->shape());
+    base = base->operand(0);
+  }
+  std::vector<std::pair<HloInstruction*, int64_t>> same = {{base, base_dim}};
   for (size_t i = 0; i < same.size(); ++i) {
-    for (HloInstruction* user : same[i]->users()) {
-      if (m::IsNoOp(user) && std::find(same.begin(), same.end(), user) == same.end()) {
-        same.push_back(user);
-      } else if (user->operand(0) == same[i] &&
-                 IsReduceOver(user, dim, HloOpcode::kMaximum, "-inf")) {
+    const auto [value, value_dim] = same[i];
+    for (HloInstruction* user : value->users()) {
+      const bool seen = std::any_of(same.begin(), same.end(),
+                                    [&](const auto& entry) { return entry.first == user; });
+      if (SameValues(user) && !seen) {
+        same.push_back({user, DimAcross(value->shape(), value_dim, user->shape())});
+      } else if (user->operand(0) == value &&
+                 IsReduceOver(user, value_dim, HloOpcode::kMaximum, "-inf")) {
+        *max_dim = value_dim;
         return user;
       }
     }
@@ -128,7 +154,10 @@ WhyNot MatchStatistics(HloInstruction* sum, SoftmaxStatistics* found) {
     return WhyNot::Because(broadcast->name() + " does not broadcast a value per row along the "
                            "reduced dimension");
   }
-  found->max = FindMax(found->logits, found->dim);
+  if (shape.dim(static_cast<int>(found->dim)) < 2) {
+    return WhyNot::Because(sum->name() + " sums over one element");
+  }
+  found->max = FindMax(found->logits, found->dim, &found->max_dim);
   if (found->max == nullptr || found->max->shape().element_type() != shape.element_type() ||
       found->max->operand(0)->shape().element_type() != shape.element_type() ||
       !ComputedFromMax(found->shift, found->max)) {
@@ -147,13 +176,13 @@ WhyNot BuildStatisticsRegion(int64_t threshold, int64_t split_size,
   if (sharding.BytesToSplit(*x) <= threshold) {
     return WhyNot::Because(x->name() + " is not above the threshold, or is kept whole");
   }
-  WhyNot built = BuildSplitRegion({RegionStart::Sink(found->max, 0, found->dim)}, threshold,
+  WhyNot built = BuildSplitRegion({RegionStart::Sink(found->max, 0, found->max_dim)}, threshold,
                                   threshold, &found->region, sharding);
   if (!built.ok()) return built;
   // The maximum's operand: x, or x behind value-preserving steps.
   auto member = found->region.members.find(found->max->operand(0));
   if (member == found->region.members.end() ||
-      member->second.result_dim != DimensionMapping::Dimension(found->dim) ||
+      member->second.result_dim != DimensionMapping::Dimension(found->max_dim) ||
       found->region.exits != std::vector<HloInstruction*>{found->max} || found->region.size < 2) {
     return WhyNot::Because(x->name() + " cannot be computed slice by slice along dimension " +
                            std::to_string(found->dim));
@@ -188,6 +217,11 @@ Shape SliceShape(const Shape& shape, int64_t dim, int64_t chunk) {
   return sliced;
 }
 
+// `h` with the dimensions of `shape` (a reshape of unit dimensions).
+HloInstruction* ReshapedTo(HloBuilder& b, HloInstruction* h, const Shape& shape) {
+  return h->shape().dims() == shape.dims() ? h : b.Reshape(h, shape.dims());
+}
+
 // Builds the loops: state (index, M, S, inputs...).
 class StatisticsLoopBuilder {
  public:
@@ -210,7 +244,7 @@ class StatisticsLoopBuilder {
     const double inf = std::numeric_limits<double>::infinity();
     std::vector<HloInstruction*> elements = {
         b.ConstantIndex(0, index_type_),
-        b.Broadcast(b.ConstantScalar(max_type, -inf), s_.max->shape().dims(), {}),
+        b.Broadcast(b.ConstantScalar(max_type, -inf), s_.sum->shape().dims(), {}),
         b.Broadcast(b.ConstantScalar(sum_type, 0), s_.sum->shape().dims(), {})};
     for (const auto& input : region_.inputs) elements.push_back(input.first);
     return b.Tuple(elements);
@@ -267,8 +301,12 @@ class StatisticsLoopBuilder {
     }
     std::unordered_map<HloInstruction*, HloInstruction*> clones =
         CloneMembers(body, inputs, offset, chunk);
-    Merge(b, b.GetTupleElement(state, 1), b.GetTupleElement(state, 2), clones.at(s_.max),
-          clones.at(s_.max->operand(0)), &next[1], &next[2]);
+    // The maximum's operand is x, or x behind reshapes of unit dimensions:
+    // the merge works on x's slice and rows.
+    const Shape slice = SliceShape(s_.logits->shape(), s_.dim, chunk);
+    Merge(b, b.GetTupleElement(state, 1), b.GetTupleElement(state, 2),
+          ReshapedTo(b, clones.at(s_.max), s_.sum->shape()),
+          ReshapedTo(b, clones.at(s_.max->operand(0)), slice), &next[1], &next[2]);
     body->set_root(b.Tuple(next));
     return body;
   }
@@ -391,7 +429,7 @@ std::vector<HloComputation*> RewriteSoftmaxStatistics(const SoftmaxStatistics& s
   HloBuilder b(computation);
   HloInstruction* max = b.GetTupleElement(result, 1);
   HloInstruction* sum = b.GetTupleElement(result, 2);
-  statistics.max->ReplaceAllUsesWith(max);
+  statistics.max->ReplaceAllUsesWith(ReshapedTo(b, max, statistics.max->shape()));
   // The loop summed exp(x - M); the program sums exp(x - c), with c computed
   // from the maximum (now the loop's): exp(M - c) is 1 where c is M, and
   // exp(-inf - -inf) = NaN for a row of -inf, as in the program's own sum.

@@ -48,6 +48,9 @@ struct SoftmaxStatistics {
   // outermost first.
   std::vector<HloInstruction*> between;
   int64_t dim = 0;
+  // That dimension in the maximum's operand: x, or x behind reshapes that
+  // add or drop dimensions of extent 1 (JAX's attention).
+  int64_t max_dim = 0;
   // The loop that yields `max` from slices of x along `dim` (x and its
   // producers recomputed slice by slice).
   SplitRegion region;

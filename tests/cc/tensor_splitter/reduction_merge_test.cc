@@ -282,4 +282,46 @@ TEST(ReductionMerge, CrossEntropyGradientsSplitAlongClassesToo) {
   )")) << text;
 }
 
+TEST(ReductionMerge, MaximumBehindAReshapeOfUnitDimensionsIsFound) {
+  // JAX's attention takes the maximum of its scores before a reshape that
+  // moves a dimension of extent 1, and exponentiates them after it: the loop
+  // slices the maximum's operand and merges on the logits' slices.
+  const std::string text = Module(R"(
+  h = f32[8,4]{1,0} parameter(0)
+  w = f32[4,512]{1,0} parameter(1)
+  x8 = f32[8,512]{1,0} dot(h, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  x3 = f32[8,1,512]{2,1,0} reshape(x8)
+  ninf = f32[] constant(-inf)
+  mx = f32[8,1]{1,0} reduce(x3, ninf), dimensions={2}, to_apply=max
+  x = f32[1,8,512]{2,1,0} reshape(x3)
+  shift = f32[1,8]{1,0} reshape(mx)
+  bm = f32[1,8,512]{2,1,0} broadcast(shift), dimensions={0,1}
+  d = f32[1,8,512]{2,1,0} subtract(x, bm)
+  e = f32[1,8,512]{2,1,0} exponential(d)
+  zero = f32[] constant(0)
+  s = f32[1,8]{1,0} reduce(e, zero), dimensions={2}, to_apply=sum
+  ROOT r = (f32[1,8]{1,0}, f32[8,1]{1,0}) tuple(s, mx)
+)");
+  auto module = Parse(text);
+  exla::SoftmaxStatistics statistics;
+  exla::WhyNot found = exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, kSplitSize,
+                                                   exla::ShardingAnalysis(), &statistics);
+  ASSERT_TRUE(found.ok()) << found.reason();
+  EXPECT_EQ(statistics.logits, Find(*module, "x"));
+  EXPECT_EQ(statistics.max, Find(*module, "mx"));
+  EXPECT_EQ(statistics.dim, 2);
+  EXPECT_EQ(statistics.max_dim, 2);
+  exla::TensorSplitter splitter(kThreshold, kSplitSize);
+  const ModuleRun run = RunPassObject(splitter, text);
+  ASSERT_EQ(run.record.loops.size(), 1u);
+  // The program's maximum is the loop's, back in its own shape.
+  EXPECT_TRUE(exla::Match(run.module->entry()->root()->operand(1),
+                          m::Reshape(m::GetTupleElement(m::While()))))
+      << exla::PrintHloModule(*run.module);
+  for (const auto& instruction : run.module->entry()->instructions()) {  // no 16 KB of logits
+    if (!instruction->shape().IsArray()) continue;
+    EXPECT_LT(instruction->shape().ElementCount(), 8 * 512) << instruction->name();
+  }
+}
+
 }  // namespace
