@@ -92,6 +92,13 @@ std::string SplitDescription(const SplitLoop& loop) {
     if (loop.recomputed.size() > kNamed) out << " and " << loop.recomputed.size() - kNamed << " more";
     out << " (" << HumanFlops(loop.recomputed_flops) << ")";
   }
+  if (!loop.accumulated.empty()) {
+    out << ", accumulates";
+    for (size_t k = 0; k < loop.accumulated.size(); ++k) {
+      out << (k ? ", " : " ") << loop.accumulated[k];
+    }
+    out << " in the same pass";
+  }
   return out.str();
 }
 

@@ -133,7 +133,7 @@ SplitResult NextSplit(ComputationSearch* search, const ShardingAnalysis& shardin
       &search->normalised, search->members_grown);
   if (result.split) return result;
   result = SplitSoftmaxStatistics(search->computation, search->limit, search->split_size,
-                                  sharding, &search->normalised);
+                                  sharding, search->chosen, &search->normalised);
   if (result.split) return result;
   result = SplitAtAnySeed(search, sharding);
   if (result.split) return result;
@@ -235,6 +235,7 @@ bool TensorSplitter::Run(HloModule* module) {
       if (!result.split) break;
       changed = true;
       Log(SplitNoteText(result.loop));
+      for (std::string& note : result.notes) Log(std::move(note));
       recomputed_flops += result.loop.recomputed_flops;
       record().loops.push_back(std::move(result.loop));
       RemoveDeadInstructions(computation);
