@@ -234,11 +234,12 @@ bool TensorSplitter::Run(HloModule* module) {
       SplitResult result = NextSplit(&search, sharding);
       if (!result.split) break;
       changed = true;
+      RemoveDeadInstructions(computation);
+      KeepRecomputedThatStayed(&result.loop, *computation);
       Log(SplitNoteText(result.loop));
       for (std::string& note : result.notes) Log(std::move(note));
       recomputed_flops += result.loop.recomputed_flops;
       record().loops.push_back(std::move(result.loop));
-      RemoveDeadInstructions(computation);
       // The loop's state and body are new values: they take their shardings
       // from the values they carry.
       if (sharding.active()) sharding = analyse();

@@ -159,6 +159,7 @@ TEST(WeightedSums, OutputComesFromTheStatisticsLoop) {
   EXPECT_EQ(loops, 1);
   ASSERT_EQ(run.record.loops.size(), 1u);
   EXPECT_EQ(run.record.loops[0].accumulated, std::vector<std::string>{"o"});
+  EXPECT_TRUE(run.record.loops[0].recomputed.empty());  // x is computed in the loop alone
 }
 
 TEST(WeightedSums, BodyRescalesTheAccumulator) {
