@@ -8,6 +8,7 @@
 #include "passes/tensor_splitter/split_choices.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
 #include "search/plan_search.h"
+#include "tests/cc/softmax_module.h"
 #include "tests/cc/test_harness.h"
 #include "tests/cc/two_pass_module.h"
 
@@ -167,21 +168,7 @@ TEST(PlanSearch, BudgetBoundsThePipelineRuns) {
 
 // Attention's forward, 2 heads x 512 queries x 512 keys (2 MB of scores per
 // tensor), heads of 64: 1 MB of arguments and output.
-constexpr char kAttention[] = R"(HloModule attention
-
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-
-ENTRY attention {
+const std::string kAttention = exla_test::SoftmaxModule(R"(
   q = f32[2,512,64] parameter(0)
   k = f32[2,512,64] parameter(1)
   v = f32[2,512,64] parameter(2)
@@ -196,8 +183,7 @@ ENTRY attention {
   bs = f32[2,512,512] broadcast(s), dimensions={0,1}
   p = f32[2,512,512] divide(e, bs)
   ROOT o = f32[2,512,64] dot(p, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
-}
-)";
+)");
 
 bool OnePass(const PlanCandidate& plan) {
   return std::any_of(plan.loops.begin(), plan.loops.end(),
@@ -205,7 +191,7 @@ bool OnePass(const PlanCandidate& plan) {
 }
 
 bool TwoPass(const PlanCandidate& plan) {
-  auto choice = plan.settings.dimensions.find("attention/o");
+  auto choice = plan.settings.dimensions.find("main/o");
   return choice != plan.settings.dimensions.end() && choice->second == exla::kTwoPass;
 }
 

@@ -14,6 +14,7 @@
 #include "passes/tensor_splitter/tensor_splitter.h"
 #include "tests/cc/filecheck.h"
 #include "tests/cc/pass_test_bench.h"
+#include "tests/cc/softmax_module.h"
 #include "tests/cc/test_harness.h"
 
 namespace {
@@ -21,24 +22,18 @@ namespace {
 using exla_test::FileCheck;
 using exla_test::ModuleRun;
 using exla_test::RunPassObject;
+using exla_test::SoftmaxModule;
 namespace m = exla::m;
 
 constexpr int64_t kThreshold = 8192;
 constexpr int64_t kSplitSize = 2048;
-
-std::string Module(const std::string& entry) {
-  return "HloModule m\n\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-         "  ROOT s = f32[] add(a, b)\n}\n\nmax {\n  a = f32[] parameter(0)\n"
-         "  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n\nENTRY main {\n" +
-         entry + "}\n";
-}
 
 // logsumexp(h @ W) per row, as TensorFlow writes it: max, shift, exp, an f32
 // convert, sum, log, and the maximum added back. `shift` is what the
 // exponential's argument subtracts (broadcast along the classes).
 std::string LogSumExp(const std::string& shift = "mx", const std::string& w_shape = "f32[4,512]",
                       const std::string& extra = "") {
-  return Module(R"(
+  return SoftmaxModule(R"(
   h = f32[8,4]{1,0} parameter(0)
   w = )" + w_shape + R"({1,0} parameter(1)
   x = f32[8,512]{1,0} dot(h, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
@@ -62,11 +57,17 @@ exla::HloInstruction* Find(exla::HloModule& module, const std::string& name) {
   return module.entry()->FindInstruction(name);
 }
 
+// The rule's answer on the sum `s` of `module`.
+exla::WhyNot FindStatistics(exla::HloModule& module, exla::SoftmaxStatistics* statistics,
+                            int64_t split_size = kSplitSize) {
+  return exla::FindSoftmaxStatistics(Find(module, "s"), kThreshold, split_size,
+                                     exla::ShardingAnalysis(), statistics);
+}
+
 TEST(ReductionMerge, FindsMaxAndShiftedSumOfTheSameLogits) {
   auto module = Parse(LogSumExp());
   exla::SoftmaxStatistics statistics;
-  exla::WhyNot found = exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, kSplitSize,
-                                                   exla::ShardingAnalysis(), &statistics);
+  exla::WhyNot found = FindStatistics(*module, &statistics);
   ASSERT_TRUE(found.ok()) << found.reason();
   EXPECT_EQ(statistics.logits, Find(*module, "x"));
   EXPECT_EQ(statistics.max, Find(*module, "mx"));
@@ -85,9 +86,7 @@ TEST(ReductionMerge, ShiftComputedFromTheMaximumIsAccepted) {
                                 "  bninf = f32[8]{0} broadcast(ninf), dimensions={}\n"
                                 "  mj = f32[8]{0} maximum(mx, bninf)\n"));
   exla::SoftmaxStatistics statistics;
-  EXPECT_TRUE(exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, kSplitSize,
-                                          exla::ShardingAnalysis(), &statistics)
-                  .ok());
+  EXPECT_TRUE(FindStatistics(*module, &statistics).ok());
   EXPECT_EQ(statistics.shift, Find(*module, "mj"));
 }
 
@@ -97,15 +96,13 @@ TEST(ReductionMerge, SumFromNegativeZeroIsAccepted) {
   text.replace(text.find("zero = f32[] constant(0)"), 24, "zero = f32[] constant(-0)");
   auto module = Parse(text);
   exla::SoftmaxStatistics statistics;
-  EXPECT_TRUE(exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, kSplitSize,
-                                          exla::ShardingAnalysis(), &statistics)
-                  .ok());
+  EXPECT_TRUE(FindStatistics(*module, &statistics).ok());
 }
 
 TEST(ReductionMerge, ShiftByAnotherValueIsRefused) {
   // exp(x - t) for a t that is no maximum of x: the running rescaling would
   // not bound the exponentials, so the rule leaves it.
-  const std::string text = Module(R"(
+  const std::string text = SoftmaxModule(R"(
   h = f32[8,4]{1,0} parameter(0)
   w = f32[4,512]{1,0} parameter(1)
   t = f32[8]{0} parameter(2)
@@ -121,8 +118,7 @@ TEST(ReductionMerge, ShiftByAnotherValueIsRefused) {
 )");
   auto module = Parse(text);
   exla::SoftmaxStatistics statistics;
-  exla::WhyNot found = exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, kSplitSize,
-                                                   exla::ShardingAnalysis(), &statistics);
+  exla::WhyNot found = FindStatistics(*module, &statistics);
   ASSERT_FALSE(found.ok());
   EXPECT_NE(found.reason().find("subtracts no maximum"), std::string::npos) << found.reason();
 }
@@ -132,8 +128,7 @@ TEST(ReductionMerge, SmallInputsLeaveTheRowSplit) {
   // nothing larger than a slice, so the rows are split as before.
   auto module = Parse(LogSumExp());
   exla::SoftmaxStatistics statistics;
-  exla::WhyNot found = exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, 16384,
-                                                   exla::ShardingAnalysis(), &statistics);
+  exla::WhyNot found = FindStatistics(*module, &statistics, 16384);
   ASSERT_FALSE(found.ok());
   EXPECT_NE(found.reason().find("no input larger than the split size"), std::string::npos)
       << found.reason();
@@ -220,7 +215,7 @@ TEST(ReductionMerge, RemainderChunkGetsItsOwnLoop) {
 // the one-hot labels. The one-hot labels are compared with 0 (for the
 // loss's 0 * -inf = 0), and are computed exactly, so they are recomputed
 // slice by slice too.
-const std::string kCrossEntropy = Module(R"(
+const std::string kCrossEntropy = SoftmaxModule(R"(
   h = f32[8,4]{1,0} parameter(0)
   w = f32[4,512]{1,0} parameter(1)
   labels = s32[8]{0} parameter(2)
@@ -286,7 +281,7 @@ TEST(ReductionMerge, MaximumBehindAReshapeOfUnitDimensionsIsFound) {
   // JAX's attention takes the maximum of its scores before a reshape that
   // moves a dimension of extent 1, and exponentiates them after it: the loop
   // slices the maximum's operand and merges on the logits' slices.
-  const std::string text = Module(R"(
+  const std::string text = SoftmaxModule(R"(
   h = f32[8,4]{1,0} parameter(0)
   w = f32[4,512]{1,0} parameter(1)
   x8 = f32[8,512]{1,0} dot(h, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
@@ -304,8 +299,7 @@ TEST(ReductionMerge, MaximumBehindAReshapeOfUnitDimensionsIsFound) {
 )");
   auto module = Parse(text);
   exla::SoftmaxStatistics statistics;
-  exla::WhyNot found = exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, kSplitSize,
-                                                   exla::ShardingAnalysis(), &statistics);
+  exla::WhyNot found = FindStatistics(*module, &statistics);
   ASSERT_TRUE(found.ok()) << found.reason();
   EXPECT_EQ(statistics.logits, Find(*module, "x"));
   EXPECT_EQ(statistics.max, Find(*module, "mx"));

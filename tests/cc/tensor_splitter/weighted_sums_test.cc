@@ -17,6 +17,7 @@
 #include "passes/tensor_splitter/weighted_sums.h"
 #include "tests/cc/filecheck.h"
 #include "tests/cc/pass_test_bench.h"
+#include "tests/cc/softmax_module.h"
 #include "tests/cc/test_harness.h"
 
 namespace {
@@ -24,22 +25,16 @@ namespace {
 using exla_test::FileCheck;
 using exla_test::ModuleRun;
 using exla_test::RunPassObject;
+using exla_test::SoftmaxModule;
 namespace m = exla::m;
 
 constexpr int64_t kThreshold = 8192;
 constexpr int64_t kSplitSize = 2048;
 
-std::string Module(const std::string& entry) {
-  return "HloModule m\n\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-         "  ROOT s = f32[] add(a, b)\n}\n\nmax {\n  a = f32[] parameter(0)\n"
-         "  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n\nENTRY main {\n" +
-         entry + "}\n";
-}
-
 // softmax(h @ W) as TensorFlow writes it, then `output` (the lines that
 // read p, e and v, ending in ROOT).
 std::string Attention(const std::string& output) {
-  return Module(R"(
+  return SoftmaxModule(R"(
   h = f32[8,4]{1,0} parameter(0)
   w = f32[4,512]{1,0} parameter(1)
   v = f32[512,16]{1,0} parameter(2)
@@ -210,7 +205,7 @@ TEST(WeightedSums, RowsInAnotherOrderAreTransposedBeforeTheRescale) {
   // Logits f32[2,4,512]; the output dot(v, p) pairs p's dimension 1 with v's
   // batch and leaves p's dimension 0 last: the per-row rescale f32[2,4] is
   // transposed to [4,2] and broadcast onto dimensions {0,2} of f32[4,16,2].
-  const std::string text = Module(R"(
+  const std::string text = SoftmaxModule(R"(
   h = f32[2,4,4]{2,1,0} parameter(0)
   w = f32[4,512]{1,0} parameter(1)
   v = f32[4,512,16]{2,1,0} parameter(2)
