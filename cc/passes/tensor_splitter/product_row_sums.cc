@@ -125,9 +125,14 @@ bool MatchesWeightedSum(HloInstruction* o, ProductRowSum* found) {
   if (o->operand(1 - k) != values || o->operand(k) == values) return false;
   const DotDimensions dims = o->dot_dimensions();
   HloInstruction* weights = o->operand(k);
+  // O holds the rows and B's dimensions that D contracts, nothing else: B's
+  // other dimensions are batch dimensions in O as in D.
+  const size_t rank = static_cast<size_t>(weights->shape().rank()) - 1 +
+                      found->scores->dot_dimensions().rhs_contracting.size();
   if (weights->shape().dims() != found->sum->operand(0)->shape().dims() ||
       dims.contracting(k) != std::vector<int64_t>{LastDim(weights)} ||
-      dims.contracting(1 - k) != std::vector<int64_t>{FreeDimOfValues(*found->scores)}) {
+      dims.contracting(1 - k) != std::vector<int64_t>{FreeDimOfValues(*found->scores)} ||
+      static_cast<size_t>(o->shape().rank()) != rank) {
     return false;
   }
   // P' = P, or P converted (bf16 attention converts its probabilities).

@@ -27,8 +27,9 @@
 //    B, contracting exactly P's last dimension with B's dimension j, where P'
 //    is P or a convert of it, and P decomposes (as above) into the same W
 //    and per-row factors;
-//  * B's batch dimensions pair with the same rows in D as in O (the rows
-//    the sums run over are the same rows);
+//  * O holds the rows and B's dimensions that D contracts, nothing else,
+//    and B's batch dimensions pair with the same rows in D as in O (the
+//    rows the sums run over are the same rows);
 //  * O and P' are stored at least as precisely as D, and O does not depend
 //    on the reduce (O comes first).
 //

@@ -213,6 +213,19 @@ TEST(ProductRowSums, BatchDimensionsPairedWithOtherRowsAreRefused) {
   EXPECT_NE(note.find("pair the batch dimensions of v with other rows"), std::string::npos) << note;
 }
 
+TEST(ProductRowSums, OutputOverAllHeadsIsNotTheRowsProduct) {
+  // p·v without batch dimensions pairs every head's p with every head's v
+  // (f32[2,64,2,8]): no product over the rows the sum runs over.
+  std::string text = TfBackward(
+      "f32[2,64,2,8]{3,2,1,0} dot(p, v), lhs_contracting_dims={2}, rhs_contracting_dims={1}");
+  const std::string root = "(f32[2,64,8]{2,1,0}, f32[2,64]{1,0})";
+  text.replace(text.find(root), root.size(), "(f32[2,64,2,8]{3,2,1,0}, f32[2,64]{1,0})");
+  const std::string note = Refusal(text);
+  EXPECT_NE(note.find("the program computes no product of the same weights with v"),
+            std::string::npos)
+      << note;
+}
+
 TEST(ProductRowSums, SmallProductsAreLeftAlone) {
   // 32 KB of scores under a threshold of 64 KB: nothing to save, no note.
   auto module = exla::ParseHloModule(TfBackward());
