@@ -9,7 +9,8 @@ implementation="xla")``, loss ``sum(o * g)`` and its gradients in q, k and v,
 * ``plain``: ``jax.jit`` of that code (XLA holds heads x seq x seq scores:
   2.1 GB at seq = 8,192, 34 GB at 32,768);
 * ``exla``: ``exla.jit`` of the same code with only ``memory_limit`` set
-  (256MB at seq = 8,192, 1GB above): exla splits the softmax along the keys;
+  (256MB at seq = 8,192, 512MB at 16,384, 1GB above): exla splits the softmax
+  along the keys;
 * ``blocked``: attention blocked by hand in JAX, the online softmax over key
   blocks inside a map over query blocks, each query block rematerialised in
   the backward pass (``jax.checkpoint``); every block is computed and masked
@@ -48,7 +49,7 @@ from experiments import prefer_checkout_exla  # noqa: E402 - needs REPO_ROOT on 
 prefer_checkout_exla()
 
 HEADS, HEAD_SIZE = 8, 64
-LIMITS = {8192: "256MB"}  # the issue's limit at 8k; 1GB above
+LIMITS = {8192: "256MB", 16384: "512MB"}  # the issues' limits; 1GB above
 DEFAULT_LIMIT = "1GB"
 BLOCK = 512  # the hand-blocked version's query and key block
 COLUMNS = ["run_id", "seq", "backend", "limit", "status", "ran_rewritten", "loops",

@@ -63,6 +63,9 @@ struct SplitLoop {
   int64_t members = 0;      // instructions moved into the loop
   std::vector<std::string> recomputed;  // producers the loop computes again
   int64_t recomputed_flops = 0;         // and their work
+  // Sums weighted by a softmax that the loop of its statistics accumulates
+  // in the same pass (passes/tensor_splitter/weighted_sums.h), by name.
+  std::vector<std::string> accumulated;
 };
 
 // An instruction above the threshold that the tensor-splitter left whole,

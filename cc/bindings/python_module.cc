@@ -36,6 +36,7 @@ py::dict SplitLoopData(const SplitLoop& loop) {
   d["members"] = loop.members;
   d["recomputed"] = loop.recomputed;
   d["recomputed_flops"] = loop.recomputed_flops;
+  d["accumulated"] = loop.accumulated;
   d["description"] = SplitDescription(loop);  // printed from the fields above
   return d;
 }

@@ -15,7 +15,7 @@ namespace exla {
 
 // A loop the splitter built: {computation, instruction, shape, bytes,
 // dimension, extent, chunk, chunks, remainder, members, recomputed,
-// recomputed_flops, description}.
+// recomputed_flops, accumulated, description}.
 pybind11::dict SplitLoopData(const SplitLoop& loop);
 
 // The memory model's figures: {argument_bytes, output_bytes, alias_bytes,

@@ -28,6 +28,12 @@ struct SliceBounds {
 // (lhs_batch_dims, ...; an empty list is not printed).
 struct DotDimensions {
   std::vector<int64_t> lhs_batch, rhs_batch, lhs_contracting, rhs_contracting;
+
+  // Operand `k`'s (0: lhs, 1: rhs).
+  const std::vector<int64_t>& batch(int k) const { return k == 0 ? lhs_batch : rhs_batch; }
+  const std::vector<int64_t>& contracting(int k) const {
+    return k == 0 ? lhs_contracting : rhs_contracting;
+  }
 };
 
 // One `low_high[_interior]` entry of pad's `padding=` attribute.

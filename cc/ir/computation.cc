@@ -118,4 +118,17 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   return order;
 }
 
+bool DependsOn(const HloInstruction* value, const std::vector<const HloInstruction*>& sources) {
+  std::vector<const HloInstruction*> stack = {value};
+  std::unordered_set<const HloInstruction*> seen;
+  while (!stack.empty()) {
+    const HloInstruction* h = stack.back();
+    stack.pop_back();
+    if (std::find(sources.begin(), sources.end(), h) != sources.end()) return true;
+    if (!seen.insert(h).second) continue;
+    for (const HloInstruction* operand : h->operands()) stack.push_back(operand);
+  }
+  return false;
+}
+
 }  // namespace exla

@@ -70,6 +70,10 @@ class HloComputation {
   std::vector<std::unique_ptr<HloInstruction>> instructions_;
 };
 
+// Whether `value` is computed from any of `sources`, itself included
+// (following operands, within its computation).
+bool DependsOn(const HloInstruction* value, const std::vector<const HloInstruction*>& sources);
+
 }  // namespace exla
 
 #endif  // EXLA_IR_COMPUTATION_H_

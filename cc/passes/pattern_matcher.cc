@@ -66,5 +66,17 @@ bool IsNoOp(const HloInstruction* h) {
          (h->Is(HloOpcode::kTranspose) && IsIdentityPermutation(h->dimensions()));
 }
 
+bool IsDegenerateReshape(const HloInstruction* h) {
+  if (!h->Is(HloOpcode::kReshape) || !h->operand(0)->shape().IsArray()) return false;
+  auto non_unit = [](const Shape& shape) {
+    std::vector<int64_t> extents;
+    for (int64_t extent : shape.dims()) {
+      if (extent != 1) extents.push_back(extent);
+    }
+    return extents;
+  };
+  return non_unit(h->operand(0)->shape()) == non_unit(h->shape());
+}
+
 }  // namespace m
 }  // namespace exla

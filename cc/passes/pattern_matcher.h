@@ -215,6 +215,12 @@ class LookThroughPattern {
 // and mixed precision adds the converts.
 bool IsNoOp(const HloInstruction* h);
 
+// Whether `h` is a reshape that only adds or drops dimensions of extent 1
+// (JAX moves attention's scores through such reshapes around its
+// grouped-query dimension): the other dimensions keep their extents and
+// their order, and every element its place in them.
+bool IsDegenerateReshape(const HloInstruction* h);
+
 // `inner`, looking through no-op reshapes, transposes and converts (IsNoOp).
 template <typename Inner>
 LookThroughPattern<Inner> NoOps(Inner inner, std::vector<HloInstruction*>* skipped = nullptr) {

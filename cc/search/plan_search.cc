@@ -11,6 +11,7 @@
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
 #include "passes/tensor_splitter/sharding_analysis.h"
+#include "passes/tensor_splitter/split_choices.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
 
 namespace exla {
@@ -24,6 +25,7 @@ const char* PlanOriginName(PlanOrigin origin) {
     case PlanOrigin::kLargeSums: return "large sums";
     case PlanOrigin::kDimension: return "other dimension";
     case PlanOrigin::kKeepWhole: return "kept whole";
+    case PlanOrigin::kTwoPass: return "two passes";
   }
   return "unknown";
 }
@@ -102,6 +104,8 @@ class Search {
   void OtherDimensions(const PlanCandidate& plan);
   std::vector<std::string> KeepCandidates(const PlanCandidate& plan) const;
   void KeepWhole(const PlanCandidate& plan);
+  bool LeaveToSecondPass();
+  void TwoPasses(const PlanCandidate& plan);
   bool ConsiderDimension(const PlanSettings& settings, const std::string& tensor, int64_t d);
   PlanSettings Settings(int64_t threshold, bool large_sums) const;
   // Pipeline runs count against the budget, those whose plan was dropped too.
@@ -117,6 +121,9 @@ class Search {
   std::map<Key, size_t> seen_;  // settings -> index in result_->plans
   int64_t largest_ = 0;
   int refused_runs_ = 0;  // runs whose dimension the splitter could not take
+  // The weighted sums every plan from now on leaves to a second pass
+  // (kTwoPass): set once no plan with one pass fits.
+  std::map<std::string, int64_t> two_pass_;
 };
 
 PlanCandidate Search::Evaluate(const PlanSettings& settings) const {
@@ -159,6 +166,7 @@ PlanSettings Search::Settings(int64_t threshold, bool large_sums) const {
   settings.threshold = threshold;
   settings.split_size = options_.split_size;
   settings.large_sums = large_sums;
+  settings.dimensions = two_pass_;
   return settings;
 }
 
@@ -227,11 +235,38 @@ const PlanCandidate* Search::FirstChoice() const {
     return std::make_tuple(p.recomputed_flops, p.loops.size(), -p.settings.threshold);
   };
   for (const PlanCandidate& plan : result_->plans) {
-    if (plan.fits && plan.settings.dimensions.empty() && (!best || order(plan) < order(*best))) {
-      best = &plan;
-    }
+    const bool variant = plan.settings.dimensions != two_pass_;  // of a first choice
+    if (plan.fits && !variant && (!best || order(plan) < order(*best))) best = &plan;
   }
   return best;
+}
+
+// The weighted sums that the loops of the plans so far accumulate in one
+// pass, left to a second pass by every plan from now on; false if there
+// are none.
+bool Search::LeaveToSecondPass() {
+  for (const PlanCandidate& plan : result_->plans) {
+    for (const SplitLoop& loop : plan.loops) {
+      for (const std::string& sum : loop.accumulated) {
+        two_pass_[loop.computation + "/" + sum] = kTwoPass;
+      }
+    }
+  }
+  return !two_pass_.empty();
+}
+
+// `plan` with its weighted sums left to a second pass: the statistics' loop
+// keeps no accumulator, the second loop computes the logits again. The
+// models judge which is better; where the accumulator does not fit, only
+// this one may.
+void Search::TwoPasses(const PlanCandidate& plan) {
+  PlanSettings settings = plan.settings;
+  for (const SplitLoop& loop : plan.loops) {
+    for (const std::string& sum : loop.accumulated) {
+      settings.dimensions[loop.computation + "/" + sum] = kTwoPass;
+    }
+  }
+  if (settings.dimensions != plan.settings.dimensions) Consider(settings, PlanOrigin::kTwoPass);
 }
 
 // The splitter's slices default to a quarter of the threshold, which leaves
@@ -335,9 +370,13 @@ void Search::Run(int64_t largest) {
     const int64_t start = smallest->settings.threshold / 2;
     Halve(true, start > 0 ? start : 0, PlanOrigin::kLargeSums);
   }
+  // A loop that accumulates a weighted sum in one pass keeps the sum beside
+  // the statistics; where no such plan fits, the same plans in two passes.
+  if (FirstChoice() == nullptr && LeaveToSecondPass()) Halve(false, 0, PlanOrigin::kTwoPass);
   const PlanCandidate* choice = FirstChoice();
   if (choice == nullptr || choice->settings.threshold == 0) return;
   if (options_.split_size == 0) LargerSlices(*choice);
+  TwoPasses(*choice);
   if (choice->recomputed_flops > 0) KeepWhole(*choice);
   // Every slice size that fits at that threshold, moved to other dimensions:
   // which of them the caller ranks first is its decision.
@@ -346,7 +385,7 @@ void Search::Run(int64_t largest) {
   for (size_t i = 0; i < plans; ++i) {
     const PlanCandidate& plan = result_->plans[i];
     if (plan.fits && plan.settings.threshold == chosen.threshold &&
-        plan.settings.large_sums == chosen.large_sums && plan.settings.dimensions.empty()) {
+        plan.settings.large_sums == chosen.large_sums && plan.settings.dimensions == two_pass_) {
       OtherDimensions(plan);
     }
   }

@@ -5,7 +5,10 @@
 // slice size, whether sums may stay above the threshold) plus structural
 // choices: for a tensor the splitter built a loop over, the dimension that
 // loop runs along; for a value its loops compute again, whether to keep it
-// whole instead (its memory against the work). The search runs the pipeline
+// whole instead (its memory against the work); for a sum weighted by a
+// softmax, whether the loop of the softmax's statistics accumulates it in the
+// same pass or a second loop computes the logits again for it (the
+// accumulator's memory against the work). The search runs the pipeline
 // for each plan it considers and judges the result with the memory model
 // (analysis/memory_model.h: XLA's planned peak, constants included) and the
 // cost model (analysis/cost_model.h: the time it would take), in milliseconds
@@ -32,7 +35,8 @@ struct PlanSettings {
   int64_t threshold = 0;   // per-tensor threshold; 0: none (the user's settings alone)
   int64_t split_size = 0;  // slice size in loop bodies; 0: the splitter's default
   bool large_sums = false;
-  std::map<std::string, int64_t> dimensions;  // Options::split_dimensions (kKeepWhole too)
+  // Options::split_dimensions (kKeepWhole and kTwoPass too)
+  std::map<std::string, int64_t> dimensions;
 };
 
 // How a plan came to be considered, for the report.
@@ -44,6 +48,7 @@ enum class PlanOrigin {
   kLargeSums,     // the halving again, sums allowed above the threshold
   kDimension,     // a fitting plan with one loop moved to another dimension
   kKeepWhole,     // a fitting plan with values its loops recompute kept whole
+  kTwoPass,       // a plan with its softmax-weighted sums left to a second pass
 };
 
 const char* PlanOriginName(PlanOrigin origin);

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from exla._plan_search import KEEP_WHOLE
+from exla._plan_search import KEEP_WHOLE, TWO_PASS
 from exla._splitter_result import SplitLoop
 from exla._values import format_flops, format_seconds, format_size
 
@@ -19,6 +19,15 @@ __all__ = ["Candidate", "LimitPlan"]
 # Instructions left above the threshold that a report shows when the plan fits
 # (the largest first); every one is shown when the limit is missed.
 _UNSPLIT_SHOWN = 5
+
+
+def _choice_text(tensor: str, dimension: int) -> str:
+    """A plan's structural choice for one tensor, for people."""
+    if dimension == KEEP_WHOLE:
+        return f", {tensor} kept whole"
+    if dimension == TWO_PASS:
+        return f", {tensor} in a second pass"
+    return f", {tensor} along dimension {dimension}"
 
 
 @dataclasses.dataclass
@@ -39,8 +48,9 @@ class Candidate:
       predicted_peak_bytes: the memory model's peak for it, where the plan
         came from the model-guided search (None: measured blind).
       dimensions: ``(("computation/instruction", dimension), ...)``: loops
-        the plan moved off the splitter's first dimension, and values it
-        keeps whole instead of recomputing (dimension ``KEEP_WHOLE``).
+        the plan moved off the splitter's first dimension, values it keeps
+        whole instead of recomputing (dimension ``KEEP_WHOLE``), and
+        softmax-weighted sums it leaves to a second pass (``TWO_PASS``).
     """
 
     threshold: int | None
@@ -57,8 +67,7 @@ class Candidate:
     def __str__(self) -> str:
         split = format_size(self.split_size) if self.split_size else "auto"
         split += ", sums above the threshold" if self.large_sums else ""
-        split += "".join(f", {tensor} kept whole" if d == KEEP_WHOLE else
-                         f", {tensor} along dimension {d}" for tensor, d in self.dimensions)
+        split += "".join(_choice_text(tensor, d) for tensor, d in self.dimensions)
         verdict = "fits" if self.fits else "over"
         model = ("" if self.predicted_peak_bytes is None else
                  f" (model {format_size(self.predicted_peak_bytes)})")

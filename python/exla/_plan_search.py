@@ -35,7 +35,7 @@ from typing import Any
 from exla._splitter_result import SplitLoop
 
 __all__ = ["PlanSettings", "ModelPlan", "PlanSearch", "of_data", "search", "MAX_PLANS",
-           "KEEP_WHOLE"]
+           "KEEP_WHOLE", "TWO_PASS"]
 
 MAX_PLANS = 32
 """Pipeline runs the C++ search spends on one module."""
@@ -44,6 +44,12 @@ KEEP_WHOLE = -1
 """A tensor's entry in :attr:`PlanSettings.dimensions` that keeps it whole:
 the splitter's loops read its slices instead of computing it again
 (``kKeepWhole`` in cc/passes/tensor_splitter/tensor_splitter.h)."""
+
+TWO_PASS = -2
+"""A softmax-weighted sum's entry in :attr:`PlanSettings.dimensions` that
+leaves it to a second pass over the logits instead of accumulating it in the
+loop of the softmax's statistics (``kTwoPass`` in
+cc/passes/tensor_splitter/split_choices.h)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +62,8 @@ class PlanSettings:
       large_sums: sums may be accumulated above the threshold.
       dimensions: ``(("computation/instruction", dimension), ...)``: the
         dimension the loop over that tensor runs along, where the splitter
-        would otherwise take the longest, or :data:`KEEP_WHOLE`.
+        would otherwise take the longest, or :data:`KEEP_WHOLE`, or for a
+        softmax-weighted sum :data:`TWO_PASS`.
     """
 
     threshold: int | None = None

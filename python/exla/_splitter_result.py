@@ -53,6 +53,9 @@ class SplitLoop:
     recomputed: tuple[str, ...]
     recomputed_flops: int
     description: str
+    # sums weighted by a softmax that this loop of its statistics accumulates
+    # in the same pass (cc/passes/tensor_splitter/weighted_sums.h)
+    accumulated: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -63,7 +66,8 @@ class SplitLoop:
     def of_data(cls, data: dict) -> "SplitLoop":
         """A loop from the C++ core's fields (cc/bindings: ``SplitLoopData``)."""
         return cls(**{**data, "extents": tuple(data["extents"]),
-                      "recomputed": tuple(data["recomputed"])})
+                      "recomputed": tuple(data["recomputed"]),
+                      "accumulated": tuple(data.get("accumulated", ()))})
 
 
 @dataclasses.dataclass(frozen=True)

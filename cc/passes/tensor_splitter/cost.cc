@@ -70,6 +70,18 @@ SplitLoop DescribeSplit(const SplitRegion& region, const HloInstruction& anchor,
   return loop;
 }
 
+void KeepRecomputedThatStayed(SplitLoop* loop, const HloComputation& computation) {
+  std::vector<std::string> stayed;
+  loop->recomputed_flops = 0;
+  for (std::string& name : loop->recomputed) {
+    const HloInstruction* producer = computation.FindInstruction(name);
+    if (producer == nullptr) continue;
+    loop->recomputed_flops += InstructionFlops(*producer);
+    stayed.push_back(std::move(name));
+  }
+  loop->recomputed = std::move(stayed);
+}
+
 std::string SplitNoteText(const SplitLoop& loop) { return "split " + SplitDescription(loop); }
 
 std::string SplitDescription(const SplitLoop& loop) {
@@ -91,6 +103,13 @@ std::string SplitDescription(const SplitLoop& loop) {
     }
     if (loop.recomputed.size() > kNamed) out << " and " << loop.recomputed.size() - kNamed << " more";
     out << " (" << HumanFlops(loop.recomputed_flops) << ")";
+  }
+  if (!loop.accumulated.empty()) {
+    out << ", accumulates";
+    for (size_t k = 0; k < loop.accumulated.size(); ++k) {
+      out << (k ? ", " : " ") << loop.accumulated[k];
+    }
+    out << " in the same pass";
   }
   return out.str();
 }

@@ -22,6 +22,12 @@ namespace exla {
 SplitLoop DescribeSplit(const SplitRegion& region, const HloInstruction& anchor, int64_t dim,
                         int64_t chunk);
 
+// Drops from `loop` the producers that the program no longer computes once
+// the loop replaced their users (the dead code removed): a softmax's
+// exponentials, whose sum and weighted sums the loop of its statistics
+// computes in one pass, are then computed once, in the loop, not twice.
+void KeepRecomputedThatStayed(SplitLoop* loop, const HloComputation& computation);
+
 // The note for the user about one loop, one line, printed from its record:
 // "split " and its description (what was split, how, what is recomputed).
 std::string SplitNoteText(const SplitLoop& loop);

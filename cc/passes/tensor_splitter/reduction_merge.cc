@@ -78,19 +78,45 @@ std::vector<int64_t> OtherDims(int64_t rank, int64_t dim) {
   return others;
 }
 
-// The max over `dim` of `logits`, with init -inf, read through value-preserving
-// converts, reshapes and transposes (TensorFlow's reduce_logsumexp takes the
-// maximum of an f32 -> f32 convert of the logits it then shifts).
-HloInstruction* FindMax(HloInstruction* logits, int64_t dim) {
+// Whether the logits' values are those of `h` in the same places: behind
+// value-preserving converts, reshapes and transposes, and reshapes that add
+// or drop dimensions of extent 1.
+bool SameValues(const HloInstruction* h) { return m::IsNoOp(h) || m::IsDegenerateReshape(h); }
+
+// Dimension `dim` of `from` (of extent above 1) in `to`, a shape with the
+// same dimensions of extent above 1 in the same order.
+int64_t DimAcross(const Shape& from, int64_t dim, const Shape& to) {
+  int64_t rank_among_others = 0;
+  for (int64_t d = 0; d < dim; ++d) rank_among_others += from.dim(static_cast<int>(d)) != 1;
+  for (int64_t d = 0; d < to.rank(); ++d) {
+    if (to.dim(static_cast<int>(d)) != 1 && rank_among_others-- == 0) return d;
+  }
+  return -1;
+}
+
+// The max over `dim` of `logits`, with init -inf, read through SameValues
+// (TensorFlow's reduce_logsumexp takes the maximum of an f32 -> f32 convert
+// of the logits it then shifts; JAX's attention takes it before a reshape
+// that moves a dimension of extent 1). `*max_dim` is the dimension it
+// reduces.
+HloInstruction* FindMax(HloInstruction* logits, int64_t dim, int64_t* max_dim) {
   HloInstruction* base = logits;
-  while (m::IsNoOp(base)) base = base->operand(0);
-  std::vector<HloInstruction*> same = {base};
+  int64_t base_dim = dim;
+  while (SameValues(base)) {
+    base_dim = DimAcross(base->shape(), base_dim, base->operand(0)->shape());
+    base = base->operand(0);
+  }
+  std::vector<std::pair<HloInstruction*, int64_t>> same = {{base, base_dim}};
   for (size_t i = 0; i < same.size(); ++i) {
-    for (HloInstruction* user : same[i]->users()) {
-      if (m::IsNoOp(user) && std::find(same.begin(), same.end(), user) == same.end()) {
-        same.push_back(user);
-      } else if (user->operand(0) == same[i] &&
-                 IsReduceOver(user, dim, HloOpcode::kMaximum, "-inf")) {
+    const auto [value, value_dim] = same[i];
+    for (HloInstruction* user : value->users()) {
+      const bool seen = std::any_of(same.begin(), same.end(),
+                                    [&](const auto& entry) { return entry.first == user; });
+      if (SameValues(user) && !seen) {
+        same.push_back({user, DimAcross(value->shape(), value_dim, user->shape())});
+      } else if (user->operand(0) == value &&
+                 IsReduceOver(user, value_dim, HloOpcode::kMaximum, "-inf")) {
+        *max_dim = value_dim;
         return user;
       }
     }
@@ -128,7 +154,10 @@ WhyNot MatchStatistics(HloInstruction* sum, SoftmaxStatistics* found) {
     return WhyNot::Because(broadcast->name() + " does not broadcast a value per row along the "
                            "reduced dimension");
   }
-  found->max = FindMax(found->logits, found->dim);
+  if (shape.dim(static_cast<int>(found->dim)) < 2) {
+    return WhyNot::Because(sum->name() + " sums over one element");
+  }
+  found->max = FindMax(found->logits, found->dim, &found->max_dim);
   if (found->max == nullptr || found->max->shape().element_type() != shape.element_type() ||
       found->max->operand(0)->shape().element_type() != shape.element_type() ||
       !ComputedFromMax(found->shift, found->max)) {
@@ -147,13 +176,13 @@ WhyNot BuildStatisticsRegion(int64_t threshold, int64_t split_size,
   if (sharding.BytesToSplit(*x) <= threshold) {
     return WhyNot::Because(x->name() + " is not above the threshold, or is kept whole");
   }
-  WhyNot built = BuildSplitRegion({RegionStart::Sink(found->max, 0, found->dim)}, threshold,
+  WhyNot built = BuildSplitRegion({RegionStart::Sink(found->max, 0, found->max_dim)}, threshold,
                                   threshold, &found->region, sharding);
   if (!built.ok()) return built;
   // The maximum's operand: x, or x behind value-preserving steps.
   auto member = found->region.members.find(found->max->operand(0));
   if (member == found->region.members.end() ||
-      member->second.result_dim != DimensionMapping::Dimension(found->dim) ||
+      member->second.result_dim != DimensionMapping::Dimension(found->max_dim) ||
       found->region.exits != std::vector<HloInstruction*>{found->max} || found->region.size < 2) {
     return WhyNot::Because(x->name() + " cannot be computed slice by slice along dimension " +
                            std::to_string(found->dim));
@@ -188,7 +217,38 @@ Shape SliceShape(const Shape& shape, int64_t dim, int64_t chunk) {
   return sliced;
 }
 
-// Builds the loops: state (index, M, S, inputs...).
+HloInstruction* ConvertTo(HloBuilder& b, HloInstruction* h, PrimitiveType type) {
+  return h->shape().element_type() == type ? h : b.Convert(h, type);
+}
+
+// `h` with the dimensions of `shape` (a reshape of unit dimensions).
+HloInstruction* ReshapedTo(HloBuilder& b, HloInstruction* h, const Shape& shape) {
+  return h->shape().dims() == shape.dims() ? h : b.Reshape(h, shape.dims());
+}
+
+// A per-row value (x's dimensions but the normalised one) broadcast onto
+// the weighted sum's result, where the dot put those rows: transposed first
+// where the dot's order of them differs (a broadcast keeps its operand's).
+HloInstruction* RowsOnto(HloBuilder& b, HloInstruction* rows, const WeightedSum& w, int64_t dim,
+                         PrimitiveType type) {
+  std::vector<std::pair<int64_t, int64_t>> placed;  // (result dimension, row dimension)
+  for (int64_t d = 0, row = 0; d <= rows->shape().rank(); ++d) {
+    if (d == dim) continue;
+    placed.push_back({ResultDimension(*w.dot, w.weights_operand, d).dimension(), row++});
+  }
+  std::sort(placed.begin(), placed.end());
+  std::vector<int64_t> order;
+  std::vector<int64_t> positions;
+  for (const auto& [position, row] : placed) {
+    positions.push_back(position);
+    order.push_back(row);
+  }
+  if (!std::is_sorted(order.begin(), order.end())) rows = b.Transpose(rows, order);
+  return b.Broadcast(ConvertTo(b, rows, type), w.dot->shape().dims(), positions);
+}
+
+// Builds the loops: state (index, M, S, inputs..., the values each weighted
+// sum weighs..., their accumulators...).
 class StatisticsLoopBuilder {
  public:
   StatisticsLoopBuilder(const SoftmaxStatistics& statistics)
@@ -210,11 +270,25 @@ class StatisticsLoopBuilder {
     const double inf = std::numeric_limits<double>::infinity();
     std::vector<HloInstruction*> elements = {
         b.ConstantIndex(0, index_type_),
-        b.Broadcast(b.ConstantScalar(max_type, -inf), s_.max->shape().dims(), {}),
+        b.Broadcast(b.ConstantScalar(max_type, -inf), s_.sum->shape().dims(), {}),
         b.Broadcast(b.ConstantScalar(sum_type, 0), s_.sum->shape().dims(), {})};
     for (const auto& input : region_.inputs) elements.push_back(input.first);
+    for (const WeightedSum& w : s_.weighted_sums) {
+      elements.push_back(w.dot->operand(1 - w.weights_operand));
+    }
+    for (const WeightedSum& w : s_.weighted_sums) {
+      const PrimitiveType type = AccumulatorType(s_, w);
+      elements.push_back(b.Broadcast(b.ConstantScalar(type, 0), w.dot->shape().dims(), {}));
+    }
     return b.Tuple(elements);
   }
+
+  // Where the loop state holds the values the i-th weighted sum weighs, and
+  // its accumulator.
+  int64_t ValuesIndex(size_t i) const {
+    return static_cast<int64_t>(3 + region_.inputs.size() + i);
+  }
+  int64_t AccumulatorIndex(size_t i) const { return ValuesIndex(s_.weighted_sums.size() + i); }
 
   // One while loop over `trips` chunks of `chunk`, starting at `base`.
   HloInstruction* Loop(HloInstruction* state, int64_t chunk, int64_t trips, int64_t base) {
@@ -267,8 +341,23 @@ class StatisticsLoopBuilder {
     }
     std::unordered_map<HloInstruction*, HloInstruction*> clones =
         CloneMembers(body, inputs, offset, chunk);
-    Merge(b, b.GetTupleElement(state, 1), b.GetTupleElement(state, 2), clones.at(s_.max),
-          clones.at(s_.max->operand(0)), &next[1], &next[2]);
+    // The maximum's operand is x, or x behind reshapes of unit dimensions:
+    // the merge works on x's slice and rows.
+    const Shape slice = SliceShape(s_.logits->shape(), s_.dim, chunk);
+    const Merged merged = Merge(b, b.GetTupleElement(state, 1), b.GetTupleElement(state, 2),
+                                ReshapedTo(b, clones.at(s_.max), s_.sum->shape()),
+                                ReshapedTo(b, clones.at(s_.max->operand(0)), slice));
+    next[1] = merged.max;
+    next[2] = merged.sum;
+    const size_t first_values = next.size();
+    for (size_t i = 0; i < s_.weighted_sums.size(); ++i) {
+      next.push_back(b.GetTupleElement(state, ValuesIndex(i)));
+    }
+    for (size_t i = 0; i < s_.weighted_sums.size(); ++i) {
+      HloInstruction* accumulator = b.GetTupleElement(state, AccumulatorIndex(i));
+      next.push_back(MergeWeightedSum(b, s_.weighted_sums[i], accumulator, next[first_values + i],
+                                      merged, offset, chunk));
+    }
     body->set_root(b.Tuple(next));
     return body;
   }
@@ -338,9 +427,15 @@ class StatisticsLoopBuilder {
   // A row whose maximum is still -inf (every element so far -inf, masked)
   // shifts by 0 instead, so that exp(-inf - -inf) makes no NaN that later
   // slices would keep; its sum stays 0.
-  void Merge(HloBuilder& b, HloInstruction* running_max, HloInstruction* running_sum,
-             HloInstruction* chunk_max, HloInstruction* chunk, HloInstruction** next_max,
-             HloInstruction** next_sum) {
+  struct Merged {
+    HloInstruction* max;    // M'
+    HloInstruction* sum;    // S'
+    HloInstruction* terms;  // exp(x_k - M'), as the program's sum reads its terms
+    HloInstruction* scale;  // exp(M - M'), per row, in the maximum's type
+  };
+
+  Merged Merge(HloBuilder& b, HloInstruction* running_max, HloInstruction* running_sum,
+               HloInstruction* chunk_max, HloInstruction* chunk) {
     const std::vector<int64_t>& rows = running_max->shape().dims();
     const PrimitiveType type = running_max->shape().element_type();
     const PrimitiveType sum_type = running_sum->shape().element_type();
@@ -366,10 +461,28 @@ class StatisticsLoopBuilder {
                                          s_.sum->CalledComputation("to_apply"));
     HloInstruction* scale =
         b.Unary(HloOpcode::kExp, b.Binary(HloOpcode::kSubtract, running_max, shift));
-    if (sum_type != type) scale = b.Convert(scale, sum_type);
-    *next_max = new_max;
-    *next_sum = b.Binary(HloOpcode::kAdd, b.Binary(HloOpcode::kMultiply, running_sum, scale),
-                         chunk_sum);
+    HloInstruction* next_sum = b.Binary(
+        HloOpcode::kAdd, b.Binary(HloOpcode::kMultiply, running_sum, ConvertTo(b, scale, sum_type)),
+        chunk_sum);
+    return {new_max, next_sum, terms, scale};
+  }
+
+  // One slice merged into a weighted sum's accumulator A (WeightedSum):
+  // A' = A · exp(M - M') + dot(exp(x_k - M'), v_k), in the accumulator's
+  // type, the values sliced along the dimension the dot contracts.
+  HloInstruction* MergeWeightedSum(HloBuilder& b, const WeightedSum& w, HloInstruction* accumulator,
+                                   HloInstruction* values, const Merged& merged,
+                                   HloInstruction* offset, int64_t chunk) {
+    const PrimitiveType type = accumulator->shape().element_type();
+    HloInstruction* slice = ConvertTo(
+        b, SliceOf(b, values, DimensionMapping::Dimension(w.values_dim), offset, chunk), type);
+    HloInstruction* weights = ConvertTo(b, merged.terms, type);
+    HloInstruction* contribution =
+        w.weights_operand == 0 ? b.Dot(weights, slice, w.dot->dot_dimensions(), type)
+                               : b.Dot(slice, weights, w.dot->dot_dimensions(), type);
+    HloInstruction* rescaled = b.Binary(HloOpcode::kMultiply, accumulator,
+                                        RowsOnto(b, merged.scale, w, s_.dim, type));
+    return b.Binary(HloOpcode::kAdd, rescaled, contribution);
   }
 
   const SoftmaxStatistics& s_;
@@ -383,6 +496,19 @@ class StatisticsLoopBuilder {
 
 }  // namespace
 
+PrimitiveType AccumulatorType(const SoftmaxStatistics& statistics, const WeightedSum& sum) {
+  const PrimitiveType own = statistics.sum->shape().element_type();
+  const PrimitiveType dot = sum.dot->shape().element_type();
+  return FloatRung(dot) > FloatRung(own) ? dot : own;
+}
+
+int64_t ValuesBytesPerUnit(const SoftmaxStatistics& statistics, const WeightedSum& sum) {
+  const Shape& values = sum.dot->operand(1 - sum.weights_operand)->shape();
+  const int64_t extent = std::max<int64_t>(1, values.dim(static_cast<int>(sum.values_dim)));
+  const int64_t bytes = PrimitiveTypeBitWidth(AccumulatorType(statistics, sum)) / 8;
+  return values.ElementCount() / extent * bytes;
+}
+
 std::vector<HloComputation*> RewriteSoftmaxStatistics(const SoftmaxStatistics& statistics,
                                                       int64_t chunk) {
   StatisticsLoopBuilder loops(statistics);
@@ -391,7 +517,7 @@ std::vector<HloComputation*> RewriteSoftmaxStatistics(const SoftmaxStatistics& s
   HloBuilder b(computation);
   HloInstruction* max = b.GetTupleElement(result, 1);
   HloInstruction* sum = b.GetTupleElement(result, 2);
-  statistics.max->ReplaceAllUsesWith(max);
+  statistics.max->ReplaceAllUsesWith(ReshapedTo(b, max, statistics.max->shape()));
   // The loop summed exp(x - M); the program sums exp(x - c), with c computed
   // from the maximum (now the loop's): exp(M - c) is 1 where c is M, and
   // exp(-inf - -inf) = NaN for a row of -inf, as in the program's own sum.
@@ -399,7 +525,22 @@ std::vector<HloComputation*> RewriteSoftmaxStatistics(const SoftmaxStatistics& s
   HloInstruction* factor = b.Unary(HloOpcode::kExp, b.Binary(HloOpcode::kSubtract, max, shift));
   const PrimitiveType sum_type = statistics.sum->shape().element_type();
   if (factor->shape().element_type() != sum_type) factor = b.Convert(factor, sum_type);
-  statistics.sum->ReplaceAllUsesWith(b.Binary(HloOpcode::kMultiply, sum, factor));
+  HloInstruction* program_sum = b.Binary(HloOpcode::kMultiply, sum, factor);
+  statistics.sum->ReplaceAllUsesWith(program_sum);
+  // A weighted sum: the loop summed exp(x - M) v, the program exp(x - c) v
+  // (divided by its sum where it normalised first). The factor is exactly 1
+  // where the program's arithmetic is finite.
+  for (size_t i = 0; i < statistics.weighted_sums.size(); ++i) {
+    const WeightedSum& w = statistics.weighted_sums[i];
+    HloInstruction* value = b.GetTupleElement(result, loops.AccumulatorIndex(i));
+    const PrimitiveType type = value->shape().element_type();
+    value = b.Binary(HloOpcode::kMultiply, value, RowsOnto(b, factor, w, statistics.dim, type));
+    if (w.normalised) {
+      HloInstruction* divisor = RowsOnto(b, program_sum, w, statistics.dim, type);
+      value = b.Binary(HloOpcode::kDivide, value, divisor);
+    }
+    w.dot->ReplaceAllUsesWith(ConvertTo(b, value, w.dot->shape().element_type()));
+  }
   return loops.bodies();
 }
 

@@ -36,6 +36,20 @@
 
 namespace exla {
 
+// A sum over the normalised dimension weighted by the softmax's terms
+// e = exp(x - broadcast(c)) (the value the sum s reduces): o = dot(e, v) or
+// dot(e / broadcast(s), v), e possibly converted first (weighted_sums.h).
+// The statistics' loop accumulates it in the same pass, rescaled like s:
+// for the accumulator A of Σ exp(x - M) v over the slices so far, a slice
+// with the new maximum M' gives A' = A · exp(M - M') + Σ exp(x_k - M') v_k,
+// and after the loop o = A · exp(M - c) (divided by s where e was).
+struct WeightedSum {
+  HloInstruction* dot = nullptr;
+  int weights_operand = 0;  // the dot's operand computed from e
+  bool normalised = false;  // e divided by s before the dot
+  int64_t values_dim = 0;   // the other operand's dimension the dot contracts
+};
+
 // A max and a shifted sum of exponentials over the same dimension of the
 // same logits, and the region that computes slices of the logits.
 struct SoftmaxStatistics {
@@ -48,9 +62,14 @@ struct SoftmaxStatistics {
   // outermost first.
   std::vector<HloInstruction*> between;
   int64_t dim = 0;
+  // That dimension in the maximum's operand: x, or x behind reshapes that
+  // add or drop dimensions of extent 1 (JAX's attention).
+  int64_t max_dim = 0;
   // The loop that yields `max` from slices of x along `dim` (x and its
   // producers recomputed slice by slice).
   SplitRegion region;
+  // Weighted sums the loop accumulates too (one pass over the logits).
+  std::vector<WeightedSum> weighted_sums;
 };
 
 // The statistics whose sum is `sum`, if `sum` is the sum of a softmax over
@@ -60,9 +79,20 @@ struct SoftmaxStatistics {
 WhyNot FindSoftmaxStatistics(HloInstruction* sum, int64_t threshold, int64_t split_size,
                              const ShardingAnalysis& sharding, SoftmaxStatistics* statistics);
 
-// Replaces `statistics.max` and `statistics.sum` by the results of one loop
-// over chunks of `chunk` elements of the normalised dimension (a one-trip
-// loop for the remainder runs first). Returns the loop bodies it created.
+// The type the loop accumulates `sum` in: the more precise of the
+// statistics' sum's and the weighted sum's own (never less precise than the
+// program).
+PrimitiveType AccumulatorType(const SoftmaxStatistics& statistics, const WeightedSum& sum);
+
+// What one unit of the normalised dimension adds to the slice of the values
+// `sum` weighs, as the loop converts them: a trip's slice counts against the
+// split size like the logits' slice.
+int64_t ValuesBytesPerUnit(const SoftmaxStatistics& statistics, const WeightedSum& sum);
+
+// Replaces `statistics.max`, `statistics.sum` and the weighted sums by the
+// results of one loop over chunks of `chunk` elements of the normalised
+// dimension (a one-trip loop for the remainder runs first). Returns the loop
+// bodies it created.
 std::vector<HloComputation*> RewriteSoftmaxStatistics(const SoftmaxStatistics& statistics,
                                                       int64_t chunk);
 

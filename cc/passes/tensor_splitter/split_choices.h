@@ -15,8 +15,14 @@ namespace exla {
 // tensor whole: it is not split, and loops read its slices instead of
 // computing it again (a loop that computes it writes it whole). That trades
 // its memory for the work of recomputing it, which the plan search judges.
+// kTwoPass, for a sum weighted by a softmax's terms (a dot over the
+// dimension the softmax normalises, weighted_sums.h), leaves it to a loop
+// after the one that computes the softmax's statistics, instead of
+// accumulating it in that loop with a running rescaling: the logits are
+// computed twice, but that loop keeps no accumulator of the sum's size.
 using DimensionChoices = std::map<std::string, int64_t>;
 constexpr int64_t kKeepWhole = -1;
+constexpr int64_t kTwoPass = -2;
 
 }  // namespace exla
 

@@ -8,6 +8,7 @@
 #include "passes/tensor_splitter/cost.h"
 #include "passes/tensor_splitter/loops.h"
 #include "passes/tensor_splitter/reduction_merge.h"
+#include "passes/tensor_splitter/weighted_sums.h"
 
 namespace exla {
 namespace {
@@ -312,7 +313,7 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
 }
 
 SplitResult SplitSoftmaxStatistics(HloComputation* computation, int64_t limit, int64_t split_size,
-                                   const ShardingAnalysis& sharding,
+                                   const ShardingAnalysis& sharding, const DimensionChoices& chosen,
                                    std::vector<std::pair<std::string, int64_t>>* normalised) {
   for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
     SoftmaxStatistics statistics;
@@ -320,10 +321,18 @@ SplitResult SplitSoftmaxStatistics(HloComputation* computation, int64_t limit, i
         !FindSoftmaxStatistics(instruction, limit, split_size, sharding, &statistics).ok()) {
       continue;
     }
-    const int64_t chunk = ChunkFor(statistics.region, split_size);
     SplitResult result;
     result.split = true;
+    statistics.weighted_sums = FindWeightedSums(statistics, chosen, &result.notes);
+    for (const WeightedSum& sum : statistics.weighted_sums) {
+      int64_t& per_unit = statistics.region.max_bytes_per_unit;
+      per_unit = std::max(per_unit, ValuesBytesPerUnit(statistics, sum));
+    }
+    const int64_t chunk = ChunkFor(statistics.region, split_size);
     result.loop = DescribeSplit(statistics.region, *statistics.logits, statistics.dim, chunk);
+    for (const WeightedSum& sum : statistics.weighted_sums) {
+      result.loop.accumulated.push_back(sum.dot->name());
+    }
     normalised->push_back({statistics.logits->name(), statistics.dim});
     result.bodies = RewriteSoftmaxStatistics(statistics, chunk);
     return result;

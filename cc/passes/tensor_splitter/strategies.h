@@ -25,6 +25,7 @@ struct SplitResult {
   bool split = false;
   std::vector<HloComputation*> bodies;
   SplitLoop loop;  // read before the rewrite: the region no longer exists after it
+  std::vector<std::string> notes;  // what the loop left out, and why, for the log
 };
 
 // Inputs and literals are already in memory; splitting starts at the first
@@ -67,11 +68,13 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
                         int64_t sink_reduction = kSinkReduction);
 
 // Strategy 0 (reduction_merge.h): a softmax's maximum and sum of
-// exponentials in one loop along the dimension they reduce. The logits and
-// that dimension are noted in `normalised`, by name (a rewrite frees
+// exponentials in one loop along the dimension they reduce, and the sums
+// weighted by the softmax (weighted_sums.h: attention's output) in the same
+// pass, unless `chosen` leaves them to a second loop (kTwoPass). The logits
+// and that dimension are noted in `normalised`, by name (a rewrite frees
 // instructions whose addresses new ones may reuse).
 SplitResult SplitSoftmaxStatistics(HloComputation* computation, int64_t limit, int64_t split_size,
-                                   const ShardingAnalysis& sharding,
+                                   const ShardingAnalysis& sharding, const DimensionChoices& chosen,
                                    std::vector<std::pair<std::string, int64_t>>* normalised);
 
 // Then the softmax's consumers, split along the same dimension: a loop for

@@ -10,6 +10,7 @@
 #include "analysis/flops.h"
 #include "passes/dce.h"
 #include "passes/tensor_splitter/cost.h"
+#include "passes/tensor_splitter/product_row_sums.h"
 #include "passes/tensor_splitter/sharding_analysis.h"
 #include "passes/tensor_splitter/sort_as_topk.h"
 #include "passes/tensor_splitter/strategies.h"
@@ -42,9 +43,10 @@ std::vector<HloComputation*> ControlFlowComputations(HloModule* module) {
 }
 
 // Rewrites that put a computation's values in the forms the splitter
-// follows; true if the computation changed.
+// follows; true if the computation changed. What they leave, and why, goes
+// to `notes`.
 bool PrepareComputation(HloComputation* computation, int64_t limit,
-                        const ShardingAnalysis& sharding) {
+                        const ShardingAnalysis& sharding, std::vector<std::string>* notes) {
   // TensorFlow's top-k (a whole sorted row, then its first k) in the form
   // whose row the splitter can split (passes/tensor_splitter/sort_as_topk.h).
   bool changed = RewriteSortSlicesAsTopK(computation, limit);
@@ -54,6 +56,13 @@ bool PrepareComputation(HloComputation* computation, int64_t limit,
   changed |= RemoveDeadInstructions(computation);
   // Per-row gathers and scatters (take_along_axis.h) in a form slices can compute.
   if (!sharding.active() && RewriteTakeAlongAxis(computation, limit)) {
+    changed = true;
+    RemoveDeadInstructions(computation);
+  }
+  // Row sums of a product with a matrix product, read from the program's
+  // own weighted sum instead (product_row_sums.h): attention's backward
+  // then makes no pass over the scores for rowsum(dP ∘ P).
+  if (!sharding.active() && RewriteProductRowSums(computation, limit, notes)) {
     changed = true;
     RemoveDeadInstructions(computation);
   }
@@ -124,7 +133,7 @@ SplitResult NextSplit(ComputationSearch* search, const ShardingAnalysis& shardin
       &search->normalised, search->members_grown);
   if (result.split) return result;
   result = SplitSoftmaxStatistics(search->computation, search->limit, search->split_size,
-                                  sharding, &search->normalised);
+                                  sharding, search->chosen, &search->normalised);
   if (result.split) return result;
   result = SplitAtAnySeed(search, sharding);
   if (result.split) return result;
@@ -215,7 +224,9 @@ bool TensorSplitter::Run(HloModule* module) {
   while (!work.empty()) {
     auto [computation, limit] = work.back();
     work.pop_back();
-    changed |= PrepareComputation(computation, limit, sharding);
+    std::vector<std::string> notes;
+    changed |= PrepareComputation(computation, limit, sharding, &notes);
+    for (std::string& note : notes) Log(std::move(note));
     if (sharding.active()) sharding = analyse();
     ComputationSearch search{computation, limit, split_size, large_sums_, dimensions_,
                              &region_members};
@@ -223,10 +234,12 @@ bool TensorSplitter::Run(HloModule* module) {
       SplitResult result = NextSplit(&search, sharding);
       if (!result.split) break;
       changed = true;
+      RemoveDeadInstructions(computation);
+      KeepRecomputedThatStayed(&result.loop, *computation);
       Log(SplitNoteText(result.loop));
+      for (std::string& note : result.notes) Log(std::move(note));
       recomputed_flops += result.loop.recomputed_flops;
       record().loops.push_back(std::move(result.loop));
-      RemoveDeadInstructions(computation);
       // The loop's state and body are new values: they take their shardings
       // from the values they carry.
       if (sharding.active()) sharding = analyse();

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <string>
 
+#include "passes/tensor_splitter/split_choices.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
 #include "search/plan_search.h"
+#include "tests/cc/softmax_module.h"
 #include "tests/cc/test_harness.h"
 #include "tests/cc/two_pass_module.h"
 
@@ -162,6 +164,82 @@ TEST(PlanSearch, NothingIsKeptWholeWherePlansRecomputeNothing) {
 
 TEST(PlanSearch, BudgetBoundsThePipelineRuns) {
   EXPECT_EQ(Search(1'000'000, 0, /*max_plans=*/3).plans.size(), 3u);
+}
+
+// Attention's forward, 2 heads x 512 queries x 512 keys (2 MB of scores per
+// tensor), heads of 64: 1 MB of arguments and output.
+const std::string kAttention = exla_test::SoftmaxModule(R"(
+  q = f32[2,512,64] parameter(0)
+  k = f32[2,512,64] parameter(1)
+  v = f32[2,512,64] parameter(2)
+  x = f32[2,512,512] dot(q, k), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+  ninf = f32[] constant(-inf)
+  mx = f32[2,512] reduce(x, ninf), dimensions={2}, to_apply=max
+  bm = f32[2,512,512] broadcast(mx), dimensions={0,1}
+  d = f32[2,512,512] subtract(x, bm)
+  e = f32[2,512,512] exponential(d)
+  zero = f32[] constant(0)
+  s = f32[2,512] reduce(e, zero), dimensions={2}, to_apply=sum
+  bs = f32[2,512,512] broadcast(s), dimensions={0,1}
+  p = f32[2,512,512] divide(e, bs)
+  ROOT o = f32[2,512,64] dot(p, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+)");
+
+bool OnePass(const PlanCandidate& plan) {
+  return std::any_of(plan.loops.begin(), plan.loops.end(),
+                     [](const exla::SplitLoop& loop) { return !loop.accumulated.empty(); });
+}
+
+bool TwoPass(const PlanCandidate& plan) {
+  auto choice = plan.settings.dimensions.find("main/o");
+  return choice != plan.settings.dimensions.end() && choice->second == exla::kTwoPass;
+}
+
+// The smallest predicted peak of the plans `which` selects.
+int64_t SmallestPeak(const PlanSearchResult& result, bool (*which)(const PlanCandidate&)) {
+  int64_t smallest = INT64_MAX;
+  for (const PlanCandidate& plan : result.plans) {
+    if (which(plan)) smallest = std::min(smallest, plan.memory.peak_bytes());
+  }
+  return smallest;
+}
+
+TEST(PlanSearch, WeightedSumIsOfferedInOnePassAndInTwo) {
+  // Where the one-pass plan fits, its two-pass variant is judged beside it:
+  // the logits computed twice, the output accumulated in a second loop.
+  const PlanSearchResult result = Search(2'000'000, 0, 32, kAttention);
+  const auto one = std::find_if(result.plans.begin(), result.plans.end(),
+                                [](const PlanCandidate& p) { return p.fits && OnePass(p); });
+  ASSERT_TRUE(one != result.plans.end());
+  EXPECT_EQ(one->recomputed_flops, 0);
+  EXPECT_EQ(one->loops.size(), 1u);
+  const auto two = std::find_if(result.plans.begin(), result.plans.end(),
+                                [](const PlanCandidate& p) { return TwoPass(p); });
+  ASSERT_TRUE(two != result.plans.end());
+  EXPECT_EQ(two->origin, PlanOrigin::kTwoPass);
+  EXPECT_FALSE(OnePass(*two));
+  EXPECT_EQ(two->settings.threshold, one->settings.threshold);
+  EXPECT_EQ(two->recomputed_flops, 2 * 512 * 512 * 64 * 2);  // q kᵀ, once more
+  EXPECT_GT(two->predicted_seconds, one->predicted_seconds);
+}
+
+TEST(PlanSearch, WhereNoOnePassPlanFitsTwoPassesAreSearched) {
+  // Below every plan's peak, the search tries both. The memory model gives
+  // the two-pass plans a smaller peak at the smallest slices (by 4 KB, the
+  // statistics' row vectors; the second pass keeps an accumulator of the
+  // output's size too, and XLA's buffer assignment puts the two within 100
+  // bytes of each other), so a target between the two smallest predicted
+  // peaks is met by two passes alone, and the search finds them.
+  const PlanSearchResult nothing = Search(1'048'576 + 1, 0, 64, kAttention);
+  EXPECT_GE(Count(nothing, PlanOrigin::kTwoPass), 1);
+  const int64_t one = SmallestPeak(nothing, OnePass);
+  const int64_t two = SmallestPeak(nothing, TwoPass);
+  ASSERT_LT(two, one);
+  const PlanSearchResult between = Search((one + two) / 2, 0, 64, kAttention);
+  EXPECT_FALSE(std::any_of(between.plans.begin(), between.plans.end(),
+                           [](const PlanCandidate& p) { return p.fits && OnePass(p); }));
+  EXPECT_TRUE(std::any_of(between.plans.begin(), between.plans.end(),
+                          [](const PlanCandidate& p) { return p.fits && TwoPass(p); }));
 }
 
 TEST(PlanSearch, MalformedTextIsRefused) {

@@ -14,6 +14,7 @@
 #include "passes/tensor_splitter/tensor_splitter.h"
 #include "tests/cc/filecheck.h"
 #include "tests/cc/pass_test_bench.h"
+#include "tests/cc/softmax_module.h"
 #include "tests/cc/test_harness.h"
 
 namespace {
@@ -21,24 +22,18 @@ namespace {
 using exla_test::FileCheck;
 using exla_test::ModuleRun;
 using exla_test::RunPassObject;
+using exla_test::SoftmaxModule;
 namespace m = exla::m;
 
 constexpr int64_t kThreshold = 8192;
 constexpr int64_t kSplitSize = 2048;
-
-std::string Module(const std::string& entry) {
-  return "HloModule m\n\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-         "  ROOT s = f32[] add(a, b)\n}\n\nmax {\n  a = f32[] parameter(0)\n"
-         "  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n\nENTRY main {\n" +
-         entry + "}\n";
-}
 
 // logsumexp(h @ W) per row, as TensorFlow writes it: max, shift, exp, an f32
 // convert, sum, log, and the maximum added back. `shift` is what the
 // exponential's argument subtracts (broadcast along the classes).
 std::string LogSumExp(const std::string& shift = "mx", const std::string& w_shape = "f32[4,512]",
                       const std::string& extra = "") {
-  return Module(R"(
+  return SoftmaxModule(R"(
   h = f32[8,4]{1,0} parameter(0)
   w = )" + w_shape + R"({1,0} parameter(1)
   x = f32[8,512]{1,0} dot(h, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
@@ -62,11 +57,17 @@ exla::HloInstruction* Find(exla::HloModule& module, const std::string& name) {
   return module.entry()->FindInstruction(name);
 }
 
+// The rule's answer on the sum `s` of `module`.
+exla::WhyNot FindStatistics(exla::HloModule& module, exla::SoftmaxStatistics* statistics,
+                            int64_t split_size = kSplitSize) {
+  return exla::FindSoftmaxStatistics(Find(module, "s"), kThreshold, split_size,
+                                     exla::ShardingAnalysis(), statistics);
+}
+
 TEST(ReductionMerge, FindsMaxAndShiftedSumOfTheSameLogits) {
   auto module = Parse(LogSumExp());
   exla::SoftmaxStatistics statistics;
-  exla::WhyNot found = exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, kSplitSize,
-                                                   exla::ShardingAnalysis(), &statistics);
+  exla::WhyNot found = FindStatistics(*module, &statistics);
   ASSERT_TRUE(found.ok()) << found.reason();
   EXPECT_EQ(statistics.logits, Find(*module, "x"));
   EXPECT_EQ(statistics.max, Find(*module, "mx"));
@@ -85,9 +86,7 @@ TEST(ReductionMerge, ShiftComputedFromTheMaximumIsAccepted) {
                                 "  bninf = f32[8]{0} broadcast(ninf), dimensions={}\n"
                                 "  mj = f32[8]{0} maximum(mx, bninf)\n"));
   exla::SoftmaxStatistics statistics;
-  EXPECT_TRUE(exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, kSplitSize,
-                                          exla::ShardingAnalysis(), &statistics)
-                  .ok());
+  EXPECT_TRUE(FindStatistics(*module, &statistics).ok());
   EXPECT_EQ(statistics.shift, Find(*module, "mj"));
 }
 
@@ -97,15 +96,13 @@ TEST(ReductionMerge, SumFromNegativeZeroIsAccepted) {
   text.replace(text.find("zero = f32[] constant(0)"), 24, "zero = f32[] constant(-0)");
   auto module = Parse(text);
   exla::SoftmaxStatistics statistics;
-  EXPECT_TRUE(exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, kSplitSize,
-                                          exla::ShardingAnalysis(), &statistics)
-                  .ok());
+  EXPECT_TRUE(FindStatistics(*module, &statistics).ok());
 }
 
 TEST(ReductionMerge, ShiftByAnotherValueIsRefused) {
   // exp(x - t) for a t that is no maximum of x: the running rescaling would
   // not bound the exponentials, so the rule leaves it.
-  const std::string text = Module(R"(
+  const std::string text = SoftmaxModule(R"(
   h = f32[8,4]{1,0} parameter(0)
   w = f32[4,512]{1,0} parameter(1)
   t = f32[8]{0} parameter(2)
@@ -121,8 +118,7 @@ TEST(ReductionMerge, ShiftByAnotherValueIsRefused) {
 )");
   auto module = Parse(text);
   exla::SoftmaxStatistics statistics;
-  exla::WhyNot found = exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, kSplitSize,
-                                                   exla::ShardingAnalysis(), &statistics);
+  exla::WhyNot found = FindStatistics(*module, &statistics);
   ASSERT_FALSE(found.ok());
   EXPECT_NE(found.reason().find("subtracts no maximum"), std::string::npos) << found.reason();
 }
@@ -132,8 +128,7 @@ TEST(ReductionMerge, SmallInputsLeaveTheRowSplit) {
   // nothing larger than a slice, so the rows are split as before.
   auto module = Parse(LogSumExp());
   exla::SoftmaxStatistics statistics;
-  exla::WhyNot found = exla::FindSoftmaxStatistics(Find(*module, "s"), kThreshold, 16384,
-                                                   exla::ShardingAnalysis(), &statistics);
+  exla::WhyNot found = FindStatistics(*module, &statistics, 16384);
   ASSERT_FALSE(found.ok());
   EXPECT_NE(found.reason().find("no input larger than the split size"), std::string::npos)
       << found.reason();
@@ -220,7 +215,7 @@ TEST(ReductionMerge, RemainderChunkGetsItsOwnLoop) {
 // the one-hot labels. The one-hot labels are compared with 0 (for the
 // loss's 0 * -inf = 0), and are computed exactly, so they are recomputed
 // slice by slice too.
-const std::string kCrossEntropy = Module(R"(
+const std::string kCrossEntropy = SoftmaxModule(R"(
   h = f32[8,4]{1,0} parameter(0)
   w = f32[4,512]{1,0} parameter(1)
   labels = s32[8]{0} parameter(2)
@@ -280,6 +275,47 @@ TEST(ReductionMerge, CrossEntropyGradientsSplitAlongClassesToo) {
     CHECK-DAG:  f32[4,64]{1,0} dot(
     CHECK:      f32[4,512]{1,0} dynamic-update-slice(
   )")) << text;
+}
+
+TEST(ReductionMerge, MaximumBehindAReshapeOfUnitDimensionsIsFound) {
+  // JAX's attention takes the maximum of its scores before a reshape that
+  // moves a dimension of extent 1, and exponentiates them after it: the loop
+  // slices the maximum's operand and merges on the logits' slices.
+  const std::string text = SoftmaxModule(R"(
+  h = f32[8,4]{1,0} parameter(0)
+  w = f32[4,512]{1,0} parameter(1)
+  x8 = f32[8,512]{1,0} dot(h, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  x3 = f32[8,1,512]{2,1,0} reshape(x8)
+  ninf = f32[] constant(-inf)
+  mx = f32[8,1]{1,0} reduce(x3, ninf), dimensions={2}, to_apply=max
+  x = f32[1,8,512]{2,1,0} reshape(x3)
+  shift = f32[1,8]{1,0} reshape(mx)
+  bm = f32[1,8,512]{2,1,0} broadcast(shift), dimensions={0,1}
+  d = f32[1,8,512]{2,1,0} subtract(x, bm)
+  e = f32[1,8,512]{2,1,0} exponential(d)
+  zero = f32[] constant(0)
+  s = f32[1,8]{1,0} reduce(e, zero), dimensions={2}, to_apply=sum
+  ROOT r = (f32[1,8]{1,0}, f32[8,1]{1,0}) tuple(s, mx)
+)");
+  auto module = Parse(text);
+  exla::SoftmaxStatistics statistics;
+  exla::WhyNot found = FindStatistics(*module, &statistics);
+  ASSERT_TRUE(found.ok()) << found.reason();
+  EXPECT_EQ(statistics.logits, Find(*module, "x"));
+  EXPECT_EQ(statistics.max, Find(*module, "mx"));
+  EXPECT_EQ(statistics.dim, 2);
+  EXPECT_EQ(statistics.max_dim, 2);
+  exla::TensorSplitter splitter(kThreshold, kSplitSize);
+  const ModuleRun run = RunPassObject(splitter, text);
+  ASSERT_EQ(run.record.loops.size(), 1u);
+  // The program's maximum is the loop's, back in its own shape.
+  EXPECT_TRUE(exla::Match(run.module->entry()->root()->operand(1),
+                          m::Reshape(m::GetTupleElement(m::While()))))
+      << exla::PrintHloModule(*run.module);
+  for (const auto& instruction : run.module->entry()->instructions()) {  // no 16 KB of logits
+    if (!instruction->shape().IsArray()) continue;
+    EXPECT_LT(instruction->shape().ElementCount(), 8 * 512) << instruction->name();
+  }
 }
 
 }  // namespace
