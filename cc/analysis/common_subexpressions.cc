@@ -8,7 +8,7 @@
 
 #include "ir/computation.h"
 #include "passes/dce.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 
 namespace exla {
 namespace {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "ir/computation.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 
 namespace exla {
 namespace {

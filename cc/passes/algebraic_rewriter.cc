@@ -9,7 +9,7 @@
 
 #include "ir/builder.h"
 #include "passes/dce.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 #include "passes/structured_literals.h"
 
 namespace exla {

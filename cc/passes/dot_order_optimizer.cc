@@ -11,7 +11,7 @@
 
 #include "ir/builder.h"
 #include "passes/dce.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 
 namespace exla {
 namespace {

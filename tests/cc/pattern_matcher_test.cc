@@ -1,6 +1,6 @@
-// The pattern matcher (cc/passes/pattern_matcher.h): opcodes, operands,
+// The pattern matcher (cc/ir/pattern_matcher.h): opcodes, operands,
 // bindings, predicates, either-order matching and looking through no-ops.
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 
 #include <memory>
 #include <string>

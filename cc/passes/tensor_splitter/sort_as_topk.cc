@@ -5,7 +5,7 @@
 
 #include "analysis/xla_topk.h"
 #include "ir/builder.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 
 namespace exla {
 namespace {

@@ -1,4 +1,4 @@
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 
 #include <cmath>
 #include <cstdlib>

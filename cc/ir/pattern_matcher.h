@@ -12,8 +12,8 @@
 // Passes state *what* they rewrite with these patterns rather than walking
 // operands by hand, so that the expression a rewrite expects is readable in
 // one line and a misspelt opcode is a compile error.
-#ifndef EXLA_PASSES_PATTERN_MATCHER_H_
-#define EXLA_PASSES_PATTERN_MATCHER_H_
+#ifndef EXLA_IR_PATTERN_MATCHER_H_
+#define EXLA_IR_PATTERN_MATCHER_H_
 
 #include <cstdint>
 #include <functional>
@@ -236,4 +236,4 @@ bool Match(const HloInstruction* instruction, const Pattern& pattern) {
 
 }  // namespace exla
 
-#endif  // EXLA_PASSES_PATTERN_MATCHER_H_
+#endif  // EXLA_IR_PATTERN_MATCHER_H_
