@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ir/computation.h"
-#include "passes/dce.h"
+#include "pass/dce.h"
 #include "ir/pattern_matcher.h"
 
 namespace exla {

@@ -1,7 +1,7 @@
 #include "analysis/replacements.h"
 
 #include "ir/computation.h"
-#include "passes/dce.h"
+#include "pass/dce.h"
 
 namespace exla {
 

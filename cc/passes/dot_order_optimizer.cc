@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ir/builder.h"
-#include "passes/dce.h"
+#include "pass/dce.h"
 #include "ir/pattern_matcher.h"
 
 namespace exla {

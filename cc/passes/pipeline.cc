@@ -9,7 +9,7 @@
 
 #include "ir/printer.h"
 #include "passes/algebraic_rewriter.h"
-#include "passes/dce.h"
+#include "pass/dce.h"
 #include "passes/dot_order_optimizer.h"
 #include "passes/remove_copies.h"
 #include "passes/tensor_splitter/tensor_splitter.h"

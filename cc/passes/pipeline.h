@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "api/exla.h"
-#include "passes/pass.h"
+#include "pass/pass.h"
 
 namespace exla {
 

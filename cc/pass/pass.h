@@ -1,6 +1,6 @@
 // The pass interface: a named transformation of an HloModule.
-#ifndef EXLA_PASSES_PASS_H_
-#define EXLA_PASSES_PASS_H_
+#ifndef EXLA_PASS_PASS_H_
+#define EXLA_PASS_PASS_H_
 
 #include <string>
 #include <string_view>
@@ -41,4 +41,4 @@ class HloPass {
 
 }  // namespace exla
 
-#endif  // EXLA_PASSES_PASS_H_
+#endif  // EXLA_PASS_PASS_H_

@@ -1,11 +1,11 @@
 // Dead code elimination: removes instructions whose values nobody uses and
 // computations that nothing calls.
-#ifndef EXLA_PASSES_DCE_H_
-#define EXLA_PASSES_DCE_H_
+#ifndef EXLA_PASS_DCE_H_
+#define EXLA_PASS_DCE_H_
 
 #include <unordered_set>
 
-#include "passes/pass.h"
+#include "pass/pass.h"
 
 namespace exla {
 
@@ -27,4 +27,4 @@ void RemoveDeadChain(HloInstruction* instruction, std::unordered_set<HloInstruct
 
 }  // namespace exla
 
-#endif  // EXLA_PASSES_DCE_H_
+#endif  // EXLA_PASS_DCE_H_

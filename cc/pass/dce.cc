@@ -1,4 +1,4 @@
-#include "passes/dce.h"
+#include "pass/dce.h"
 
 #include <algorithm>
 #include <unordered_map>

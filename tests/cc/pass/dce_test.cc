@@ -1,4 +1,4 @@
-// Rules of the dce pass (cc/passes/dce.h): what is dead goes, what has an
+// Rules of the dce pass (cc/pass/dce.h): what is dead goes, what has an
 // effect or defines the signature stays, unreachable computations go.
 #include <string>
 
