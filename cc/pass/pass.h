@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "api/exla.h"
 #include "ir/module.h"
+#include "pass/pass_record.h"
 
 namespace exla {
 

@@ -23,7 +23,8 @@
 #include <vector>
 
 #include "analysis/memory_model.h"
-#include "api/exla.h"
+#include "pass/pass_record.h"
+#include "passes/options.h"
 
 namespace exla {
 
