@@ -10,6 +10,7 @@
 
 #include "analysis/buffer_model.h"
 #include "analysis/flops.h"
+#include "analysis/leaf_bytes.h"
 #include "analysis/loop_trips.h"
 #include "analysis/xla_topk.h"
 #include "ir/computation.h"

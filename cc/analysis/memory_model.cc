@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "analysis/buffer_model.h"
+#include "analysis/convolution_layout.h"
+#include "analysis/expansions.h"
+#include "analysis/leaf_bytes.h"
 #include "analysis/call_inlining.h"
 #include "analysis/common_subexpressions.h"
 #include "analysis/constant_folding.h"
@@ -24,7 +27,8 @@
 #include "analysis/output_aliasing.h"
 #include "analysis/parallel_tasks.h"
 #include "analysis/tuple_simplifier.h"
-#include "analysis/tuple_tables.h"
+#include "analysis/shape_leaves.h"
+#include "analysis/single_trip_loops.h"
 #include "analysis/schedule.h"
 #include "analysis/sort_simplifier.h"
 #include "analysis/xla_topk.h"

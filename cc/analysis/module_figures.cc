@@ -10,14 +10,17 @@
 #include <vector>
 
 #include "analysis/buffer_model.h"
+#include "analysis/convolution_layout.h"
 #include "analysis/dot_operand_copies.h"
 #include "analysis/expansion_calls.h"
+#include "analysis/expansions.h"
 #include "analysis/heap_packing.h"
 #include "analysis/literals.h"
 #include "analysis/loop_simplifier.h"
 #include "analysis/module_memory.h"
 #include "analysis/output_aliasing.h"
 #include "analysis/result_lending.h"
+#include "analysis/shape_leaves.h"
 #include "analysis/tuple_tables.h"
 #include "ir/computation.h"
 
@@ -340,7 +343,7 @@ int64_t ModuleMemory::LastReadAfter(const HloInstruction& writer, const HloInstr
 
 // The steps of the instructions XLA expands into a loop or a chain of
 // small values that the model counts as scratch at the instruction's step
-// (buffer_model.h: ExpansionLoopStateElements, ExpansionSmallValues)
+// (expansions.h: ExpansionLoopStateElements, ExpansionSmallValues)
 // rather than placing them one by one: those values may hold any result's
 // allocation then, so no temporary alive at such a step takes one.
 std::vector<int64_t> ModuleMemory::ExpansionSteps() {

@@ -34,7 +34,7 @@ struct ScheduleHooks {
   // step of its own in XLA's schedule).
   std::function<bool(const HloInstruction&)> folded;
   // Whether XLA computes a value from the instruction's operand 1 alone
-  // before running it (buffer_model.h's PrologueBytes): that work is a step
+  // before running it (convolution_layout.h's PrologueBytes): that work is a step
   // of its own, ready as soon as the operand is.
   std::function<bool(const HloInstruction&)> has_prologue;
 };

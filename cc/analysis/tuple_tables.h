@@ -13,22 +13,15 @@
 
 #include <cstdint>
 #include <unordered_set>
-#include <vector>
 
 #include "ir/computation.h"
 #include "ir/instruction.h"
+#include "ir/shape.h"
 
 namespace exla {
 
 // A tuple's buffer is a table of pointers to its elements' buffers.
 inline constexpr int64_t kPointerBytes = 8;
-
-// The leaves of a shape (its arrays and tokens, nested tuples flattened),
-// in order: their bytes (0 for a token), their shapes (pointers into
-// `shape`), how many.
-void FlattenLeaves(const Shape& shape, std::vector<int64_t>* bytes);
-void FlattenLeafShapes(const Shape& shape, std::vector<const Shape*>* shapes);
-int64_t LeafCount(const Shape& shape);
 
 // Bytes of the pointer tables of a tuple shape, nested tuples included.
 int64_t TupleTableBytes(const Shape& shape);
