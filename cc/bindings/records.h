@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/memory_model.h"
+#include "model/buffers/memory_model.h"
 #include "api/exla.h"
 
 namespace exla {

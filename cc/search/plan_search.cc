@@ -5,7 +5,7 @@
 #include <set>
 #include <tuple>
 
-#include "analysis/cost_model.h"
+#include "model/cost/cost_model.h"
 #include "analysis/flops.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"

@@ -7,8 +7,8 @@
 // loop runs along; for a value its loops compute again, whether to keep it
 // whole instead (its memory against the work). The search runs the pipeline
 // for each plan it considers and judges the result with the memory model
-// (analysis/memory_model.h: XLA's planned peak, constants included) and the
-// cost model (analysis/cost_model.h: the time it would take), in milliseconds
+// (model/buffers/memory_model.h: XLA's planned peak, constants included) and the
+// cost model (model/cost/cost_model.h: the time it would take), in milliseconds
 // where an XLA compile takes seconds. Its result is data: every plan
 // considered, with its settings, predictions and loops. The caller ranks the
 // plans that fit, runs the pipeline once more with the winner's settings and
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/memory_model.h"
+#include "model/buffers/memory_model.h"
 #include "pass/pass_record.h"
 #include "passes/options.h"
 

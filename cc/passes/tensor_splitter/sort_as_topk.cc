@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "analysis/xla_topk.h"
+#include "model/simplify/xla_topk.h"
 #include "ir/builder.h"
 #include "ir/pattern_matcher.h"
 
