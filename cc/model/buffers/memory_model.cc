@@ -189,7 +189,7 @@ void ModuleMemory::AliasWhile(const HloInstruction& loop) {
     }
     Union(leaves[k], result[k]);
   }
-  loop_bodies_.insert(body);
+  if (loop_bodies_.insert(body).second) loop_body_order_.push_back(body);
   const HloInstruction* init = loop.operand(0);
   const std::vector<int>& state = LeavesOf(&loop);
   const std::vector<int>& initial = LeavesOf(init);
@@ -291,6 +291,17 @@ bool ModuleMemory::ReshapedView(const HloInstruction& view) {
   return false;
 }
 
+// Each instruction with its step, in schedule order. Whatever is done
+// instruction by instruction and adds buffers walks them so: the order breaks
+// ties between buffers, and must not depend on where instructions sit in
+// memory (as the iteration order of start_, a map by address, does).
+std::vector<std::pair<int64_t, const HloInstruction*>> ModuleMemory::ByStep() const {
+  std::vector<std::pair<int64_t, const HloInstruction*>> order;
+  for (const auto& [instruction, step] : start_) order.push_back({step, instruction});
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
 void ModuleMemory::Use(const HloInstruction* instruction, int64_t step) {
   for (int leaf : LeavesOf(instruction)) last_use_[leaf] = std::max(last_use_[leaf], step);
 }
@@ -332,10 +343,7 @@ int64_t ModuleMemory::TransposedCopyStep(const HloInstruction& reader, const Hlo
 // elementwise loop over the buffer of an operand that dies there.
 void ModuleMemory::ShareInPlace() {
   IndexGroups();
-  std::vector<std::pair<int64_t, const HloInstruction*>> order;
-  for (const auto& [instruction, step] : start_) order.push_back({step, instruction});
-  std::sort(order.begin(), order.end());
-  for (const auto& [step, instruction] : order) {
+  for (const auto& [step, instruction] : ByStep()) {
     if (instruction->Is(HloOpcode::kSort) && HoldingOfCached(instruction) == Holding::kOwn) {
       ShareSortedOperands(*instruction, step);
       continue;

@@ -64,17 +64,19 @@ std::unordered_map<int, Group> ModuleMemory::Groups(const HloComputation& entry)
 // as the model's key says: a Cholesky's mask of one size; a solve's blocks
 // of one size and triangle (the identity they start from differs).
 void ModuleMemory::AddEarlyExpansionValues(std::vector<HeapBuffer>* lives) {
-  using Key = std::tuple<const HloComputation*, HloOpcode, int64_t, std::string>;
+  // The computation is named by its first step: keys in schedule order.
+  using Key = std::tuple<int64_t, HloOpcode, int64_t, std::string>;
   std::map<Key, std::pair<const HloInstruction*, int64_t>> last;
-  for (const auto& [instruction, step] : start_) {
+  for (const auto& [step, instruction] : ByStep()) {
     const int64_t bytes = ExpansionEarlyBytes(*instruction);
     if (bytes == 0 || shared_expansions_.count(ExpansionSignature(*instruction))) continue;
-    const Key key{instruction->parent(), instruction->opcode(), bytes, instruction->RawAttribute("lower").value_or("")};
+    const Key key{FirstStep(instruction->parent()), instruction->opcode(), bytes,
+                  instruction->RawAttribute("lower").value_or("")};
     auto [it, inserted] = last.emplace(key, std::make_pair(instruction, step));
     if (!inserted && step > it->second.second) it->second = {instruction, step};
   }
   for (const auto& [key, reader] : last) {
-    const int64_t first = FirstStep(std::get<0>(key));
+    const int64_t first = std::get<0>(key);
     lives->push_back({{std::get<2>(key), first, reader.second}, HeapBuffer::Kind::kScratch, {reader.first},
                       {nullptr}, {first}});
     if (std::get<1>(key) == HloOpcode::kTriangularSolve) TakeFromScratch(*reader.first, std::get<2>(key), lives);
@@ -111,7 +113,7 @@ int64_t ModuleMemory::FirstStep(const HloComputation* computation) {
 // elements) and the scratch of expanded instructions (alive while they run).
 void ModuleMemory::AddTablesAndScratch(const HloComputation& entry, std::vector<HeapBuffer>* lives) {
   using Kind = HeapBuffer::Kind;
-  for (const auto& [instruction, step] : start_) {
+  for (const auto& [step, instruction] : ByStep()) {
     if (const int64_t scratch = ScratchBytes(*instruction) - TopKSortedInPlaceBytes(*instruction, step)) {
       lives->push_back({{scratch, step, step}, Kind::kScratch, {instruction}, {nullptr}, {step}});
     }
@@ -287,7 +289,7 @@ const HloInstruction* ModuleMemory::StripViews(const HloInstruction& value, bool
 // of the body, as soon as the state exists) and those readers read the
 // copy, alive until the last of them.
 void ModuleMemory::AddStateReadCopies(std::vector<HeapBuffer>* lives) {
-  for (const HloComputation* body : loop_bodies_) {
+  for (const HloComputation* body : loop_body_order_) {
     const HloInstruction* root = body->root();
     const HloInstruction* state = body->parameter(0);
     if (!root->Is(HloOpcode::kTuple) || LeafCount(state->shape()) != root->operand_count()) continue;

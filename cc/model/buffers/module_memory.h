@@ -107,6 +107,9 @@ class ModuleMemory {
   // dimensions (which a loop reading it is not elementwise in).
   bool ReshapedView(const HloInstruction& view);
 
+  // Each instruction with its step, in schedule order.
+  std::vector<std::pair<int64_t, const HloInstruction*>> ByStep() const;
+
   void Use(const HloInstruction* instruction, int64_t step);
 
   // The step at which `reader` (at `at`) reads `input`: earlier when it
@@ -234,6 +237,7 @@ class ModuleMemory {
   std::map<std::pair<const HloInstruction*, std::vector<int64_t>>, int> dot_copies_;
   std::unordered_map<int, int64_t> copied_from_;  // loop state leaf -> step its initial value is copied
   std::unordered_set<const HloComputation*> loop_bodies_;
+  std::vector<const HloComputation*> loop_body_order_;  // loop_bodies_, in the order aliased
   std::vector<const HloInstruction*> schedule_;  // the instruction of each step
   std::unordered_map<const HloInstruction*, int64_t> post_order_;  // see PostOrderPosition
   std::vector<Leaf> leaf_;

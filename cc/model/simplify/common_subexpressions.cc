@@ -170,7 +170,12 @@ void MergeCommonSubexpressions(HloModule* module) {
   for (const auto& computation : module->computations()) {
     const std::unordered_map<HloInstruction*, HloInstruction*> duplicates = Duplicates(*computation, &keys);
     if (duplicates.empty()) continue;
-    for (const auto& [duplicate, original] : duplicates) duplicate->ReplaceAllUsesWith(original);
+    // In post order, not the map's order by address: the order of the
+    // replacements is the order of the originals' users.
+    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      auto duplicate = duplicates.find(instruction);
+      if (duplicate != duplicates.end()) instruction->ReplaceAllUsesWith(duplicate->second);
+    }
     RemoveDeadInstructions(computation.get());
   }
 }
