@@ -33,6 +33,7 @@
 #include "model/simplify/sort_simplifier.h"
 #include "model/simplify/xla_topk.h"
 #include "ir/computation.h"
+#include "ir/control_flow.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 

@@ -6,31 +6,12 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "ir/control_flow.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 
 namespace exla {
 namespace {
-
-// The computations control flow reaches from the entry (not the scalar
-// computations of reductions and sorts, which hold no calls that matter to
-// memory), each once.
-std::vector<HloComputation*> ControlFlowComputations(const HloModule& module) {
-  std::vector<HloComputation*> order = {module.entry()};
-  std::unordered_set<const HloComputation*> seen = {module.entry()};
-  for (size_t i = 0; i < order.size(); ++i) {
-    for (const auto& instruction : order[i]->instructions()) {
-      if (!instruction->Is(HloOpcode::kWhile) && !instruction->Is(HloOpcode::kConditional) &&
-          !instruction->Is(HloOpcode::kCall)) {
-        continue;
-      }
-      for (HloComputation* called : instruction->called_computations()) {
-        if (called != nullptr && seen.insert(called).second) order.push_back(called);
-      }
-    }
-  }
-  return order;
-}
 
 // A copy of `original` in `into`, reading `operands`.
 HloInstruction* Clone(const HloInstruction& original, const std::vector<HloInstruction*>& operands,
@@ -188,24 +169,6 @@ void LowerToSelect(HloInstruction* conditional) {
 }
 
 }  // namespace
-
-std::vector<const HloComputation*> RunComputations(const HloInstruction& instruction) {
-  std::vector<const HloComputation*> result;
-  switch (instruction.opcode()) {
-    case HloOpcode::kWhile:
-      result.push_back(instruction.CalledComputation("condition"));
-      result.push_back(instruction.CalledComputation("body"));
-      break;
-    case HloOpcode::kConditional:
-    case HloOpcode::kCall:
-      for (const HloComputation* c : instruction.called_computations()) result.push_back(c);
-      break;
-    default:
-      break;
-  }
-  result.erase(std::remove(result.begin(), result.end(), nullptr), result.end());
-  return result;
-}
 
 bool HasCalls(const HloModule& module) {
   for (const HloComputation* computation : ControlFlowComputations(module)) {

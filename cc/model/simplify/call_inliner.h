@@ -19,11 +19,6 @@
 
 namespace exla {
 
-// The computations `instruction` runs as control flow, in the order it
-// runs them (a loop's condition, then its body): not the scalar
-// computations of reductions, sorts and maps, which fusion inlines.
-std::vector<const HloComputation*> RunComputations(const HloInstruction& instruction);
-
 // Whether a computation reachable from the entry holds a `call`.
 bool HasCalls(const HloModule& module);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "ir/control_flow.h"
 #include "pass/dce.h"
 #include "ir/pattern_matcher.h"
 
@@ -17,11 +18,9 @@ namespace {
 // and control flow (XLA merges loops only when their computations are
 // equal, which the frameworks' lowerings never repeat).
 bool Mergeable(const HloInstruction& instruction) {
+  if (IsControlFlow(instruction.opcode())) return false;
   switch (instruction.opcode()) {
     case HloOpcode::kParameter:
-    case HloOpcode::kWhile:
-    case HloOpcode::kConditional:
-    case HloOpcode::kCall:
     case HloOpcode::kCustomCall:
     case HloOpcode::kRngBitGenerator:
       return false;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "ir/control_flow.h"
 #include "pass/dce.h"
 
 namespace exla {
@@ -27,15 +28,13 @@ bool IsLiteralLike(const HloInstruction& operand) {
 // Opcodes XLA never folds: broadcasts and iotas (they would only grow),
 // loops, FFTs, and what its evaluator cannot or must not run.
 bool NeverFolded(const HloInstruction& instruction) {
+  if (IsControlFlow(instruction.opcode())) return true;
   switch (instruction.opcode()) {
     case HloOpcode::kParameter:
     case HloOpcode::kConstant:
     case HloOpcode::kTuple:
     case HloOpcode::kBroadcast:
     case HloOpcode::kIota:
-    case HloOpcode::kWhile:
-    case HloOpcode::kConditional:
-    case HloOpcode::kCall:
     case HloOpcode::kFft:
     case HloOpcode::kCustomCall:
     case HloOpcode::kRngBitGenerator:
