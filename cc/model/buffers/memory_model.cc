@@ -12,30 +12,23 @@
 #include "model/expand/convolution_layout.h"
 #include "model/expand/expansions.h"
 #include "model/expand/leaf_bytes.h"
-#include "model/simplify/call_inliner.h"
-#include "model/simplify/common_subexpressions.h"
-#include "model/simplify/constant_folding.h"
 #include "model/fusion/dot_operand_copies.h"
 #include "model/simplify/expansion_calls.h"
 #include "analysis/flops.h"
 #include "model/fusion/fusion_duplication.h"
-#include "model/simplify/loop_forwarding.h"
 #include "model/simplify/loop_simplifier.h"
+#include "model/simplify/simplification.h"
 #include "analysis/loop_state.h"
 #include "analysis/loop_trips.h"
 #include "model/buffers/module_memory.h"
 #include "model/buffers/output_aliasing.h"
 #include "model/fusion/parallel_tasks.h"
-#include "model/simplify/tuple_simplifier.h"
 #include "analysis/shape_leaves.h"
-#include "model/simplify/single_trip_loops.h"
 #include "model/buffers/schedule.h"
-#include "model/simplify/sort_simplifier.h"
 #include "model/simplify/xla_topk.h"
 #include "ir/computation.h"
 #include "ir/control_flow.h"
 #include "ir/parser.h"
-#include "ir/printer.h"
 
 namespace exla {
 namespace memory_internal {
@@ -509,42 +502,17 @@ bool ModuleMemory::Dies(int leaf, int64_t step, bool into_result) {
 using memory_internal::ModuleMemory;
 
 ModuleBuffers PredictBuffers(const HloModule& module) {
-  // XLA replaces loops that run once by their bodies, inlines calls, folds
-  // constants and reads of tuples built in place, reads what a loop leaves
-  // unchanged from the loop's input, drops the arrays of sorts
-  // nothing reads and merges common subexpressions before it fuses; the
-  // model predicts the module as XLA fuses it.
-  std::unique_ptr<HloModule> rewritten;
-  const HloModule* source = &module;
-  std::unique_ptr<HloModule> unrolled;  // loops that run once become calls
-  if (HasSingleTripLoops(module)) {
-    unrolled = ParseHloModule(PrintHloModule(module));
-    CallBodiesOfSingleTripLoops(unrolled.get());
-    source = unrolled.get();
-  }
-  if (HasCalls(*source)) rewritten = InlineCalls(*source);
-  const HloModule& inlined = rewritten != nullptr ? *rewritten : *source;
-  const std::set<std::string> shared_expansions = SharedExpansionSignatures(inlined);
-  if (HasFoldableInstructions(inlined) || HasElementReadsOfTuples(inlined) || HasMultiArraySorts(inlined) ||
-      HasCommonSubexpressions(inlined) || HasReadsOfUnchangedLoopElements(inlined)) {
-    if (rewritten == nullptr) rewritten = ParseHloModule(PrintHloModule(*source));
-    FoldConstants(rewritten.get());
-    // A read forwarded to a loop's input can be a read of a tuple built in
-    // place (an inlined loop's state), and the other way round.
-    do {
-      FoldElementReadsOfTuples(rewritten.get());
-    } while (ForwardUnchangedLoopElements(rewritten.get()));
-    RemoveUnreadSortArrays(rewritten.get());
-    MergeCommonSubexpressions(rewritten.get());
-  }
-  const HloModule& fused = rewritten != nullptr ? *rewritten : module;
+  // The model predicts the module as XLA fuses it: simplified first.
+  SimplifiedModule simplified = SimplifyAsXla(module);
+  const HloModule& fused = *simplified.module;
+  const std::set<std::string>& shared_expansions = simplified.shared_expansions;
   // Where the order of instructions that become ready together is unknown,
   // the model takes the order that needs more memory: a prediction may err
   // high, not low.
   ModuleBuffers one = ModuleMemory(fused, false, shared_expansions).Predict();
   ModuleBuffers other = ModuleMemory(fused, true, shared_expansions).Predict();
   ModuleBuffers& higher = other.prediction.peak_bytes() > one.prediction.peak_bytes() ? other : one;
-  higher.inlined = std::move(rewritten);
+  higher.inlined = std::move(simplified.module);
   return std::move(higher);
 }
 

@@ -15,11 +15,9 @@
 // Before fusion, XLA simplifies the module (replaces loops of one trip by
 // their bodies, inlines calls, folds literals and reads of tuples, drops
 // unread sort arrays, merges common subexpressions, shrinks loop states).
-// The model mirrors each step on exla's IR (loop_trips.h, call_inlining.h,
-// constant_folding.h, tuple_simplifier.h, sort_simplifier.h,
-// common_subexpressions.h and loop_simplifier.h what XLA fuses;
-// buffer_model.h and fusion_duplication.h which values get a buffer of
-// their own, dot_operand_copies.h the copies dots read, schedule.h gives
+// The model mirrors each step on exla's IR (simplify/simplification.h and
+// simplify/loop_simplifier.h what XLA fuses; fusion/instruction_fusion.h
+// and fusion/fusion_duplication.h which values get a buffer of their own, dot_operand_copies.h the copies dots read, schedule.h gives
 // the order, parallel_tasks.h which loops are outlined, result_lending.h
 // which temporaries take a result's allocation, heap_packing.h packs the
 // lives and stacks the tuple tables beside the heap), so that a plan can
@@ -87,12 +85,9 @@ struct ModuleBuffers {
   // The instruction that runs at each step (index 0 is before the first);
   // a while loop has a second step after its body, where it ends.
   std::vector<const HloInstruction*> schedule;
-  // The module the buffers point into when it is not the one predicted: XLA
-  // replaces loops of one trip by their bodies, inlines calls, folds
-  // constants and reads of tuples, drops unread sort arrays and merges
-  // common subexpressions before it schedules (loop_trips.h,
-  // call_inlining.h, constant_folding.h, tuple_simplifier.h,
-  // sort_simplifier.h, common_subexpressions.h), and so does the model.
+  // The module the buffers point into: a copy of the one predicted,
+  // simplified as XLA simplifies it before it fuses
+  // (simplify/simplification.h).
   std::shared_ptr<const HloModule> inlined;
 };
 

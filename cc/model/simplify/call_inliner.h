@@ -12,22 +12,33 @@
 #ifndef EXLA_MODEL_SIMPLIFY_CALL_INLINER_H_
 #define EXLA_MODEL_SIMPLIFY_CALL_INLINER_H_
 
-#include <memory>
+#include <string_view>
 #include <vector>
 
 #include "ir/module.h"
+#include "pass/pass.h"
 
 namespace exla {
 
-// Whether a computation reachable from the entry holds a `call`.
-bool HasCalls(const HloModule& module);
+// Replaces every `call` reachable from the entry (in the entry, in loop
+// bodies and conditions, in conditional branches, and in the computations
+// inlined themselves) by the instructions of the computation it calls.
+// Computations that only calls used stay in the module, unused.
+class CallInliner : public HloPass {
+ public:
+  std::string_view name() const override { return "call-inliner"; }
+  bool Run(HloModule* module) override;
+};
 
-// A copy of `module` in which every `call` reachable from the entry (in the
-// entry, in loop bodies and conditions, in conditional branches, and in the
-// computations inlined themselves) is replaced by the instructions of the
-// computation it calls. Computations that only calls used stay in the
-// module, unused.
-std::unique_ptr<HloModule> InlineCalls(const HloModule& module);
+// Copies the instructions of `callee` into `caller`, its parameters read
+// from `arguments`; returns the copy of its root (nullptr when the
+// arguments do not match) and adds the calls among the copies to `calls`.
+HloInstruction* InlineComputation(const HloComputation& callee, const std::vector<HloInstruction*>& arguments,
+                                  HloComputation* caller, std::vector<HloInstruction*>* calls);
+
+// Replaces `instruction` by `result` wherever it is read (as the root too)
+// and removes it.
+void ReplaceAndRemove(HloInstruction* instruction, HloInstruction* result);
 
 }  // namespace exla
 

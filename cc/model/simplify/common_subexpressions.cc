@@ -156,16 +156,9 @@ std::unordered_map<HloInstruction*, HloInstruction*> Duplicates(const HloComputa
 
 }  // namespace
 
-bool HasCommonSubexpressions(const HloModule& module) {
+bool CommonSubexpressionElimination::Run(HloModule* module) {
   Keys keys;
-  for (const auto& computation : module.computations()) {
-    if (!Duplicates(*computation, &keys).empty()) return true;
-  }
-  return false;
-}
-
-void MergeCommonSubexpressions(HloModule* module) {
-  Keys keys;
+  bool changed = false;
   for (const auto& computation : module->computations()) {
     const std::unordered_map<HloInstruction*, HloInstruction*> duplicates = Duplicates(*computation, &keys);
     if (duplicates.empty()) continue;
@@ -176,7 +169,9 @@ void MergeCommonSubexpressions(HloModule* module) {
       if (duplicate != duplicates.end()) instruction->ReplaceAllUsesWith(duplicate->second);
     }
     RemoveDeadInstructions(computation.get());
+    changed = true;
   }
+  return changed;
 }
 
 }  // namespace exla

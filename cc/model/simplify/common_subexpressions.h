@@ -11,17 +11,20 @@
 #ifndef EXLA_MODEL_SIMPLIFY_COMMON_SUBEXPRESSIONS_H_
 #define EXLA_MODEL_SIMPLIFY_COMMON_SUBEXPRESSIONS_H_
 
+#include <string_view>
+
 #include "ir/module.h"
+#include "pass/pass.h"
 
 namespace exla {
 
-// Whether some computation of `module` has two instructions XLA's CSE
-// merges.
-bool HasCommonSubexpressions(const HloModule& module);
-
-// Merges, in place, such instructions into the first of them, and removes
+// Merges instructions XLA's CSE merges into the first of them, and removes
 // the instructions left dead.
-void MergeCommonSubexpressions(HloModule* module);
+class CommonSubexpressionElimination : public HloPass {
+ public:
+  std::string_view name() const override { return "cse"; }
+  bool Run(HloModule* module) override;
+};
 
 }  // namespace exla
 

@@ -75,16 +75,8 @@ std::string FoldedText(const HloInstruction& instruction) {
 
 }  // namespace
 
-bool HasFoldableInstructions(const HloModule& module) {
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      if (Foldable(*instruction)) return true;
-    }
-  }
-  return false;
-}
-
-void FoldConstants(HloModule* module) {
+bool ConstantFolding::Run(HloModule* module) {
+  bool changed = false;
   for (const auto& computation : module->computations()) {
     bool folded = false;
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
@@ -97,7 +89,9 @@ void FoldConstants(HloModule* module) {
       folded = true;
     }
     if (folded) RemoveDeadInstructions(computation.get());
+    changed = changed || folded;
   }
+  return changed;
 }
 
 }  // namespace exla

@@ -13,18 +13,22 @@
 #ifndef EXLA_MODEL_SIMPLIFY_CONSTANT_FOLDING_H_
 #define EXLA_MODEL_SIMPLIFY_CONSTANT_FOLDING_H_
 
+#include <string_view>
+
 #include "ir/module.h"
+#include "pass/pass.h"
 
 namespace exla {
 
-// Whether some computation of `module` has an instruction XLA folds.
-bool HasFoldableInstructions(const HloModule& module);
-
-// Replaces, in place, every instruction XLA folds by a literal of its shape
-// (folding the literals' readers in turn), and removes the instructions
-// left dead. The literal's text stands for the expression it was folded
-// from, not its value: equal expressions give equal literals.
-void FoldConstants(HloModule* module);
+// Replaces every instruction XLA folds by a literal of its shape (folding
+// the literals' readers in turn), and removes the instructions left dead.
+// The literal's text stands for the expression it was folded from, not its
+// value: equal expressions give equal literals.
+class ConstantFolding : public HloPass {
+ public:
+  std::string_view name() const override { return "constant-folding"; }
+  bool Run(HloModule* module) override;
+};
 
 }  // namespace exla
 

@@ -15,20 +15,20 @@ std::string ExpansionSignature(const HloInstruction& instruction) {
   return signature;
 }
 
-std::set<std::string> SharedExpansionSignatures(const HloModule& module) {
+bool ExpansionCalls::Run(HloModule* module) {
   std::map<std::string, int> callers;
-  for (const auto& computation : module.computations()) {
+  for (const auto& computation : module->computations()) {
     for (const auto& instruction : computation->instructions()) {
       if (instruction->Is(HloOpcode::kCholesky) || instruction->Is(HloOpcode::kTriangularSolve)) {
         ++callers[ExpansionSignature(*instruction)];
       }
     }
   }
-  std::set<std::string> shared;
+  shared_->clear();
   for (const auto& [signature, count] : callers) {
-    if (count > 1) shared.insert(signature);
+    if (count > 1) shared_->insert(signature);
   }
-  return shared;
+  return false;
 }
 
 }  // namespace exla

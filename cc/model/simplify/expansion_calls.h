@@ -15,17 +15,30 @@
 #include <set>
 #include <string>
 
+#include <string_view>
+
 #include "ir/module.h"
+#include "pass/pass.h"
 
 namespace exla {
 
 // The signature XLA builds one expansion computation for.
 std::string ExpansionSignature(const HloInstruction& instruction);
 
-// The signatures of the Choleskys and triangular solves of `module` (as
-// XLA expands it: calls inlined, nothing merged yet) that several
-// instructions share, whose expansions therefore stay calls.
-std::set<std::string> SharedExpansionSignatures(const HloModule& module);
+// Records the signatures of the Choleskys and triangular solves that
+// several instructions share, whose expansions therefore stay calls. Runs
+// where XLA expands them: after the call inliner, before CSE merges any.
+// The model does not expand them (expand/expansions.h counts their memory),
+// so the pass changes nothing; it records into `shared`.
+class ExpansionCalls : public HloPass {
+ public:
+  explicit ExpansionCalls(std::set<std::string>* shared) : shared_(shared) {}
+  std::string_view name() const override { return "expansion-calls"; }
+  bool Run(HloModule* module) override;
+
+ private:
+  std::set<std::string>* shared_;
+};
 
 }  // namespace exla
 

@@ -31,12 +31,6 @@ HloInstruction* UnchangedElementInput(const HloInstruction& read) {
 
 }  // namespace
 
-bool HasReadsOfUnchangedLoopElements(const HloModule& module) {
-  return HasReplacements(module, UnchangedElementInput);
-}
-
-bool ForwardUnchangedLoopElements(HloModule* module) {
-  return ApplyReplacements(module, UnchangedElementInput);
-}
+bool LoopForwarding::Run(HloModule* module) { return ApplyReplacements(module, UnchangedElementInput); }
 
 }  // namespace exla

@@ -14,18 +14,21 @@
 #ifndef EXLA_MODEL_SIMPLIFY_LOOP_FORWARDING_H_
 #define EXLA_MODEL_SIMPLIFY_LOOP_FORWARDING_H_
 
+#include <string_view>
+
 #include "ir/module.h"
+#include "pass/pass.h"
 
 namespace exla {
 
-// Whether some computation of `module` reads an element of a loop's result
-// that the loop's body returns unchanged.
-bool HasReadsOfUnchangedLoopElements(const HloModule& module);
-
-// Replaces, in place, every read of such an element by the loop's initial
-// value of it (an operand of the tuple the loop starts from) and removes
-// the instructions left dead. Returns whether anything changed.
-bool ForwardUnchangedLoopElements(HloModule* module);
+// Replaces every read of an element of a loop's result that the loop's body
+// returns unchanged by the loop's initial value of it (an operand of the
+// tuple the loop starts from), and removes the instructions left dead.
+class LoopForwarding : public HloPass {
+ public:
+  std::string_view name() const override { return "loop-forwarding"; }
+  bool Run(HloModule* module) override;
+};
 
 }  // namespace exla
 

@@ -5,15 +5,6 @@
 
 namespace exla {
 
-bool HasReplacements(const HloModule& module, const Replacement& replacement) {
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      if (replacement(*instruction) != nullptr) return true;
-    }
-  }
-  return false;
-}
-
 bool ApplyReplacements(HloModule* module, const Replacement& replacement) {
   bool any = false;
   for (const auto& computation : module->computations()) {

@@ -1,6 +1,6 @@
-// Rewrites the memory model mirrors from XLA's simplifiers share one shape:
-// find every instruction that reads a value another already holds, and make
-// its readers read that value instead.
+// Rewrites of XLA's simplifiers that share one shape (tuple_simplifier.h,
+// loop_forwarding.h): find every instruction that reads a value another
+// already holds, and make its readers read that value instead.
 #ifndef EXLA_MODEL_SIMPLIFY_REPLACEMENTS_H_
 #define EXLA_MODEL_SIMPLIFY_REPLACEMENTS_H_
 
@@ -13,9 +13,6 @@ namespace exla {
 // What an instruction stands for (its readers may read it instead), or
 // nullptr where it stands for nothing else.
 using Replacement = std::function<HloInstruction*(const HloInstruction&)>;
-
-// Whether some instruction of `module` has a replacement.
-bool HasReplacements(const HloModule& module, const Replacement& replacement);
 
 // Makes the readers of every instruction with a replacement read the
 // replacement, in place, and removes the instructions left dead. Returns

@@ -8,16 +8,8 @@
 
 namespace exla {
 
-bool HasSingleTripLoops(const HloModule& module) {
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      if (instruction->Is(HloOpcode::kWhile) && TripCount(*instruction) == 1) return true;
-    }
-  }
-  return false;
-}
-
-void CallBodiesOfSingleTripLoops(HloModule* module) {
+bool SingleTripLoopToCall::Run(HloModule* module) {
+  bool changed = false;
   for (const auto& computation : module->computations()) {
     std::vector<HloInstruction*> loops;
     for (const auto& instruction : computation->instructions()) {
@@ -30,8 +22,10 @@ void CallBodiesOfSingleTripLoops(HloModule* module) {
       call->AppendOperand(loop->operand(0));
       call->SetCalledComputation("to_apply", body);
       computation->ReplaceInstruction(loop, computation->AddInstruction(std::move(call)));
+      changed = true;
     }
   }
+  return changed;
 }
 
 }  // namespace exla

@@ -7,16 +7,20 @@
 #ifndef EXLA_MODEL_SIMPLIFY_SINGLE_TRIP_LOOPS_H_
 #define EXLA_MODEL_SIMPLIFY_SINGLE_TRIP_LOOPS_H_
 
+#include <string_view>
+
 #include "ir/module.h"
+#include "pass/pass.h"
 
 namespace exla {
 
-// Whether some computation of `module` has a while loop that runs once.
-bool HasSingleTripLoops(const HloModule& module);
-
-// Replaces, in place, every while loop that runs once (loop_trips.h) by a
-// call of its body on its initial state.
-void CallBodiesOfSingleTripLoops(HloModule* module);
+// Replaces every while loop that runs once (loop_trips.h) by a call of its
+// body on its initial state.
+class SingleTripLoopToCall : public HloPass {
+ public:
+  std::string_view name() const override { return "single-trip-loop-to-call"; }
+  bool Run(HloModule* module) override;
+};
 
 }  // namespace exla
 

@@ -69,14 +69,8 @@ bool ShrinkSort(HloInstruction* sort) {
 
 }  // namespace
 
-bool HasMultiArraySorts(const HloModule& module) {
-  for (const auto& computation : module.computations()) {
-    if (HasMultiArraySort(*computation)) return true;
-  }
-  return false;
-}
-
-void RemoveUnreadSortArrays(HloModule* module) {
+bool SortSimplifier::Run(HloModule* module) {
+  bool any = false;
   for (const auto& computation : module->computations()) {
     if (!HasMultiArraySort(*computation)) continue;
     std::vector<HloInstruction*> sorts;
@@ -86,7 +80,9 @@ void RemoveUnreadSortArrays(HloModule* module) {
     bool changed = false;
     for (HloInstruction* sort : sorts) changed = ShrinkSort(sort) || changed;
     if (changed) RemoveDeadInstructions(computation.get());
+    any = any || changed;
   }
+  return any;
 }
 
 }  // namespace exla

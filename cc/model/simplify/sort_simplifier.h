@@ -12,19 +12,22 @@
 #ifndef EXLA_MODEL_SIMPLIFY_SORT_SIMPLIFIER_H_
 #define EXLA_MODEL_SIMPLIFY_SORT_SIMPLIFIER_H_
 
+#include <string_view>
+
 #include "ir/module.h"
+#include "pass/pass.h"
 
 namespace exla {
 
-// Whether some computation of `module` sorts several arrays together (the
-// only sorts the simplifier may shrink).
-bool HasMultiArraySorts(const HloModule& module);
-
-// Rebuilds, in place, every such sort with only the arrays whose results
-// are read or that its comparator reads (one array: an array-shaped
-// sort), and removes what that leaves dead (the iota of indices). Runs on
-// a module whose tuples XLA's tuple simplifier has folded.
-void RemoveUnreadSortArrays(HloModule* module);
+// Rebuilds every sort of several arrays with only the arrays whose results
+// are read or that its comparator reads (one array: an array-shaped sort),
+// and removes what that leaves dead (the iota of indices). Runs on a module
+// whose tuples XLA's tuple simplifier has folded.
+class SortSimplifier : public HloPass {
+ public:
+  std::string_view name() const override { return "sort-simplifier"; }
+  bool Run(HloModule* module) override;
+};
 
 }  // namespace exla
 

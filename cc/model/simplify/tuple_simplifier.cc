@@ -18,10 +18,6 @@ HloInstruction* ReadElement(const HloInstruction& read) {
 
 }  // namespace
 
-bool HasElementReadsOfTuples(const HloModule& module) {
-  return HasReplacements(module, ReadElement);
-}
-
-void FoldElementReadsOfTuples(HloModule* module) { ApplyReplacements(module, ReadElement); }
+bool TupleSimplifier::Run(HloModule* module) { return ApplyReplacements(module, ReadElement); }
 
 }  // namespace exla

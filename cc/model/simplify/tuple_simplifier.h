@@ -10,16 +10,20 @@
 #ifndef EXLA_MODEL_SIMPLIFY_TUPLE_SIMPLIFIER_H_
 #define EXLA_MODEL_SIMPLIFY_TUPLE_SIMPLIFIER_H_
 
+#include <string_view>
+
 #include "ir/module.h"
+#include "pass/pass.h"
 
 namespace exla {
 
-// Whether some computation of `module` reads an element of a tuple it builds.
-bool HasElementReadsOfTuples(const HloModule& module);
-
-// Folds, in place, get-tuple-element(tuple(a, b), 1) into b everywhere and
-// removes the instructions left dead.
-void FoldElementReadsOfTuples(HloModule* module);
+// Folds get-tuple-element(tuple(a, b), 1) into b everywhere and removes the
+// instructions left dead.
+class TupleSimplifier : public HloPass {
+ public:
+  std::string_view name() const override { return "tuple-simplifier"; }
+  bool Run(HloModule* module) override;
+};
 
 }  // namespace exla
 

@@ -13,9 +13,8 @@
 
 namespace {
 
-using exla::ForwardUnchangedLoopElements;
-using exla::HasReadsOfUnchangedLoopElements;
 using exla::HloModule;
+using exla::LoopForwarding;
 using exla::ParseHloModule;
 
 // `a` rides through the loop unchanged (element 1), the sum of a·a is
@@ -61,23 +60,21 @@ ENTRY e {
 
 TEST(LoopForwarding, ReadOfAnUnchangedElementReadsTheLoopsInput) {
   std::unique_ptr<HloModule> module = ParseHloModule(kPassThrough);
-  ASSERT_TRUE(HasReadsOfUnchangedLoopElements(*module));
-  EXPECT_TRUE(ForwardUnchangedLoopElements(module.get()));
+  EXPECT_TRUE(LoopForwarding().Run(module.get()));
   const exla::HloInstruction* b = module->entry()->FindInstruction("b");
   ASSERT_TRUE(b != nullptr);
   EXPECT_EQ(b->operand(0)->name(), "a");
   EXPECT_EQ(b->operand(1)->name(), "a");
   EXPECT_TRUE(module->entry()->FindInstruction("g") == nullptr) << "the read is left dead";
-  EXPECT_FALSE(HasReadsOfUnchangedLoopElements(*module));
 }
 
 TEST(LoopForwarding, ReadOfAnElementTheBodyUpdatesStays) {
   std::unique_ptr<HloModule> module = ParseHloModule(kPassThrough);
-  ForwardUnchangedLoopElements(module.get());
+  LoopForwarding().Run(module.get());
   const exla::HloInstruction* root = module->entry()->root();
   ASSERT_TRUE(root->operand(0)->Is(exla::HloOpcode::kGetTupleElement));
   EXPECT_EQ(root->operand(0)->operand(0)->name(), "w");
-  EXPECT_FALSE(ForwardUnchangedLoopElements(module.get())) << "nothing left to forward";
+  EXPECT_FALSE(LoopForwarding().Run(module.get())) << "nothing left to forward";
 }
 
 TEST(LoopForwarding, WorkOnAnUnchangedElementRunsBeforeTheLoopAndStaysAlive) {
