@@ -1,5 +1,9 @@
 #include "model/buffers/tuple_tables.h"
 
+#include <algorithm>
+
+#include "model/simplify/loop_simplifier.h"
+
 namespace exla {
 namespace {
 
@@ -40,6 +44,43 @@ bool HasTable(const HloInstruction& instruction, const std::unordered_set<const 
   const HloComputation* parent = instruction.parent();
   if (parent->root() == &instruction && loop_bodies.count(parent)) return false;
   return !RebuildsATuple(instruction);
+}
+
+void AddTupleTable(const BufferAnalyses& a, const HloInstruction& instruction, int64_t step,
+                   std::vector<HeapBuffer>* lives) {
+  if (!instruction.shape().IsTuple() || &instruction == a.module.entry()->root()) return;
+  const Holding h = a.fusion.HoldingOf(&instruction);
+  if (h == Holding::kParameter || instruction.Is(HloOpcode::kGetTupleElement) || instruction.Is(HloOpcode::kCall) ||
+      !HasTable(instruction, a.loop_state.bodies)) {
+    return;
+  }
+  const bool loop = instruction.Is(HloOpcode::kWhile);
+  int64_t end = loop ? a.schedule.End(&instruction) : step;
+  int64_t start = step;
+  if (loop && instruction.operand(0)->Is(HloOpcode::kTuple)) {
+    start = std::min(start, a.schedule.Start(instruction.operand(0)));
+  }
+  for (int leaf : a.leaves.LeavesOf(&instruction)) end = std::max(end, a.last_use[leaf]);
+  const int64_t removed = loop ? RemovedLoopElements(instruction) : 0;
+  lives->push_back({{TupleTableBytes(instruction.shape()) - removed * kPointerBytes, start, end},
+                    HeapBuffer::Kind::kTupleTable, {&instruction}, {&instruction.shape()}, {step}});
+}
+
+void AddConditionalTables(const BufferAnalyses& a, const HloInstruction& conditional, int64_t step,
+                          std::vector<HeapBuffer>* lives) {
+  using Kind = HeapBuffer::Kind;
+  if (conditional.shape().IsArray()) {
+    int64_t end = a.schedule.End(&conditional);
+    for (int leaf : a.leaves.LeavesOf(&conditional)) end = std::max(end, a.last_use[leaf]);
+    lives->push_back({{kPointerBytes, step, end}, Kind::kTupleTable, {&conditional}, {&conditional.shape()}, {step}});
+  }
+  std::unordered_set<const HloInstruction*> seen;
+  for (int i = 1; i < conditional.operand_count(); ++i) {
+    const HloInstruction* operand = conditional.operand(i);
+    if (!operand->shape().IsArray() || !seen.insert(operand).second) continue;
+    lives->push_back({{kPointerBytes, a.schedule.Start(operand), step}, Kind::kTupleTable, {&conditional},
+                      {&operand->shape()}, {step}});
+  }
 }
 
 }  // namespace exla

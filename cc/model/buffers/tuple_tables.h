@@ -13,10 +13,13 @@
 
 #include <cstdint>
 #include <unordered_set>
+#include <vector>
 
 #include "ir/computation.h"
 #include "ir/instruction.h"
 #include "ir/shape.h"
+#include "model/buffers/buffer_analyses.h"
+#include "model/buffers/memory_model.h"
 
 namespace exla {
 
@@ -30,6 +33,20 @@ int64_t TupleTableBytes(const Shape& shape);
 // or the entry's result) has a table of its own. `loop_bodies` are the
 // bodies of the module's loops: the table of a body's result is the loop's.
 bool HasTable(const HloInstruction& instruction, const std::unordered_set<const HloComputation*>& loop_bodies);
+
+// Adds the table of the tuple-shaped `instruction` (at `step`), alive as
+// long as its elements, when it has one (HasTable): a loop's table from
+// its initial tuple to its end, holding only the elements XLA's simplifier
+// leaves (simplify/loop_simplifier.h).
+void AddTupleTable(const BufferAnalyses& analyses, const HloInstruction& instruction, int64_t step,
+                   std::vector<HeapBuffer>* lives);
+
+// XLA's conditional canonicaliser makes a conditional return a tuple and
+// read each operand as a tuple: adds, for an array-shaped `conditional` (at
+// `step`), a table of one pointer, alive as long as its result, and for each
+// array operand one, built as soon as the operand exists.
+void AddConditionalTables(const BufferAnalyses& analyses, const HloInstruction& conditional, int64_t step,
+                          std::vector<HeapBuffer>* lives);
 
 }  // namespace exla
 

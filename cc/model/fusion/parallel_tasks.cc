@@ -50,7 +50,7 @@ std::unordered_set<const HloComputation*> ParallelTaskComputations(const HloModu
   return result;
 }
 
-bool OutlinedForParallelTasks(const HloInstruction& instruction, const LoopCost& cost) {
+bool OutlinedForParallelTasks(const HloInstruction& instruction, const LoopWork& cost) {
   // An in-place dynamic-update-slice writes only its update, so XLA cannot
   // know how to split its work; a tuple has no elements of its own.
   if (!instruction.shape().IsArray() || instruction.Is(HloOpcode::kDynamicUpdateSlice) ||

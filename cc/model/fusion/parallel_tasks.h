@@ -41,7 +41,7 @@ std::unordered_set<const HloComputation*> ParallelTaskComputations(const HloModu
 
 // What XLA's cost analysis counts for one loop (an instruction and the
 // producers fusion folds into it).
-struct LoopCost {
+struct LoopWork {
   int64_t bytes = 0;            // read from its operands' buffers and written
   int64_t flops = 0;            // elementwise operations, one per element
   int64_t transcendentals = 0;  // exponentials, logarithms... one per element
@@ -50,7 +50,7 @@ struct LoopCost {
 // Whether XLA outlines `instruction` (which the model has write a buffer
 // of its own, after fusion, at `cost`) into a parallel call, given that it
 // lies in one of the computations above.
-bool OutlinedForParallelTasks(const HloInstruction& instruction, const LoopCost& cost);
+bool OutlinedForParallelTasks(const HloInstruction& instruction, const LoopWork& cost);
 
 // Whether XLA computes `instruction` inside a call of its own, whose
 // result the loop that reads it does not write over: Eigen runs only f32
