@@ -6,14 +6,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "model/cost/cost_model.h"
-#include "model/buffers/memory_model.h"
-#include "model/buffers/timeline.h"
 #include "api/exla.h"
 #include "bindings/records.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "model/xla_cpu_model.h"
 #include "passes/tensor_splitter/cost.h"
 #include "passes/tensor_splitter/sharding_analysis.h"
 
@@ -204,7 +202,7 @@ py::dict Signature(const std::string& text) {
   return result;
 }
 
-// The memory model's figures for a module (model/buffers/memory_model.h).
+// The memory model's figures for a module (PredictMemory, model/xla_cpu_model.h).
 py::dict PredictMemoryData(const std::string& text) {
   MemoryPrediction prediction;
   {
@@ -259,7 +257,7 @@ py::dict PredictTimelineData(const std::string& text, int max_named) {
   return data;
 }
 
-// The cost model's figures for a module (model/cost/cost_model.h), as data:
+// The cost model's figures for a module (PredictTime, model/xla_cpu_model.h), as data:
 // python/exla/predict.py reads them into TimePrediction.
 py::dict PredictTimeData(const std::string& text, const CostConstants& constants) {
   TimePrediction prediction;

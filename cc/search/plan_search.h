@@ -6,10 +6,10 @@
 // choices: for a tensor the splitter built a loop over, the dimension that
 // loop runs along; for a value its loops compute again, whether to keep it
 // whole instead (its memory against the work). The search runs the pipeline
-// for each plan it considers and judges the result with the memory model
-// (model/buffers/memory_model.h: XLA's planned peak, constants included) and the
-// cost model (model/cost/cost_model.h: the time it would take), in milliseconds
-// where an XLA compile takes seconds. Its result is data: every plan
+// for each plan it considers and judges the result with the model of XLA
+// CPU (model/xla_cpu_model.h: PredictMemory, XLA's planned peak, constants
+// included; PredictTime, the time it would take), in milliseconds where an
+// XLA compile takes seconds. Its result is data: every plan
 // considered, with its settings, predictions and loops. The caller ranks the
 // plans that fit, runs the pipeline once more with the winner's settings and
 // has XLA confirm it with one compile (python/exla/_memory_limit.py): the
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "model/buffers/memory_model.h"
+#include "model/xla_cpu_model.h"
 #include "pass/pass_record.h"
 #include "passes/options.h"
 

@@ -21,7 +21,7 @@ known in microseconds instead of one XLA compilation.
 >>> exla.predict.predict_memory(hlo).temp_bytes
 8192
 
-exla's cost model (``cc/model/cost/cost_model.h``) predicts the time the module
+exla's cost model (``cc/model/cost/cost_model.cc``) predicts the time the module
 takes on this machine's CPU, from its arithmetic and the bytes its kernels
 move, with rates calibrated by ``experiments/calibrate_cost.py``:
 

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "model/fusion/instruction_fusion.h"
 #include "analysis/loop_state.h"
+#include "model/fusion/instruction_fusion.h"
 
 namespace exla {
 namespace {

@@ -47,7 +47,7 @@ ModuleBuffers PredictBuffers(const HloModule& module) {
   ModuleBuffers one = PredictInOrder(fused, simplified.shared_expansions, false);
   ModuleBuffers other = PredictInOrder(fused, simplified.shared_expansions, true);
   ModuleBuffers& higher = other.prediction.peak_bytes() > one.prediction.peak_bytes() ? other : one;
-  higher.inlined = std::move(simplified.module);
+  higher.simplified = std::move(simplified.module);
   return std::move(higher);
 }
 

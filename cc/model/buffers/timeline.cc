@@ -1,10 +1,12 @@
-#include "model/buffers/timeline.h"
-
+// The memory model's timeline (xla_cpu_model.h's PredictMemoryTimeline):
+// the lives of the buffers behind a prediction, step by step.
 #include <algorithm>
 #include <memory>
 
 #include "ir/computation.h"
 #include "ir/parser.h"
+#include "model/buffers/memory_model.h"
+#include "model/xla_cpu_model.h"
 
 namespace exla {
 namespace {

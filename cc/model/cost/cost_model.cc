@@ -1,5 +1,34 @@
-#include "model/cost/cost_model.h"
-
+// A cost model: the time XLA's CPU backend takes to run a module, predicted
+// from the arithmetic it does and the bytes it moves, so that the memory-limit
+// search can rank plans that all fit by how fast they run.
+//
+// The unit of work is what XLA CPU runs as one kernel: an instruction that
+// gets a buffer of its own (fusion/instruction_fusion.h) together with the producers
+// fusion folds into it. A kernel takes the longer of its arithmetic (dots at
+// GEMM speed, transcendental functions at their own rate, other elementwise
+// work at another) and its memory traffic (the buffers it reads, in full or
+// the slice it takes, plus what it writes), a roofline, plus a fixed launch
+// overhead. A thin matrix product (few rows, columns or a shallow
+// contraction) runs below the GEMM's full rate, by a power of each thin
+// side calibrated on this machine. Sorts and top-k selections are costed by the comparisons they
+// make and the elements they read, at rates of their own (flops.h): XLA CPU
+// calls a comparator per comparison, so a sort is slow beside arithmetic.
+// An update in place (dynamic-update-slice) also pays for the elements of
+// the rows it crosses outside its block, at a rate of its own: XLA CPU
+// tests each of them, so a loop writing column blocks is much slower than
+// one writing row blocks. A while loop costs its body and condition once per
+// trip plus a trip overhead; a plan that re-reads a whole weight on every
+// trip therefore pays for every re-read, and one that recomputes a producer
+// pays for it on every trip.
+//
+// The last-level cache is modelled by reuse distance: a buffer read or
+// written in full is still cached while fewer bytes than the cache holds
+// have been moved since, and is then read (or rewritten) at the cache's
+// bandwidth. A loop is costed as its first trip plus the others like its
+// second, so a weight smaller than the cache re-read every trip costs
+// memory bandwidth once, and a trip whose working set fits in the cache
+// streams its temporaries at cache speed. Slices never count as touching a
+// buffer in full, so a loop slicing a large operand reads it from memory.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -8,12 +37,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "model/fusion/instruction_fusion.h"
 #include "analysis/flops.h"
-#include "model/expand/leaf_bytes.h"
 #include "analysis/loop_trips.h"
-#include "model/simplify/xla_topk.h"
 #include "ir/computation.h"
+#include "model/expand/leaf_bytes.h"
+#include "model/fusion/instruction_fusion.h"
+#include "model/simplify/xla_topk.h"
+#include "model/xla_cpu_model.h"
 
 namespace exla {
 namespace {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "model/fusion/instruction_fusion.h"
 #include "ir/computation.h"
+#include "model/fusion/instruction_fusion.h"
 
 namespace exla {
 namespace {

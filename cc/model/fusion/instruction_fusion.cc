@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "analysis/flops.h"
+#include "ir/computation.h"
 #include "model/expand/tree_reduction.h"
 #include "model/simplify/xla_topk.h"
-#include "ir/computation.h"
 
 namespace exla {
 namespace {

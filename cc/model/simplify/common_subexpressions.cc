@@ -8,8 +8,8 @@
 
 #include "ir/computation.h"
 #include "ir/control_flow.h"
-#include "pass/dce.h"
 #include "ir/pattern_matcher.h"
+#include "pass/dce.h"
 
 namespace exla {
 namespace {

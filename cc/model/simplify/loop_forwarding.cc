@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "analysis/loop_state.h"
-#include "model/simplify/replacements.h"
 #include "ir/computation.h"
+#include "model/simplify/replacements.h"
 
 namespace exla {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <cstdint>
 
-#include "model/simplify/replacements.h"
 #include "ir/computation.h"
+#include "model/simplify/replacements.h"
 
 namespace exla {
 namespace {

@@ -23,10 +23,6 @@ namespace exla {
 // of any batch dimension).
 bool XlaRunsAsTopK(const HloInstruction& sort);
 
-// The k when `slice` keeps the first k entries of dimension `dim` of its
-// operand and all of every other dimension, with stride 1; 0 otherwise.
-int64_t FrontOfDimension(const HloInstruction& slice, int64_t dim);
-
 }  // namespace exla
 
 #endif  // EXLA_MODEL_SIMPLIFY_XLA_TOPK_H_

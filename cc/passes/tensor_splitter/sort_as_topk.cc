@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "model/simplify/xla_topk.h"
+#include "analysis/front_slice.h"
 #include "ir/builder.h"
 #include "ir/pattern_matcher.h"
 

@@ -1,4 +1,4 @@
-// The memory model (model/buffers/memory_model.h): which values get a buffer,
+// The memory model (PredictMemory, model/xla_cpu_model.h): which values get a buffer,
 // how long they live on XLA's schedule and how they pack into one heap.
 // Each module is small enough to count its bytes by hand; the corpus test
 // (tests/analysis/test_memory_model.py) compares with XLA itself.
@@ -7,11 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "ir/computation.h"
+#include "ir/parser.h"
 #include "model/buffers/heap_packing.h"
 #include "model/buffers/memory_model.h"
 #include "model/buffers/schedule.h"
-#include "ir/computation.h"
-#include "ir/parser.h"
+#include "model/xla_cpu_model.h"
 #include "tests/cc/test_harness.h"
 
 namespace {

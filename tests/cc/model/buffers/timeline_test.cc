@@ -1,11 +1,10 @@
-// The memory timeline (model/buffers/timeline.h): intermediate bytes alive at each
+// The memory timeline (PredictMemoryTimeline, model/xla_cpu_model.h): intermediate bytes alive at each
 // step of the model's schedule, and the buffers named at the busiest step.
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "model/buffers/memory_model.h"
-#include "model/buffers/timeline.h"
+#include "model/xla_cpu_model.h"
 #include "tests/cc/test_harness.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// The cost model (model/cost/cost_model.h): kernels costed as a roofline of
+// The cost model (PredictTime, model/xla_cpu_model.h): kernels costed as a roofline of
 // their flops and bytes, loops by their trip count. The constants are set by
 // each test, so that every expected figure can be worked out by hand; the
 // calibrated ones are compared with XLA by experiments/cost_rank.py.
@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "model/cost/cost_model.h"
 #include "ir/module.h"
 #include "ir/parser.h"
+#include "model/xla_cpu_model.h"
 #include "tests/cc/test_harness.h"
 
 namespace {

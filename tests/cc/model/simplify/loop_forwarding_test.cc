@@ -5,10 +5,10 @@
 #include <memory>
 #include <string>
 
-#include "model/simplify/loop_forwarding.h"
-#include "model/buffers/timeline.h"
 #include "ir/computation.h"
 #include "ir/parser.h"
+#include "model/simplify/loop_forwarding.h"
+#include "model/xla_cpu_model.h"
 #include "tests/cc/test_harness.h"
 
 namespace {

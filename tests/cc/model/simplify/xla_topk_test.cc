@@ -4,10 +4,10 @@
 #include <memory>
 #include <string>
 
-#include "model/simplify/xla_topk.h"
 #include "ir/computation.h"
 #include "ir/module.h"
 #include "ir/parser.h"
+#include "model/simplify/xla_topk.h"
 #include "tests/cc/test_harness.h"
 
 namespace {
