@@ -37,21 +37,24 @@ TEST(HloPassFix, RunsUntilARoundChangesNothing) {
   EXPECT_EQ(second, 4);
 }
 
+// Runs a fix of one pass that changes the module `changes` times; returns
+// whether the fix changed it and sets `runs` to the pass's runs.
+bool RunFixOfOne(int changes, int* runs) {
+  HloPassFix fix("fix");
+  fix.AddPass(std::make_unique<CountingPass>(changes, runs));
+  HloModule module("m");
+  return fix.Run(&module);
+}
+
 TEST(HloPassFix, UnchangedModuleRunsOneRound) {
   int runs = 0;
-  HloPassFix fix("fix");
-  fix.AddPass(std::make_unique<CountingPass>(0, &runs));
-  HloModule module("m");
-  EXPECT_FALSE(fix.Run(&module));
+  EXPECT_FALSE(RunFixOfOne(0, &runs));
   EXPECT_EQ(runs, 1);
 }
 
 TEST(HloPassFix, PassesThatNeverSettleStopAtTheBound) {
   int runs = 0;
-  HloPassFix fix("fix");
-  fix.AddPass(std::make_unique<CountingPass>(1000, &runs));
-  HloModule module("m");
-  EXPECT_TRUE(fix.Run(&module));
+  EXPECT_TRUE(RunFixOfOne(1000, &runs));
   EXPECT_EQ(runs, HloPassFix::kMaxRounds);
 }
 

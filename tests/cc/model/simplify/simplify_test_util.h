@@ -29,6 +29,38 @@ inline SimplifyRun RunSimplification(exla::HloPass& pass, const std::string& hlo
   return run;
 }
 
+// A loop that counts `trips` trips and takes the exponential of its state
+// on each; the entry reads the state the loop leaves.
+inline std::string CountedLoop(int trips) {
+  return R"(HloModule m
+
+body {
+  p = (s32[], f32[8]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8]{0} get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  e = f32[8]{0} exponential(x)
+  ROOT t = (s32[], f32[8]{0}) tuple(i1, e)
+}
+
+cond {
+  p = (s32[], f32[8]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant()" + std::to_string(trips) + R"()
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[8]{0} parameter(0)
+  zero = s32[] constant(0)
+  t = (s32[], f32[8]{0}) tuple(zero, x)
+  w = (s32[], f32[8]{0}) while(t), condition=cond, body=body
+  ROOT r = f32[8]{0} get-tuple-element(w), index=1
+}
+)";
+}
+
 }  // namespace exla_test
 
 #endif  // EXLA_TESTS_CC_MODEL_SIMPLIFY_SIMPLIFY_TEST_UTIL_H_
