@@ -6,7 +6,7 @@
 // block (either block may come first: the GEMM takes a transposed
 // operand). An operand whose buffer holds its dimensions in another order
 // is first transposed into a copy. Transpose folding lets a dot read
-// through a transpose of its operand (buffer_model.h); the order that
+// through a transpose of its operand (instruction_fusion.h); the order that
 // counts is then that of the transposed buffer's dimensions.
 #ifndef EXLA_MODEL_FUSION_DOT_OPERAND_COPIES_H_
 #define EXLA_MODEL_FUSION_DOT_OPERAND_COPIES_H_

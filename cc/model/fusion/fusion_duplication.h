@@ -30,7 +30,7 @@ inline constexpr int64_t kAllowedCodeDuplication = 15;
 // reduction is written out and starts a loop of its own.
 inline constexpr int64_t kMaxReductionsInFusion = 6;
 
-// The instructions of `computation` that buffer_model.h's rules would fuse
+// The instructions of `computation` that instruction_fusion.h's rules would fuse
 // (HoldingOf gives kFused) but that XLA writes out because some fused loop
 // would emit them more than kAllowedCodeDuplication times, or would hold
 // more than kMaxReductionsInFusion reductions. Computed from the

@@ -6,7 +6,7 @@
 // (TensorFlow's lgamma and digamma of one argument both expand the same
 // series of divisions) is computed once and read by every consumer; an
 // expensive value read by several loops is then written to a buffer
-// rather than folded into each (buffer_model.h), so merging it changes
+// rather than folded into each (fusion/instruction_fusion.h), so merging it changes
 // which values get buffers. The memory model predicts the merged module.
 #ifndef EXLA_MODEL_SIMPLIFY_COMMON_SUBEXPRESSIONS_H_
 #define EXLA_MODEL_SIMPLIFY_COMMON_SUBEXPRESSIONS_H_
