@@ -372,7 +372,7 @@ def cost_rank_section(results_dir: Path) -> list[str]:
             "slices) with each value a loop computes again kept whole; "
             "every distinct plan compiled and timed by XLA CPU (median of the samples, plans "
             "sampled in turns so that load changes affect all alike) and predicted by "
-            "`exla.predict_time` with the constants of `cc/analysis/cost_constants.h` "
+            "`exla.predict_time` with the constants of `cc/model/cost/cost_constants.h` "
             f"(calibrated {_calibration()}). A case is a program under a limit (the plans "
             "whose XLA peak fits, for each distinct peak that admits two plans or more). "
             "Target of issue 27: the fastest measured plan chosen in 9 of 10 cases.", "",
@@ -511,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="predict the plans of a recorded run again, without timing them")
     parser.add_argument("--set", type=_constant, action="append", default=[],
                         metavar="NAME=VALUE", help="a cost model constant in place of the "
-                        "calibrated one (cc/analysis/cost_constants.h names them)")
+                        "calibrated one (cc/model/cost/cost_constants.h names them)")
     args = parser.parse_args(argv)
     constants = dict(args.set)
     if args.replay:

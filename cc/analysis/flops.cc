@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "ir/control_flow.h"
 
 namespace exla {
 namespace {
@@ -100,8 +101,7 @@ int64_t ComputationFlops(const HloComputation& computation) {
   for (const auto& instruction : computation.instructions()) {
     total += InstructionFlops(*instruction);
     // Scalar reducers (to_apply of a reduce) are already counted per element.
-    if (instruction->Is(HloOpcode::kWhile) || instruction->Is(HloOpcode::kCall) ||
-        instruction->Is(HloOpcode::kConditional)) {
+    if (IsControlFlow(instruction->opcode())) {
       for (const HloComputation* callee : instruction->called_computations()) {
         total += ComputationFlops(*callee);
       }

@@ -23,7 +23,8 @@ int64_t ComputationFlops(const HloComputation& computation);
 
 // Elementwise functions that XLA evaluates with a polynomial per element
 // (exp, log, tanh, ...): many times the work of an add. The cost model gives
-// them a rate of their own; fusion does not duplicate them (buffer_model).
+// them a rate of their own; fusion does not duplicate them
+// (model/fusion/instruction_fusion.h).
 bool IsTranscendental(const HloInstruction& instruction);
 
 // Comparisons a sort makes: n log2 n for each row of n elements along its

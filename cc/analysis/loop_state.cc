@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "analysis/tuple_tables.h"
+#include "analysis/shape_leaves.h"
 
 namespace exla {
 namespace {

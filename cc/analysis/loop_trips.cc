@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "ir/computation.h"
 
@@ -80,32 +78,6 @@ int64_t TripCount(const HloInstruction& loop) {
   // The counter steps by one, as the splitter's loops and XLA's own do.
   const int64_t trips = *limit - *start + (*direction == ComparisonDirection::kLe ? 1 : 0);
   return std::max<int64_t>(0, trips);
-}
-
-bool HasSingleTripLoops(const HloModule& module) {
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      if (instruction->Is(HloOpcode::kWhile) && TripCount(*instruction) == 1) return true;
-    }
-  }
-  return false;
-}
-
-void CallBodiesOfSingleTripLoops(HloModule* module) {
-  for (const auto& computation : module->computations()) {
-    std::vector<HloInstruction*> loops;
-    for (const auto& instruction : computation->instructions()) {
-      if (instruction->Is(HloOpcode::kWhile) && TripCount(*instruction) == 1) loops.push_back(instruction.get());
-    }
-    for (HloInstruction* loop : loops) {
-      HloComputation* body = loop->CalledComputation("body");
-      if (body == nullptr || loop->operand_count() != 1) continue;
-      auto call = std::make_unique<HloInstruction>(loop->name() + ".once", HloOpcode::kCall, loop->shape());
-      call->AppendOperand(loop->operand(0));
-      call->SetCalledComputation("to_apply", body);
-      computation->ReplaceInstruction(loop, computation->AddInstruction(std::move(call)));
-    }
-  }
 }
 
 }  // namespace exla

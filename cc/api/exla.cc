@@ -18,14 +18,6 @@ std::string OptimizeHloText(const std::string& hlo_text, const Options& options,
   return PrintHloModule(*module);
 }
 
-std::vector<std::string> CleanupPasses() {
-  std::vector<std::string> names;
-  for (const std::string& name : AvailablePasses()) {
-    if (CreatePass(name, Options{})->IsCleanup()) names.push_back(name);
-  }
-  return names;
-}
-
 std::string RoundTripHloText(const std::string& hlo_text) {
   // Verified like every module exla reads: a round trip is how callers check
   // that exla accepts a module, so it must refuse what the passes would.

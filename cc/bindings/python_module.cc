@@ -6,14 +6,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "analysis/cost_model.h"
-#include "analysis/memory_model.h"
-#include "analysis/timeline.h"
 #include "api/exla.h"
 #include "bindings/records.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "model/xla_cpu_model.h"
 #include "passes/tensor_splitter/cost.h"
 #include "passes/tensor_splitter/sharding_analysis.h"
 
@@ -205,7 +203,7 @@ py::dict Signature(const std::string& text) {
   return result;
 }
 
-// The memory model's figures for a module (analysis/memory_model.h).
+// The memory model's figures for a module (PredictMemory, model/xla_cpu_model.h).
 py::dict PredictMemoryData(const std::string& text) {
   MemoryPrediction prediction;
   {
@@ -260,7 +258,7 @@ py::dict PredictTimelineData(const std::string& text, int max_named) {
   return data;
 }
 
-// The cost model's figures for a module (analysis/cost_model.h), as data:
+// The cost model's figures for a module (PredictTime, model/xla_cpu_model.h), as data:
 // python/exla/predict.py reads them into TimePrediction.
 py::dict PredictTimeData(const std::string& text, const CostConstants& constants) {
   TimePrediction prediction;
@@ -350,9 +348,9 @@ PYBIND11_MODULE(_exla, m) {
   m.def("predict_timeline", &exla::PredictTimelineData, py::arg("text"), py::arg("max_named") = 8,
         "The memory model's live bytes at each step of its schedule: {baseline_bytes, live_bytes, "
         "instructions, peak_steps, peak_buffers, temp_bytes, live_peak_bytes, peak_bytes, entry}.");
-  // The calibrated constants are their defaults (analysis/cost_constants.h).
+  // The calibrated constants are their defaults (model/cost/cost_constants.h).
   py::class_<exla::CostConstants>(m, "CostConstants",
-                                  "The cost model's rates and overheads (analysis/cost_constants.h).")
+                                  "The cost model's rates and overheads (model/cost/cost_constants.h).")
       .def(py::init<>())
       .def_readwrite("dot_f32_flops_per_second", &exla::CostConstants::dot_f32_flops_per_second)
       .def_readwrite("dot_f64_flops_per_second", &exla::CostConstants::dot_f64_flops_per_second)

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/memory_model.h"
 #include "api/exla.h"
+#include "model/xla_cpu_model.h"
 
 namespace exla {
 

@@ -66,6 +66,14 @@ class HloModule {
 
   int64_t instruction_count() const;
 
+  // A copy of the module, as parsing its printed text would give it (the
+  // text of a module is what XLA compiles): instructions in post order,
+  // users in that order, references to computations and control
+  // predecessors written as the printer writes them, names reserved afresh.
+  // Rewrites that work on a copy (the model's simplifications) make it
+  // without printing and parsing again. Defined in module_clone.cc.
+  std::unique_ptr<HloModule> Clone() const;
+
  private:
   std::string name_;
   std::string header_attributes_;

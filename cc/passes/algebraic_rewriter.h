@@ -57,7 +57,7 @@
 #include <string>
 #include <vector>
 
-#include "passes/pass.h"
+#include "pass/pass.h"
 
 namespace exla {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "ir/builder.h"
-#include "passes/dce.h"
-#include "passes/pattern_matcher.h"
+#include "pass/dce.h"
+#include "ir/pattern_matcher.h"
 
 namespace exla {
 namespace {

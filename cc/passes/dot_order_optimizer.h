@@ -20,7 +20,7 @@
 #ifndef EXLA_PASSES_DOT_ORDER_OPTIMIZER_H_
 #define EXLA_PASSES_DOT_ORDER_OPTIMIZER_H_
 
-#include "passes/pass.h"
+#include "pass/pass.h"
 
 namespace exla {
 

@@ -8,7 +8,7 @@
 #ifndef EXLA_PASSES_REMOVE_COPIES_H_
 #define EXLA_PASSES_REMOVE_COPIES_H_
 
-#include "passes/pass.h"
+#include "pass/pass.h"
 
 namespace exla {
 

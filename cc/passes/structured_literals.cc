@@ -5,7 +5,7 @@
 
 #include "ir/builder.h"
 #include "ir/literal_text.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 
 namespace exla {
 namespace {

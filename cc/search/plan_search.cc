@@ -5,10 +5,10 @@
 #include <set>
 #include <tuple>
 
-#include "analysis/cost_model.h"
 #include "analysis/flops.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
+#include "model/xla_cpu_model.h"
 #include "passes/pipeline.h"
 #include "passes/tensor_splitter/sharding_analysis.h"
 #include "passes/tensor_splitter/split_choices.h"

@@ -9,10 +9,10 @@
 // softmax, whether the loop of the softmax's statistics accumulates it in the
 // same pass or a second loop computes the logits again for it (the
 // accumulator's memory against the work). The search runs the pipeline
-// for each plan it considers and judges the result with the memory model
-// (analysis/memory_model.h: XLA's planned peak, constants included) and the
-// cost model (analysis/cost_model.h: the time it would take), in milliseconds
-// where an XLA compile takes seconds. Its result is data: every plan
+// for each plan it considers and judges the result with the model of XLA
+// CPU (model/xla_cpu_model.h: PredictMemory, XLA's planned peak, constants
+// included; PredictTime, the time it would take), in milliseconds where an
+// XLA compile takes seconds. Its result is data: every plan
 // considered, with its settings, predictions and loops. The caller ranks the
 // plans that fit, runs the pipeline once more with the winner's settings and
 // has XLA confirm it with one compile (python/exla/_memory_limit.py): the
@@ -25,8 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/memory_model.h"
-#include "api/exla.h"
+#include "model/xla_cpu_model.h"
+#include "pass/pass_record.h"
+#include "passes/options.h"
 
 namespace exla {
 

@@ -53,7 +53,7 @@ worst choices were 1.18x and 1.33x the fastest, against 1.49x and 1.70x
 error, either way (two loops predicted a few percent apart ran 5% apart the
 other way in ``tests/python/test_plan_choice.py``), and the model is
 calibrated with jaxlib's XLA, whose emitters differ from TensorFlow's in places
-(``cc/analysis/cost_model.cc``).
+(``cc/model/cost/cost_model.cc``).
 """
 
 from __future__ import annotations

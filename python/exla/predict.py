@@ -3,7 +3,7 @@
 XLA's CPU compiler decides a program's memory in three steps: fusion (which
 intermediate values are written out), a sequential schedule, and buffer
 assignment (values whose lives do not overlap share memory). exla's C++ core
-mirrors the three on its own IR (``cc/analysis/``), so a module's planned
+mirrors the three on its own IR (``cc/model/``), so a module's planned
 peak (arguments + outputs - aliased outputs + temporaries + constants) is
 known in microseconds instead of one XLA compilation.
 
@@ -27,7 +27,7 @@ them (:mod:`exla._planner`), and reports say so.
 >>> exla.predict.predict_memory(hlo).temp_bytes
 8192
 
-exla's cost model (``cc/analysis/cost_model.h``) predicts the time the module
+exla's cost model (``cc/model/cost/cost_model.cc``) predicts the time the module
 takes on this machine's CPU, from its arithmetic and the bytes its kernels
 move, with rates calibrated by ``experiments/calibrate_cost.py``:
 
@@ -214,7 +214,7 @@ def predict_cost(hlo_text: str) -> TimePrediction:
     producers fused into it) takes the longer of its arithmetic and its memory
     traffic, plus a launch overhead; a loop costs its body once per trip.
     The rates are this machine's, calibrated by ``experiments/calibrate_cost.py``
-    (``cc/analysis/cost_constants.h``).
+    (``cc/model/cost/cost_constants.h``).
 
     Raises:
       ValueError: the text is not a well-formed HLO module.

@@ -2,7 +2,7 @@
 that does not fill a chunk), against XLA's buffer assignment.
 
 XLA inlines a one-trip loop, reads what a loop leaves unchanged from the
-loop's input (cc/analysis/loop_forwarding.h), and runs work that is ready
+loop's input (cc/model/simplify/loop_forwarding.h), and runs work that is ready
 first. A remainder trip after the main loop therefore ran its first work
 before the main loop and held its slices across it: the splitter now runs
 the remainder first (cc/passes/tensor_splitter/loops.cc).

@@ -33,7 +33,7 @@
 
 #include "api/exla.h"
 #include "ir/module.h"
-#include "passes/pass.h"
+#include "pass/pass.h"
 #include "tests/cc/test_harness.h"
 
 namespace exla_test {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "passes/algebraic_rewriter.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 #include "tests/cc/filecheck.h"
 #include "tests/cc/pass_test_bench.h"
 #include "tests/cc/test_harness.h"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "analysis/flops.h"
-#include "api/exla.h"
+#include "pass/pass_record.h"
 #include "ir/instruction.h"
 #include "passes/tensor_splitter/region.h"
 

@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "ir/builder.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 #include "passes/tensor_splitter/dimension_map.h"
 #include "passes/tensor_splitter/why_not.h"
 

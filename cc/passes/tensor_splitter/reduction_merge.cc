@@ -8,7 +8,7 @@
 
 #include "ir/builder.h"
 #include "ir/module.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 #include "passes/tensor_splitter/dimension_map.h"
 #include "passes/tensor_splitter/loops.h"
 

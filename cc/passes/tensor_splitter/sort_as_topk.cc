@@ -3,9 +3,9 @@
 #include <optional>
 #include <vector>
 
-#include "analysis/xla_topk.h"
+#include "analysis/front_slice.h"
 #include "ir/builder.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 
 namespace exla {
 namespace {

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/exla.h"
+#include "pass/pass_record.h"
 #include "ir/computation.h"
 #include "passes/tensor_splitter/region.h"
 #include "passes/tensor_splitter/sharding_analysis.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "analysis/flops.h"
-#include "passes/dce.h"
+#include "pass/dce.h"
 #include "passes/tensor_splitter/cost.h"
 #include "passes/tensor_splitter/product_row_sums.h"
 #include "passes/tensor_splitter/sharding_analysis.h"

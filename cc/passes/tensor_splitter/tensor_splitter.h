@@ -17,7 +17,7 @@
 #include <string>
 #include <utility>
 
-#include "passes/pass.h"
+#include "pass/pass.h"
 #include "passes/tensor_splitter/split_choices.h"
 
 namespace exla {

@@ -9,7 +9,7 @@
 
 #include "ir/computation.h"
 #include "ir/module.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 
 namespace exla {
 namespace {

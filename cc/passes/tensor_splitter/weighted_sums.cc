@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 
 namespace exla {
 namespace {

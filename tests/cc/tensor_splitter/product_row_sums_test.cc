@@ -10,7 +10,7 @@
 #include "ir/module.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 #include "passes/tensor_splitter/product_row_sums.h"
 #include "tests/cc/filecheck.h"
 #include "tests/cc/pass_test_bench.h"

@@ -7,7 +7,7 @@
 #include "ir/module.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 #include "passes/tensor_splitter/take_along_axis.h"
 #include "tests/cc/filecheck.h"
 #include "tests/cc/test_harness.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ir/computation.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 #include "passes/tensor_splitter/cost.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
 #include "passes/tensor_splitter/region.h"

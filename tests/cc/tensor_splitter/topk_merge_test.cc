@@ -11,7 +11,7 @@
 #include "ir/computation.h"
 #include "ir/module.h"
 #include "ir/parser.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 #include "passes/tensor_splitter/dimension_map.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
 #include "tests/cc/pass_test_bench.h"

@@ -11,7 +11,7 @@
 #include "ir/module.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "passes/pattern_matcher.h"
+#include "ir/pattern_matcher.h"
 #include "passes/tensor_splitter/reduction_merge.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
 #include "passes/tensor_splitter/weighted_sums.h"

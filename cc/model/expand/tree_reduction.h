@@ -1,0 +1,27 @@
+// XLA CPU's tree reduction rewriter: a long reduction is summed as a tree.
+//
+// For accuracy, XLA CPU rewrites a reduction that folds some dimension of
+// more than 32 elements into a reduce-window over windows of 32 elements of
+// each reduced dimension, which reads its input from memory, then a reduce
+// of the partial sums. A reduction over shorter dimensions (all of a 32x16
+// block) stays one loop. Fusion then cannot fold the reduction's input into
+// it, and the partial sums are scratch of the reduction.
+#ifndef EXLA_MODEL_EXPAND_TREE_REDUCTION_H_
+#define EXLA_MODEL_EXPAND_TREE_REDUCTION_H_
+
+#include <cstdint>
+
+#include "ir/instruction.h"
+
+namespace exla {
+
+// Whether XLA CPU rewrites the reduction `instruction` into a tree.
+bool IsTreeReduction(const HloInstruction& instruction);
+
+// The partial results per result the tree of `reduce` leaves (windows cover
+// each reduced dimension in steps of the window).
+int64_t TreeReductionPartials(const HloInstruction& reduce);
+
+}  // namespace exla
+
+#endif  // EXLA_MODEL_EXPAND_TREE_REDUCTION_H_

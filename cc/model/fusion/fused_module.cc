@@ -1,0 +1,94 @@
+#include "model/fusion/fused_module.h"
+
+#include "analysis/flops.h"
+#include "ir/computation.h"
+#include "model/fusion/fusion_duplication.h"
+
+namespace exla {
+
+Holding FusedModule::HoldingOf(const HloInstruction* instruction) {
+  auto it = holding_.find(instruction);
+  if (it != holding_.end()) return it->second;
+  Holding h = exla::HoldingOf(*instruction);
+  if (h == Holding::kFused) {
+    auto limited = over_duplicated_.find(instruction->parent());
+    if (limited == over_duplicated_.end()) {
+      limited = over_duplicated_.emplace(instruction->parent(), OverDuplicatedProducers(*instruction->parent())).first;
+    }
+    if (limited->second.count(instruction)) h = Holding::kOwn;
+  }
+  return holding_[instruction] = h;
+}
+
+bool FusedModule::FoldedAway(const HloInstruction* instruction) {
+  const Holding h = HoldingOf(instruction);
+  if (h == Holding::kFused) return true;
+  if (h == Holding::kOperand && instruction->operand_count() == 1 &&
+      !instruction->Is(HloOpcode::kGetTupleElement) && !instruction->Is(HloOpcode::kTuple)) {
+    return FoldedAway(instruction->operand(0));
+  }
+  return false;
+}
+
+void FusedModule::Inputs(const HloInstruction* reader, bool elementwise,
+                         std::vector<std::pair<const HloInstruction*, bool>>* inputs) {
+  for (const HloInstruction* operand : reader->operands()) {
+    if (FoldedAway(operand)) {
+      // A reshape to the shape it already has is no reshape (XLA's
+      // simplifier removes it): the path stays elementwise.
+      const bool identity = operand->Is(HloOpcode::kReshape) && operand->shape().IsArray() &&
+                            operand->operand(0)->shape().IsArray() &&
+                            operand->shape().dims() == operand->operand(0)->shape().dims();
+      Inputs(operand, elementwise && (operand->IsElementwise() || identity), inputs);
+    } else {
+      inputs->push_back({operand, elementwise && !ReshapedView(*operand)});
+    }
+  }
+}
+
+bool FusedModule::ReshapedView(const HloInstruction& view) {
+  for (const HloInstruction* at = &view; HoldingOf(at) == Holding::kOperand && at->operand_count() == 1;
+       at = at->operand(0)) {
+    const bool reshape = at->Is(HloOpcode::kReshape) || at->Is(HloOpcode::kBitcast);
+    if (reshape && at->shape().IsArray() && at->operand(0)->shape().IsArray() &&
+        at->shape().dims() != at->operand(0)->shape().dims()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool FusedModule::Outlined(const HloInstruction& instruction) {
+  if (parallel_computations_.empty()) parallel_computations_ = ParallelTaskComputations(module_);
+  if (!parallel_computations_.count(instruction.parent())) return false;
+  LoopWork work;
+  work.bytes = instruction.shape().ByteSize();
+  std::vector<std::pair<const HloInstruction*, bool>> inputs;
+  Inputs(&instruction, true, &inputs);
+  for (const auto& input : inputs) {
+    if (input.first->shape().IsArray()) work.bytes += input.first->shape().ByteSize();
+  }
+  CountLoopOps(instruction, &work);
+  return OutlinedForParallelTasks(instruction, work);
+}
+
+void FusedModule::CountLoopOps(const HloInstruction& instruction, LoopWork* work) {
+  if (instruction.IsElementwise()) {
+    const int64_t elements = instruction.shape().ElementCount();
+    (IsTranscendental(instruction) ? work->transcendentals : work->flops) += elements;
+  }
+  for (const HloInstruction* operand : instruction.operands()) {
+    if (FoldedAway(operand)) CountLoopOps(*operand, work);
+  }
+}
+
+const HloInstruction* FusedModule::StripViews(const HloInstruction& value, bool through_elements) {
+  const HloInstruction* element = &value;
+  while (HoldingOf(element) == Holding::kOperand && element->operand_count() == 1 &&
+         (through_elements || !element->Is(HloOpcode::kGetTupleElement))) {
+    element = element->operand(0);
+  }
+  return element;
+}
+
+}  // namespace exla

@@ -1,0 +1,150 @@
+#include "model/fusion/fusion_duplication.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+#include "model/fusion/instruction_fusion.h"
+
+namespace exla {
+namespace {
+
+// Saturates the counts: a chain of shape changes multiplies them.
+constexpr int64_t kCountCap = int64_t{1} << 40;
+
+// What one instruction is within one fused loop: the users that index it
+// (nullptr: the loop's own result index) and how often the loop emits it.
+struct Emission {
+  std::unordered_set<const HloInstruction*> indexing_users;
+  int64_t count = 0;
+};
+
+// Per instruction, per loop (by the loop's root instruction) it is folded into.
+using Loops = std::unordered_map<const HloInstruction*, Emission>;
+
+// Whether `user` reads `operand` at its own index: XLA reuses the index of
+// an elementwise use (same dimensions, whatever the element type) and of a
+// transpose (its index permuted); any other use computes a new one.
+bool ReusesIndex(const HloInstruction& user, const HloInstruction& operand) {
+  if (user.Is(HloOpcode::kTranspose)) return true;
+  return user.shape().IsArray() && operand.shape().IsArray() && user.shape().dims() == operand.shape().dims();
+}
+
+// Whether the instruction is folded into its users' loops (a view of a
+// folded value travels with it, so it is counted like one).
+bool MayBeFolded(const HloInstruction& instruction, Holding holding) {
+  if (holding == Holding::kFused) return true;
+  return holding == Holding::kOperand && instruction.operand_count() == 1 &&
+         !instruction.Is(HloOpcode::kGetTupleElement) && !instruction.Is(HloOpcode::kTuple);
+}
+
+class DuplicationCounter {
+ public:
+  std::unordered_set<const HloInstruction*> Run(const HloComputation& computation) {
+    std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
+    std::reverse(order.begin(), order.end());  // users before their operands
+    for (const HloInstruction* instruction : order) Visit(*instruction);
+    return over_duplicated_;
+  }
+
+ private:
+  // A loop's root: its result is emitted once per index of the loop.
+  void StartLoop(const HloInstruction& root) {
+    Emission own;
+    own.indexing_users.insert(nullptr);
+    own.count = 1;
+    loops_[&root] = {{&root, own}};
+    reductions_[&root] = root.Is(HloOpcode::kReduce) ? 1 : 0;
+  }
+
+  // Whether folding the reduction `instruction` into `loops` would give
+  // one of them more reductions than XLA puts in one fusion; if not,
+  // counts it in each.
+  bool TooManyReductions(const HloInstruction& instruction, const Loops& loops) {
+    if (!instruction.Is(HloOpcode::kReduce)) return false;
+    for (const auto& [loop, emission] : loops) {
+      if (reductions_[loop] >= kMaxReductionsInFusion) return true;
+    }
+    for (const auto& [loop, emission] : loops) ++reductions_[loop];
+    return false;
+  }
+
+  int64_t CountOf(const HloInstruction* indexing_user, const HloInstruction* loop) const {
+    if (indexing_user == nullptr) return 1;
+    auto user = loops_.find(indexing_user);
+    if (user == loops_.end()) return 0;
+    auto emission = user->second.find(loop);
+    return emission == user->second.end() ? 0 : emission->second.count;
+  }
+
+  // The loops `instruction` is folded into, with its indexing users in each.
+  Loops Gather(const HloInstruction& instruction) const {
+    Loops mine;
+    for (const HloInstruction* user : instruction.users()) {
+      auto theirs = loops_.find(user);
+      if (theirs == loops_.end()) continue;
+      const bool reuses = ReusesIndex(*user, instruction);
+      for (const auto& [loop, emission] : theirs->second) {
+        std::unordered_set<const HloInstruction*>& users = mine[loop].indexing_users;
+        if (reuses) {
+          users.insert(emission.indexing_users.begin(), emission.indexing_users.end());
+        } else {
+          users.insert(user);
+        }
+      }
+    }
+    for (auto& [loop, emission] : mine) {
+      for (const HloInstruction* user : emission.indexing_users) {
+        emission.count = std::min(kCountCap, emission.count + CountOf(user, loop));
+      }
+    }
+    return mine;
+  }
+
+  // Whether some loop would emit `instruction` more often than XLA allows.
+  // Broadcasts are always folded.
+  static bool TooOften(const HloInstruction& instruction, const Loops& loops) {
+    if (instruction.Is(HloOpcode::kBroadcast)) return false;
+    for (const auto& [loop, emission] : loops) {
+      if (emission.count > kAllowedCodeDuplication) return true;
+    }
+    return false;
+  }
+
+  // Whether the expensive `instruction` would be folded into several loops.
+  // XLA computes an expensive value once: it does not fold it into a second
+  // loop, even one it reaches through cheap values that XLA does duplicate
+  // (a sum of divisions that two loops read is summed in both, the
+  // divisions are written out).
+  static bool InSeveralLoops(const HloInstruction& instruction, const Loops& loops) {
+    return IsExpensive(instruction) && loops.size() > 1;
+  }
+
+  void Visit(const HloInstruction& instruction) {
+    const Holding holding = HoldingOf(instruction);
+    if (!MayBeFolded(instruction, holding)) {
+      StartLoop(instruction);
+      return;
+    }
+    Loops mine = Gather(instruction);
+    if (holding == Holding::kFused &&
+        (TooOften(instruction, mine) || InSeveralLoops(instruction, mine) || TooManyReductions(instruction, mine))) {
+      over_duplicated_.insert(&instruction);
+      StartLoop(instruction);
+      return;
+    }
+    loops_[&instruction] = std::move(mine);
+  }
+
+  std::unordered_map<const HloInstruction*, Loops> loops_;
+  std::unordered_set<const HloInstruction*> over_duplicated_;
+  std::unordered_map<const HloInstruction*, int64_t> reductions_;  // per loop root
+};
+
+}  // namespace
+
+std::unordered_set<const HloInstruction*> OverDuplicatedProducers(const HloComputation& computation) {
+  return DuplicationCounter().Run(computation);
+}
+
+}  // namespace exla

@@ -1,0 +1,238 @@
+#include "model/fusion/instruction_fusion.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "analysis/flops.h"
+#include "ir/computation.h"
+#include "model/expand/tree_reduction.h"
+#include "model/simplify/xla_topk.h"
+
+namespace exla {
+namespace {
+
+// Instructions that are a view of their operand's buffer: a reshape of a
+// row-major array is a bitcast once XLA has assigned layouts, a tuple is a
+// table of its operands' buffers, exla's bridge removes copies before XLA
+// sees the module, XLA's simplifier removes identity transposes, slices
+// and conversions.
+bool IsView(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kBitcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kCopy:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kTuple:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
+    case HloOpcode::kSetDimensionSize:  // bounds a static dimension: no data moves
+      return true;
+    case HloOpcode::kTranspose: {  // the identity permutation: XLA removes it
+      const std::vector<int64_t> dims = instruction.dimensions();
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] != static_cast<int64_t>(i)) return false;
+      }
+      return true;
+    }
+    case HloOpcode::kSlice:  // of the whole operand: XLA removes it
+      return instruction.operand_count() == 1 &&
+             instruction.shape().dims() == instruction.operand(0)->shape().dims();
+    case HloOpcode::kConvert:  // to its own type: XLA removes it
+      return instruction.operand_count() == 1 &&
+             instruction.operand(0)->shape().element_type() == instruction.shape().element_type();
+    default:
+      return false;
+  }
+}
+
+// A transpose read only by dots and convolutions is folded into their
+// dimension numbers (XLA's transpose folding): no buffer.
+bool FoldedIntoDots(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kTranspose) || instruction.users().empty()) return false;
+  if (instruction.parent()->root() == &instruction) return false;
+  for (const HloInstruction* user : instruction.users()) {
+    if (!user->Is(HloOpcode::kDot) && !user->Is(HloOpcode::kConvolution)) return false;
+  }
+  return true;
+}
+
+// XLA CPU computes a matrix-vector product (one side's free dimensions all
+// of size 1, that side small) as a loop of its own, into which it fuses the
+// producers of the matrix; other dots call a GEMM that reads buffers.
+constexpr int64_t kSmallVectorBytes = 16 * 1024;
+
+// A dot that contracts nothing but dimensions of size 1 is an outer product:
+// XLA's simplifier drops the degenerate dimensions and rewrites it as a
+// multiply of two broadcasts, an elementwise loop that fusion treats as such.
+bool IsOuterProduct(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kDot) || instruction.operand_count() != 2) return false;
+  const std::vector<int64_t>& contracting = instruction.dot_dimensions().lhs_contracting;
+  const Shape& lhs = instruction.operand(0)->shape();
+  for (int64_t d : contracting) {
+    if (lhs.dim(static_cast<int>(d)) != 1) return false;
+  }
+  return true;
+}
+
+bool FusesMatrixOfDot(const HloInstruction& dot, int operand_index) {
+  if (!dot.Is(HloOpcode::kDot) || dot.operand_count() != 2) return false;
+  const DotDimensions dims = dot.dot_dimensions();
+  if (!dims.lhs_batch.empty()) return false;
+  const HloInstruction* vector = dot.operand(1 - operand_index);
+  const std::vector<int64_t>& contracting =
+      operand_index == 0 ? dims.rhs_contracting : dims.lhs_contracting;
+  int64_t free = vector->shape().ElementCount();
+  for (int64_t d : contracting) free /= std::max<int64_t>(1, vector->shape().dim(static_cast<int>(d)));
+  return free == 1 && vector->shape().ByteSize() <= kSmallVectorBytes;
+}
+
+// Consumers that read an element of the operand more than once per element
+// they write: folding an expensive producer into them would recompute it.
+bool ReusesOperandElements(const HloInstruction& consumer, int operand_index) {
+  if (FusesMatrixOfDot(consumer, operand_index)) return false;
+  switch (consumer.opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kGather:
+    case HloOpcode::kDot:
+    case HloOpcode::kConvolution:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether `consumer` folds its operand `operand_index` into its loop.
+bool FusesOperand(const HloInstruction& consumer, int operand_index) {
+  // Once the matrix is fused, the dot is a loop fusion that also takes in
+  // the producers of the vector.
+  if (FusesMatrixOfDot(consumer, 0) || FusesMatrixOfDot(consumer, 1)) return true;
+  if (!FusesProducers(consumer)) return false;
+  // A tree reduction's reduce-window reads its input from memory.
+  if (IsTreeReduction(consumer)) return operand_index >= consumer.operand_count() / 2;
+  switch (consumer.opcode()) {
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kScatter:
+      // Operand 0 is the buffer written in place.
+      return operand_index != 0;
+    case HloOpcode::kGather:
+      return operand_index != 0;  // the gathered array is read at random
+    default:
+      return true;
+  }
+}
+
+// Whether every use of `producer` through `user` (looking through views) is
+// folded into a loop, and none reuses elements when `expensive`.
+bool FusedThrough(const HloInstruction& producer, const HloInstruction& user, bool expensive) {
+  if (user.Is(HloOpcode::kTuple) || user.Is(HloOpcode::kGetTupleElement)) return false;
+  if (FoldedIntoDots(user)) return false;  // the dot reads the producer's buffer
+  if (IsView(user)) {
+    if (user.parent()->root() == &user) return false;  // the view is a result: written out
+    for (const HloInstruction* next : user.users()) {
+      if (!FusedThrough(user, *next, expensive)) return false;
+    }
+    return true;
+  }
+  for (int i = 0; i < user.operand_count(); ++i) {
+    if (user.operand(i) != &producer) continue;
+    if (!FusesOperand(user, i) || (expensive && ReusesOperandElements(user, i))) return false;
+  }
+  return true;
+}
+
+bool FusedIntoUsers(const HloInstruction& instruction) {
+  if (instruction.parent()->root() == &instruction) return false;
+  if (instruction.users().empty()) return true;  // dead: XLA removes it
+  const bool expensive = IsExpensive(instruction);
+  if (expensive && instruction.user_count() > 1) return false;  // not duplicated
+  for (const HloInstruction* user : instruction.users()) {
+    if (!FusedThrough(instruction, *user, expensive)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsFusedMatrixVectorDot(const HloInstruction& instruction) {
+  return FusesMatrixOfDot(instruction, 0) || FusesMatrixOfDot(instruction, 1);
+}
+
+bool IsLoopFusible(const HloInstruction& instruction) {
+  if (instruction.IsElementwise() || IsOuterProduct(instruction)) return true;
+  switch (instruction.opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kIota:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kReduce:
+      return instruction.shape().IsArray();
+    default:
+      return false;
+  }
+}
+
+bool FusesProducers(const HloInstruction& instruction) {
+  if (instruction.IsElementwise() || IsOuterProduct(instruction)) return true;
+  switch (instruction.opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kReduce:
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kGather:
+    case HloOpcode::kMap:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsExpensive(const HloInstruction& instruction) {
+  if (IsTranscendental(instruction)) return true;
+  const bool floating = instruction.shape().IsArray() &&
+                        (IsFloatingPointType(instruction.shape().element_type()) ||
+                         IsComplexType(instruction.shape().element_type()));
+  switch (instruction.opcode()) {
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSqrt:
+      return true;
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+      return floating;
+    case HloOpcode::kReduce:
+      return true;  // a reduction folded twice is computed twice
+    default:
+      return false;
+  }
+}
+
+Holding HoldingOf(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kParameter:
+      return Holding::kParameter;
+    case HloOpcode::kConstant:
+      return Holding::kConstant;
+    default:
+      break;
+  }
+  if (IsView(instruction) || FoldedIntoDots(instruction)) return Holding::kOperand;
+  // A top-k numbers its elements itself: the iota of indices goes.
+  if (instruction.Is(HloOpcode::kIota) && instruction.user_count() == 1 &&
+      XlaRunsAsTopK(*instruction.users()[0])) {
+    return Holding::kFused;
+  }
+  if (IsLoopFusible(instruction) && FusedIntoUsers(instruction)) return Holding::kFused;
+  return Holding::kOwn;
+}
+
+}  // namespace exla

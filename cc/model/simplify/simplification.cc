@@ -1,0 +1,55 @@
+#include "model/simplify/simplification.h"
+
+#include <memory>
+
+#include "model/simplify/call_inliner.h"
+#include "model/simplify/common_subexpressions.h"
+#include "model/simplify/conditional_to_select.h"
+#include "model/simplify/constant_folding.h"
+#include "model/simplify/expansion_calls.h"
+#include "model/simplify/loop_forwarding.h"
+#include "model/simplify/single_trip_loops.h"
+#include "model/simplify/sort_simplifier.h"
+#include "model/simplify/tuple_simplifier.h"
+#include "pass/pass_fix.h"
+#include "pass/pass_pipeline.h"
+
+namespace exla {
+namespace {
+
+// XLA's rewrites before fusion, in XLA's order. A rewrite XLA runs before
+// fusion that the model should mirror is one HloPass in this folder and one
+// line here (cc/model/README.md).
+std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_expansions) {
+  auto pipeline = std::make_unique<HloPassPipeline>("xla-cpu-simplification");
+  pipeline->AddPass(std::make_unique<CallInliner>());
+  pipeline->AddPass(std::make_unique<ConditionalToSelect>());
+  pipeline->AddPass(std::make_unique<ExpansionCalls>(shared_expansions));
+  pipeline->AddPass(std::make_unique<ConstantFolding>());
+  // A read forwarded to a loop's input can be a read of a tuple built in
+  // place (an inlined loop's state), and the other way round.
+  auto forwarding = std::make_unique<HloPassFix>("tuple-and-loop-forwarding");
+  forwarding->AddPass(std::make_unique<TupleSimplifier>());
+  forwarding->AddPass(std::make_unique<LoopForwarding>());
+  pipeline->AddPass(std::move(forwarding));
+  pipeline->AddPass(std::make_unique<SortSimplifier>());
+  pipeline->AddPass(std::make_unique<CommonSubexpressionElimination>());
+  return pipeline;
+}
+
+}  // namespace
+
+SimplifiedModule SimplifyAsXla(const HloModule& module) {
+  SimplifiedModule simplified;
+  simplified.module = module.Clone();
+  // XLA's while loop simplifier turns loops of one trip into calls of their
+  // bodies, which the inliner then inlines. Each call is added after its
+  // computation's root; a copy lists the module in post order again, the
+  // order its text would have and the one the model's schedule, which
+  // breaks ties by that order, was measured on.
+  if (SingleTripLoopToCall().Run(simplified.module.get())) simplified.module = simplified.module->Clone();
+  Simplification(&simplified.shared_expansions)->Run(simplified.module.get(), /*dump_dir=*/"", /*records=*/nullptr);
+  return simplified;
+}
+
+}  // namespace exla

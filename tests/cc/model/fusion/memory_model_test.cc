@@ -1,0 +1,304 @@
+// The memory model's predictions that XLA's fusion decides
+// (cc/model/fusion/): which values fusion folds into loops and which it
+// writes out, the limits on what one loop computes, the loops XLA outlines
+// for threads and the transposed copies dots read. Each module is small
+// enough to count its bytes by hand.
+#include <string>
+
+#include "model/xla_cpu_model.h"
+#include "tests/cc/test_harness.h"
+
+namespace {
+
+using exla::MemoryPrediction;
+using exla::PredictMemory;
+
+TEST(MemoryModel, ElementwiseChainWritesOnlyItsResult) {
+  // Fusion folds negate and add into the exponential's loop: no temporary.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[256]{0} parameter(0)
+  n = f32[256]{0} negate(x)
+  a = f32[256]{0} add(n, x)
+  ROOT r = f32[256]{0} exponential(a)
+}
+)"));
+  EXPECT_EQ(p.argument_bytes, 1024);
+  EXPECT_EQ(p.output_bytes, 1024);
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.peak_bytes(), 2048);
+}
+
+TEST(MemoryModel, DotOperandIsWrittenOut) {
+  // A GEMM reads buffers: the exponential feeding it is a temporary.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[64,32]{1,0} parameter(0)
+  y = f32[32,16]{1,0} parameter(1)
+  ex = f32[64,32]{1,0} exponential(x)
+  ROOT d = f32[64,16]{1,0} dot(ex, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 64 * 32 * 4);
+  EXPECT_EQ(p.buffers, 1);
+}
+
+TEST(MemoryModel, OuterProductFusesIntoItsReader) {
+  // A dot contracting one dimension of size 1 is a multiply of broadcasts:
+  // fused into the negate that reads it, no temporary.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[128,1]{1,0} parameter(0)
+  y = f32[1,64]{1,0} parameter(1)
+  d = f32[128,64]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT n = f32[128,64]{1,0} negate(d)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
+// --- XLA's parallel task assignment and exla's loops ----------------------
+// XLA CPU outlines a loop that reads and writes 512 KiB or more into a call
+// of its own (to run it on several threads); the call holds its operands
+// while the loop writes, so the loop cannot write over one of them.
+
+// d (dot) -> ex -> dot, between two matrix products.
+std::string DotExpDot(int rows) {
+  const std::string n = std::to_string(rows);
+  return "HloModule m\n\nENTRY e {\n"
+         "  x = f32[" + n + ",64]{1,0} parameter(0)\n"
+         "  y = f32[64,256]{1,0} parameter(1)\n"
+         "  z = f32[256,16]{1,0} parameter(2)\n"
+         "  d = f32[" + n + ",256]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+         "  ex = f32[" + n + ",256]{1,0} exponential(d)\n"
+         "  ROOT r = f32[" + n + ",16]{1,0} dot(ex, z), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+}
+
+TEST(MemoryModel, SmallElementwiseLoopWritesOverItsOperand) {
+  // 128 KiB read and 128 KiB written: one thread, no call; the exponential
+  // writes over d, which dies there. XLA (jaxlib 0.7.1): temp 131072.
+  const MemoryPrediction p = PredictMemory(DotExpDot(128));
+  EXPECT_EQ(p.temp_bytes, 128 * 256 * 4);
+}
+
+TEST(MemoryModel, ElementwiseLoopOutlinedForThreadsKeepsItsOperand) {
+  // 256 KiB read and 256 KiB written: two threads, so XLA outlines the
+  // exponential, and d and ex are both alive. XLA: temp 524288.
+  const MemoryPrediction p = PredictMemory(DotExpDot(256));
+  EXPECT_EQ(p.temp_bytes, 2 * 256 * 256 * 4);
+}
+
+TEST(MemoryModel, OutlinedResultStillTakesItsOperandsBuffer) {
+  // The outlined exponential is the entry's result: XLA assigns the result
+  // buffer first and d, which dies at the exponential, shares it. XLA: temp 0.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[512,64]{1,0} parameter(0)
+  y = f32[64,256]{1,0} parameter(1)
+  d = f32[512,256]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT ex = f32[512,256]{1,0} exponential(d)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.output_bytes, 512 * 256 * 4);
+}
+
+TEST(MemoryModel, LoopDoesNotWriteOverAnF64Convolution) {
+  // Eigen runs only f32 and f16 convolutions; XLA emits an f64 one as a
+  // loop nest that its parallel task assigner outlines into a call, whose
+  // result the relu's loop does not write over (the second convolution
+  // reads the relu from memory).
+  const std::string text = R"(HloModule m
+
+ENTRY e {
+  x = TYPE[2,12,12,3]{3,2,1,0} parameter(0)
+  k = TYPE[3,3,3,8]{3,2,1,0} parameter(1)
+  c = TYPE[2,12,12,8]{3,2,1,0} convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  z = TYPE[] constant(0)
+  b = TYPE[2,12,12,8]{3,2,1,0} broadcast(z), dimensions={}
+  r = TYPE[2,12,12,8]{3,2,1,0} maximum(c, b)
+  k2 = TYPE[3,3,8,4]{3,2,1,0} parameter(2)
+  ROOT d = TYPE[2,12,12,4]{3,2,1,0} convolution(r, k2), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+}
+)";
+  auto with_type = [&](const std::string& type) {
+    std::string t = text;
+    for (size_t at = t.find("TYPE"); at != std::string::npos; at = t.find("TYPE", at)) t.replace(at, 4, type);
+    return PredictMemory(t);
+  };
+  const int64_t conv_f64 = 2 * 12 * 12 * 8 * 8;
+  EXPECT_GE(with_type("f64").temp_bytes, 2 * conv_f64);
+  EXPECT_LT(with_type("f32").temp_bytes, 2 * conv_f64 / 2);
+}
+
+TEST(MemoryModel, ProducerAFusedLoopWouldEmitTooOftenIsWrittenOut) {
+  // The sum reads n through `slices` slices of one element; each slice
+  // computes an index of its own, so the fused loop would emit the
+  // multiply once per slice. XLA allows 15: with 16 slices it writes n to
+  // a buffer (one 64-byte slot), with 15 it folds n into the loop.
+  auto with_slices = [](int slices) {
+    std::string text = "HloModule m\n\nENTRY e {\n  p = f32[16]{0} parameter(0)\n"
+                       "  q = f32[16]{0} parameter(1)\n  n = f32[16]{0} multiply(p, q)\n";
+    for (int i = 0; i < slices; ++i) {
+      text += "  sl" + std::to_string(i) + " = f32[1]{0} slice(n), slice={[" + std::to_string(i) + ":" +
+              std::to_string(i + 1) + "]}\n";
+    }
+    std::string sum = "sl0";
+    for (int i = 1; i < slices; ++i) {
+      const std::string next = "a" + std::to_string(i);
+      text += std::string(i + 1 == slices ? "  ROOT " : "  ") + next + " = f32[1]{0} add(" + sum + ", sl" +
+              std::to_string(i) + ")\n";
+      sum = next;
+    }
+    return PredictMemory(text + "}\n");
+  };
+  EXPECT_EQ(with_slices(16).temp_bytes, 64);
+  EXPECT_EQ(with_slices(15).temp_bytes, 0);
+}
+
+TEST(MemoryModel, ExpensiveValueIsNotFoldedIntoTwoLoops) {
+  // s = d + 1 is cheap: XLA folds it into both reductions' loops. Its
+  // operand d, a division, would then be computed in both: XLA computes
+  // it once, into a buffer of its own (one 64-byte slot).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[16]{0} parameter(0)
+  three = f32[] constant(3)
+  b3 = f32[16]{0} broadcast(three), dimensions={}
+  d = f32[16]{0} divide(b3, x)
+  one = f32[] constant(1)
+  b1 = f32[16]{0} broadcast(one), dimensions={}
+  s = f32[16]{0} add(d, b1)
+  m = f32[16]{0} multiply(s, s)
+  ex = f32[16]{0} exponential(s)
+  zero = f32[] constant(0)
+  r1 = f32[] reduce(m, zero), dimensions={0}, to_apply=sum
+  r2 = f32[] reduce(ex, zero), dimensions={0}, to_apply=sum
+  ROOT t = (f32[], f32[]) tuple(r1, r2)
+})"));
+  EXPECT_EQ(p.temp_bytes, 64);
+  EXPECT_EQ(p.buffers, 1);
+}
+
+TEST(MemoryModel, DotReadsItsBatchDimensionsFirst) {
+  // XLA's GEMM wants each operand's batch dimensions first: both operands
+  // (batch dimensions 0 and 2) are transposed into copies, made as soon as
+  // the parameters exist (XLA: 2048 bytes of temporaries).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  a = f32[2,8,2,8]{3,2,1,0} parameter(0)
+  b = f32[2,8,2,8]{3,2,1,0} parameter(1)
+  ROOT d = f32[2,2,8,8]{3,2,1,0} dot(a, b), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 2 * 1024);
+}
+
+TEST(MemoryModel, DotOfSeveralContractingDimensionsReadsThemInCanonicalOrder) {
+  // With two contracting dimensions, XLA merges them into one, in its
+  // canonical order for a right operand (contracting, then free): w's
+  // free dimension comes first, so w is transposed into a copy (XLA: 1024).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  g = f32[2,8,2,8]{3,2,1,0} parameter(0)
+  w = f32[16,2,8]{2,1,0} parameter(1)
+  ROOT d = f32[2,8,16]{2,1,0} dot(g, w), lhs_contracting_dims={2,3}, rhs_contracting_dims={1,2}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 1024);
+}
+
+TEST(MemoryModel, ProducerOfATransposedDotOperandIsWrittenTransposed) {
+  // The add is read only by a dot that needs it transposed: XLA fuses it
+  // into the transposed copy, which (a transpose) it cannot write over d.
+  // d and the copy are alive together (XLA: 2048 bytes).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[2,8,16]{2,1,0} parameter(0)
+  w = f32[16,2,8]{2,1,0} parameter(1)
+  y = f32[2,8,2,8]{3,2,1,0} parameter(2)
+  v = f32[2,1,2,8]{3,2,1,0} parameter(3)
+  d = f32[2,8,2,8]{3,2,1,0} dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  a = f32[2,8,2,8]{3,2,1,0} add(d, y)
+  ROOT e = f32[2,2,8,1]{3,2,1,0} dot(a, v), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 2 * 1024);
+}
+
+TEST(MemoryModel, TransposedCopiesOfOneValueInOneOrderAreOne) {
+  // Two dots read d with its batch dimensions moved first, the same way:
+  // XLA's CSE leaves one copy, alive until the second dot; d itself dies
+  // at the copy (and takes a result's allocation). With y's copy, two
+  // temporaries (XLA: 2048 bytes).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[2,8,16]{2,1,0} parameter(0)
+  w = f32[16,2,8]{2,1,0} parameter(1)
+  y = f32[2,8,2,8]{3,2,1,0} parameter(2)
+  d = f32[2,8,2,8]{3,2,1,0} dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  e1 = f32[2,2,8,8]{3,2,1,0} dot(d, y), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+  e2 = f32[2,2,8,8]{3,2,1,0} dot(d, e1), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  ROOT t = (f32[2,2,8,8]{3,2,1,0}, f32[2,2,8,8]{3,2,1,0}) tuple(e1, e2)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 2 * 1024);
+}
+
+TEST(MemoryModel, FusedLoopHoldsAtMostSixReductions) {
+  // The root's loop would fold seven reductions; XLA's fusion takes six
+  // and writes the seventh out (an f64 too large for the f32 result's
+  // allocation): one slot (XLA: 8 bytes).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT s = f64[] add(a, b)
+}
+
+ENTRY e {
+  x = f64[8]{0} parameter(0)
+  z = f64[] constant(0)
+  e1 = f64[8]{0} exponential(x)
+  e2 = f64[8]{0} sine(x)
+  e3 = f64[8]{0} cosine(x)
+  e4 = f64[8]{0} log(x)
+  e5 = f64[8]{0} tanh(x)
+  e6 = f64[8]{0} sqrt(x)
+  e7 = f64[8]{0} rsqrt(x)
+  r1 = f64[] reduce(e1, z), dimensions={0}, to_apply=add
+  r2 = f64[] reduce(e2, z), dimensions={0}, to_apply=add
+  r3 = f64[] reduce(e3, z), dimensions={0}, to_apply=add
+  r4 = f64[] reduce(e4, z), dimensions={0}, to_apply=add
+  r5 = f64[] reduce(e5, z), dimensions={0}, to_apply=add
+  r6 = f64[] reduce(e6, z), dimensions={0}, to_apply=add
+  r7 = f64[] reduce(e7, z), dimensions={0}, to_apply=add
+  a1 = f64[] add(r1, r2)
+  a2 = f64[] add(a1, r3)
+  a3 = f64[] add(a2, r4)
+  a4 = f64[] add(a3, r5)
+  a5 = f64[] add(a4, r6)
+  a6 = f64[] add(a5, r7)
+  ROOT c = f32[] convert(a6)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 8);
+}
+
+}  // namespace

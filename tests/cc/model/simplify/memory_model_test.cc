@@ -1,0 +1,302 @@
+// The memory model's predictions that XLA's simplification decides
+// (cc/model/simplify/): loops of one trip, inlined calls, cheap conditionals,
+// folded literals and tuple reads, shrunk sorts, merged expressions. The
+// passes' own tests are beside this file; here, what they change in the
+// figures. Each module is small enough to count its bytes by hand.
+#include <string>
+
+#include "model/xla_cpu_model.h"
+#include "tests/cc/test_harness.h"
+
+namespace {
+
+using exla::MemoryPrediction;
+using exla::PredictMemory;
+
+TEST(MemoryModel, CallsAreInlinedBeforeScheduling) {
+  // XLA inlines both calls: the exponential of each is one loop that reads
+  // x and y directly, so the two 1 KiB values die where the add reads them
+  // and the sum is written into the result. As written (two calls, each
+  // returning a buffer) both results would be temporaries.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+f {
+  a = f32[256]{0} parameter(0)
+  ROOT e = f32[256]{0} exponential(a)
+}
+
+ENTRY e {
+  x = f32[256]{0} parameter(0)
+  y = f32[256]{0} parameter(1)
+  c1 = f32[256]{0} call(x), to_apply=f
+  c2 = f32[256]{0} call(y), to_apply=f
+  ROOT s = f32[256]{0} add(c1, c2)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.peak_bytes(), 3 * 1024);
+}
+
+TEST(MemoryModel, CheapConditionalOnABooleanBecomesASelect) {
+  // Both branches are elementwise: XLA computes both and selects, one loop
+  // that writes the result; no branch result, no pointer tables.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+on_true {
+  t = (f32[64]{0}) parameter(0)
+  a = f32[64]{0} get-tuple-element(t), index=0
+  s = f32[64]{0} sine(a)
+  ROOT r = (f32[64]{0}) tuple(s)
+}
+
+on_false {
+  t = (f32[64]{0}) parameter(0)
+  a = f32[64]{0} get-tuple-element(t), index=0
+  c = f32[64]{0} cosine(a)
+  ROOT r = (f32[64]{0}) tuple(c)
+}
+
+ENTRY e {
+  x = f32[64]{0} parameter(0)
+  p = pred[] parameter(1)
+  t = (f32[64]{0}) tuple(x)
+  c = (f32[64]{0}) conditional(p, t, t), true_computation=on_true, false_computation=on_false
+  ROOT g = f32[64]{0} get-tuple-element(c), index=0
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
+TEST(MemoryModel, EqualExpressionsAreComputedOnce) {
+  // d1 and d2 divide by x + 2, written as (x + 0) + 1 + 1 and as x + 2.
+  // XLA's simplifier drops the + 0 and folds the + 1 + 1, its CSE then
+  // merges the two divisions: the dot reads one 16 KiB buffer twice, not
+  // two buffers.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[64,64]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  one = f32[] constant(1)
+  two = f32[] constant(2)
+  three = f32[] constant(3)
+  bz = f32[64,64]{1,0} broadcast(zero), dimensions={}
+  b1 = f32[64,64]{1,0} broadcast(one), dimensions={}
+  b2 = f32[64,64]{1,0} broadcast(two), dimensions={}
+  b3 = f32[64,64]{1,0} broadcast(three), dimensions={}
+  x0 = f32[64,64]{1,0} add(x, bz)
+  y1 = f32[64,64]{1,0} add(x0, b1)
+  y2 = f32[64,64]{1,0} add(y1, b1)
+  z = f32[64,64]{1,0} add(x, b2)
+  d1 = f32[64,64]{1,0} divide(b3, y2)
+  d2 = f32[64,64]{1,0} divide(b3, z)
+  ROOT r = f32[64,64]{1,0} dot(d1, d2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})"));
+  EXPECT_EQ(p.temp_bytes, 64 * 64 * 4);
+  EXPECT_EQ(p.buffers, 1);
+}
+
+TEST(MemoryModel, LiteralExpressionsAreFoldedIntoLiterals) {
+  // XLA evaluates the concatenation of literals at compile time: the
+  // executable keeps its 32 elements, not the 4 it was built from.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[32]{0} parameter(0)
+  c = f32[4]{0} constant({1, 2, 3, 4})
+  b = f32[32]{0} concatenate(c, c, c, c, c, c, c, c), dimensions={0}
+  ROOT r = f32[32]{0} add(x, b)
+}
+)"));
+  EXPECT_EQ(p.constant_bytes, 32 * 4);
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
+TEST(MemoryModel, LoopSimplifierDropsRepeatedAndLiteralElements) {
+  // i and j start from the same literal and step together: XLA's while
+  // loop simplifier keeps one of them (one 4-byte counter, not two), and
+  // drops the literal bound, which the body returns unchanged. The state
+  // keeps i and v: a table of 16 bytes beside a heap of the counter and
+  // the condition (65 bytes, 128 aligned). XLA stacks the table first and
+  // comes to 64 + 65 = 129.
+  const std::string text = R"(HloModule m
+
+body {
+  p = (s32[], s32[], s32[], f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  bound = s32[] get-tuple-element(p), index=1
+  j = s32[] get-tuple-element(p), index=2
+  v = f32[16]{0} get-tuple-element(p), index=3
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  j2 = s32[] add(j, one)
+  e = f32[16]{0} exponential(v)
+  ROOT t = (s32[], s32[], s32[], f32[16]{0}) tuple(i2, bound, j2, e)
+}
+
+cond {
+  p = (s32[], s32[], s32[], f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  bound = s32[] get-tuple-element(p), index=1
+  ROOT lt = pred[] compare(i, bound), direction=LT
+}
+
+ENTRY e {
+  x = f32[16]{0} parameter(0)
+  zero = s32[] constant(0)
+  n = s32[] constant(5)
+  t0 = (s32[], s32[], s32[], f32[16]{0}) tuple(zero, n, zero, x)
+  w = (s32[], s32[], s32[], f32[16]{0}) while(t0), condition=cond, body=body
+  j = s32[] get-tuple-element(w), index=2
+  ROOT r = f32[16]{0} get-tuple-element(w), index=3
+})";
+  EXPECT_EQ(PredictMemory(text).temp_bytes, 128 + 16);
+  // The same when j's update comes out of a tuple built in place (the
+  // result of an inlined call), which the simplifier reads through.
+  std::string through_tuple = text;
+  const std::string update = "  j2 = s32[] add(j, one)\n";
+  through_tuple.replace(through_tuple.find(update), update.size(),
+                        "  jj = s32[] add(j, one)\n  jt = (s32[]) tuple(jj)\n"
+                        "  j2 = s32[] get-tuple-element(jt), index=0\n");
+  EXPECT_EQ(PredictMemory(through_tuple).temp_bytes, 128 + 16);
+}
+
+// Sorts values with the iota of their indices; the program keeps the sorted
+// values only, through a tuple it then takes apart. @ names the comparator:
+// `values` compares the values only, `ties` breaks ties by index.
+constexpr char kSortWithIndices[] = R"(HloModule m
+
+values {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+
+ties {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  lt = pred[] compare(a, b), direction=LT
+  eq = pred[] compare(a, b), direction=EQ
+  ilt = pred[] compare(i, j), direction=LT
+  both = pred[] and(eq, ilt)
+  ROOT tie = pred[] or(lt, both)
+}
+
+ENTRY e {
+  x = f32[64]{0} parameter(0)
+  iota = s32[64]{0} iota(), iota_dimension=0
+  s = (f32[64]{0}, s32[64]{0}) sort(x, iota), dimensions={0}, to_apply=@
+  v = f32[64]{0} get-tuple-element(s), index=0
+  ix = s32[64]{0} get-tuple-element(s), index=1
+  t = (f32[64]{0}, s32[64]{0}) tuple(v, ix)
+  w = f32[64]{0} get-tuple-element(t), index=0
+  ROOT r = f32[64]{0} sqrt(w)
+})";
+
+std::string SortModule(const std::string& comparator) {
+  std::string text = kSortWithIndices;
+  text.replace(text.find('@'), 1, comparator);
+  return text;
+}
+
+TEST(MemoryModel, SortDropsTheArraysNothingReads) {
+  // XLA's tuple simplifier leaves the sorted indices unread and its sort
+  // simplifier drops them with their iota: the sort writes the values
+  // alone, into the buffer the square root then writes the result over.
+  const MemoryPrediction p = PredictMemory(SortModule("values"));
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
+TEST(MemoryModel, SortKeepsTheArraysItsComparatorReads) {
+  // Ties broken by index: the sorted indices stay, written in place over
+  // the iota (XLA sorts in place an operand only the sort reads), beside
+  // the table of the sort's two results.
+  const MemoryPrediction p = PredictMemory(SortModule("ties"));
+  EXPECT_EQ(p.temp_bytes, 256 + 16);
+}
+
+TEST(MemoryModel, LoopThatRunsOnceIsItsBody) {
+  // XLA's while loop simplifier replaces a loop of one trip by its body:
+  // no table of the state, no counter or condition; the sine writes the
+  // result. (The counter's sum, which only the inlined body's tuple read,
+  // goes with XLA's tuple simplifier: tuple_simplifier.h.)
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+body {
+  p = (s32[], f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[16]{0} get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  e = f32[16]{0} sine(v)
+  ROOT t = (s32[], f32[16]{0}) tuple(n, e)
+}
+
+cond {
+  p = (s32[], f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  c = s32[] constant(1)
+  ROOT lt = pred[] compare(i, c), direction=LT
+}
+
+ENTRY e {
+  x = f32[16]{0} parameter(0)
+  z = s32[] constant(0)
+  t0 = (s32[], f32[16]{0}) tuple(z, x)
+  w = (s32[], f32[16]{0}) while(t0), condition=cond, body=body
+  ROOT r = f32[16]{0} get-tuple-element(w), index=1
+})"));
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
+TEST(MemoryModel, ElementReadsOfTuplesAreFolded) {
+  // XLA's tuple simplifier reads the exponential straight from where it is
+  // written; the product, which only the tuple held, is dead and removed.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[64,64]{1,0} parameter(0)
+  d = f32[64,64]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ex = f32[64,64]{1,0} exponential(x)
+  t = (f32[64,64]{1,0}, f32[64,64]{1,0}) tuple(ex, d)
+  ROOT r = f32[64,64]{1,0} get-tuple-element(t), index=0
+})"));
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
+TEST(MemoryModel, SortOfIndicesOtherThanAnIotaStaysASortWhenOnlyItsFrontIsRead) {
+  // Only the first 8 of each row are read, but the indices are computed, not
+  // an iota: XLA's top-k rewriter leaves the sort, which sorts both operands
+  // in place: 1 MB + 1 MB and the sort's table (XLA: 4194320 bytes). Read as
+  // a top-k, the model would predict 2 MB less than XLA plans.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=GT
+}
+
+ENTRY e {
+  x = f32[64,4096]{1,0} parameter(0)
+  i = s32[64,4096]{1,0} parameter(1)
+  keys = f32[64,4096]{1,0} negate(x)
+  idx = s32[64,4096]{1,0} add(i, i)
+  s = (f32[64,4096]{1,0}, s32[64,4096]{1,0}) sort(keys, idx), dimensions={1}, to_apply=gt
+  v = f32[64,4096]{1,0} get-tuple-element(s), index=0
+  w = s32[64,4096]{1,0} get-tuple-element(s), index=1
+  sv = f32[64,8]{1,0} slice(v), slice={[0:64], [0:8]}
+  sw = s32[64,8]{1,0} slice(w), slice={[0:64], [0:8]}
+  ROOT t = (f32[64,8]{1,0}, s32[64,8]{1,0}) tuple(sv, sw)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 4194320);
+}
+
+}  // namespace
