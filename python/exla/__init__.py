@@ -21,16 +21,16 @@ from exla.errors import ExlaError as ExlaError
 from exla.errors import MemoryLimitError as MemoryLimitError
 from exla.explain import Explanation as Explanation
 from exla.explain import explain as explain
-from exla.function import ExlaFunction as ExlaFunction
-from exla.function import function as function
-from exla.jit import jit as jit
+from exla.jax import jit as jit
 from exla.optimize import optimize_hlo as optimize_hlo
 from exla.options import Options as Options
 from exla.options import parse_size as parse_size
 from exla.predict import predict_peak as predict_peak
 from exla.predict import predict_time as predict_time
-from exla.program_info import ProgramInfo as ProgramInfo
 from exla.report import Report as Report
+from exla.tensorflow import ExlaFunction as ExlaFunction
+from exla.tensorflow import ProgramInfo as ProgramInfo
+from exla.tensorflow import function as function
 
 __version__ = "0.1.0"
 

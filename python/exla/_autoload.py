@@ -14,8 +14,8 @@ true value (the line cannot import anything, so it only recognises
    flags, and moves them to ``EXLA_FLAGS`` so child processes inherit them;
 2. installs an import hook: when the script imports TensorFlow, every
    ``tf.function(jit_compile=True)`` is routed through exla
-   (:mod:`exla._tf_patch`); when it imports jax, every program ``jax.jit``
-   compiles (:mod:`exla._jax_compile`). Until then exla costs nothing more.
+   (:mod:`exla.tensorflow.patch`); when it imports jax, every program ``jax.jit``
+   compiles (:mod:`exla.jax.compile_hook`). Until then exla costs nothing more.
 
 A malformed or unknown exla flag (``--xla_tensor_size_treshold=1GB``) is
 removed from ``XLA_FLAGS`` too, logged, and makes ``import tensorflow`` fail
@@ -167,7 +167,7 @@ class _TensorFlowImportHook(importlib.abc.MetaPathFinder):
 _hook = _TensorFlowImportHook()
 
 
-# -- JAX: every jax.jit compile goes through exla (exla._jax_compile) --------
+# -- JAX: every jax.jit compile goes through exla (exla.jax.compile_hook) ---
 
 def _after_jax_import() -> None:
     try:
@@ -175,9 +175,9 @@ def _after_jax_import() -> None:
     except ValueError:
         pass
     try:
-        from exla import _jax_compile
+        from exla.jax import compile_hook
 
-        _jax_compile.enable_environment()
+        compile_hook.enable_environment()
     except Exception as exc:  # noqa: BLE001 - exla must never stop the user's program
         _log.warning("exla: could not hook into JAX (%s: %s); running without exla",
                      type(exc).__name__, exc)
@@ -201,10 +201,10 @@ def _remove_hook() -> None:
 
 def _after_tensorflow_import() -> None:
     _remove_hook()
-    from exla import _tf_patch
+    from exla.tensorflow import patch
 
     try:
-        _tf_patch.install()
+        patch.install()
     except Exception as exc:  # noqa: BLE001 - exla must never stop the user's program
         _log.warning("exla: could not hook into TensorFlow (%s: %s); running without exla",
                      type(exc).__name__, exc)

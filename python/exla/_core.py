@@ -113,7 +113,7 @@ def optimize(text: str, options: "exla.options.Options", *, large_sums: bool = F
 def search_plans(text: str, options: "exla.options.Options", target: int, *,
                  threshold: int | None, split_size: int | None, max_plans: int) -> dict:
     """The C++ plan search (cc/search/plan_search.h) as data; read it with
-    :func:`exla._plan_search.of_data`. ``options`` gives the passes and the
+    :func:`exla.memory_limit.model_plans.of_data`. ``options`` gives the passes and the
     settings every plan shares; each plan sets the split settings itself."""
     if _fault_injection.failing("optimize"):
         raise ExlaError(f"internal error in exla's C++ core (search_plans): "

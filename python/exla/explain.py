@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from exla._entry_settings import split_settings, takes_settings
-from exla._explanation import Explanation
+from exla.explanation import Explanation
 
 __all__ = ["explain", "Explanation"]
 
@@ -65,12 +65,12 @@ def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
     >>> report.largest_tensor_bytes_before, report.largest_tensor_bytes_after <= 1_000_000
     (16000000, True)
     """
-    from exla import _jax_explain
+    from exla.jax import explain as jax_explain
 
     settings, kwargs = split_settings(kwargs)
-    if _jax_explain.is_jax_function(fn):  # exla.jit / jax.jit: see exla._jax_explain
-        return _jax_explain.explain_jax(fn, args, kwargs, settings)
-    from exla.function import ExlaFunction
+    if jax_explain.is_jax_function(fn):  # exla.jit / jax.jit: see exla.jax.explain
+        return jax_explain.explain_jax(fn, args, kwargs, settings)
+    from exla.tensorflow import ExlaFunction
 
     if not isinstance(fn, ExlaFunction):
         fn = ExlaFunction(fn)

@@ -11,7 +11,7 @@ Both models mirror XLA *CPU* (the pipeline of the oldest supported jaxlib,
 0.7.1, against which they are calibrated: newer XLA CPUs plan within a few
 percent on the corpus). On a GPU or TPU they still rank plans, but a
 memory limit's plans are confirmed by compiling for the backend that runs
-them (:mod:`exla._planner`), and reports say so.
+them (:mod:`exla.memory_limit.planner`), and reports say so.
 
 >>> import exla
 >>> hlo = '''HloModule m

@@ -53,7 +53,7 @@ class Report:
       planned_peak_bytes: XLA's planned peak (temporaries, arguments and
         outputs) of the output, measured under a memory limit.
       limit_plan: the search under the memory limit: the candidates tried,
-        the plan chosen, XLA's compilations (an ``exla._limit_plan.LimitPlan``).
+        the plan chosen, XLA's compilations (an ``exla.memory_limit.limit_plan.LimitPlan``).
       devices: the devices a sharded module is partitioned over (1 for a
         module without shardings). Sizes, thresholds and planned memory are
         then per device.

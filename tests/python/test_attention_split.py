@@ -79,7 +79,7 @@ def test_jax_causal_dot_product_attention_splits_the_keys():
     import jax
     import jax.numpy as jnp
 
-    from exla import _jax_compile
+    from exla.jax import compile_hook
 
     limit = "3MB"  # arguments + outputs 1.8 MB; the unrewritten program plans 27 MB
 
@@ -95,9 +95,9 @@ def test_jax_causal_dot_product_attention_splits_the_keys():
     key_dim = 4
     _assert_split_along_the_keys(explanation, limit, key_dim)
 
-    before = set(_jax_compile.rewritten_programs())
+    before = set(compile_hook.rewritten_programs())
     value, grads = exla.jit(value_and_grad, memory_limit=limit, strict=True)(*args)
-    assert set(_jax_compile.rewritten_programs()) - before  # exla's executable ran
+    assert set(compile_hook.rewritten_programs()) - before  # exla's executable ran
     expected_value, expected_grads = jax.jit(value_and_grad)(*args)
     to_heads = lambda a: np.swapaxes(np.asarray(a)[0], 0, 1)  # noqa: E731
     reference = _causal_attention64(*(to_heads(a) for a in args))

@@ -110,32 +110,32 @@ def test_limit_below_the_programs_own_memory_is_an_error_not_a_fallback(extensio
 # -- Keras fit(jit_compile=True) through the zero-code patch ------------------------
 
 def _fit_weights(monkeypatch, *, patched: bool):
-    from exla import _tf_patch
+    from exla.tensorflow import patch
 
     model = workloads.keras_model()
     x, y = workloads.keras_data(256)  # 4 batches of 64
     if patched:
         monkeypatch.setenv("EXLA_FLAGS", f"--xla_tensor_size_threshold={workloads.THRESHOLD}")
-        _tf_patch.install()
+        patch.install()
     try:
         model.fit(x, y, batch_size=64, epochs=1, verbose=0, shuffle=False)
     finally:
         if patched:
-            _tf_patch.uninstall()
+            patch.uninstall()
     return model.get_weights()
 
 
 @pytest.mark.parametrize("stage", [None, *STAGES])
 def test_keras_fit_falls_back(stage, extension, monkeypatch, caplog):
-    from exla import _tf_patch
+    from exla.tensorflow import patch
 
     reference = _fit_weights(monkeypatch, patched=False)
     if stage is not None:
         monkeypatch.setenv(_fault_injection.VARIABLE, stage)
-    before = weakref.WeakKeyDictionary({w: _runs(w) for w in _tf_patch.wrappers()})
+    before = weakref.WeakKeyDictionary({w: _runs(w) for w in patch.wrappers()})
     with caplog.at_level(logging.WARNING, logger="exla"):
         weights = _fit_weights(monkeypatch, patched=True)
-    ran = sum(_runs(w) - before.get(w, 0) for w in _tf_patch.wrappers())
+    ran = sum(_runs(w) - before.get(w, 0) for w in patch.wrappers())
     if stage is None:
         # The train step is called from Keras's outer function: a graph call.
         assert ran == 4, "the rewritten train step did not run once per batch"
@@ -161,10 +161,10 @@ _TF_SCRIPT = textwrap.dedent('''
     import tf_keras as keras
 
     import weakref
-    from exla import _tf_patch
+    from exla.tensorflow import patch
 
     def runs():
-        return {w: sum(p.runs for p in w.programs) for w in _tf_patch.wrappers()}
+        return {w: sum(p.runs for p in w.programs) for w in patch.wrappers()}
 
     def phase(stage):
         os.environ.pop("EXLA_INJECT_FAILURE", None)

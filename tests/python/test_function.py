@@ -40,12 +40,12 @@ def exla():
 @pytest.fixture
 def patched(monkeypatch):
     """exla's autoload patch, in process: every jit tf.function goes through exla."""
-    from exla import _tf_patch
+    from exla.tensorflow import patch
 
     monkeypatch.setenv("EXLA_FLAGS", f"--xla_tensor_size_threshold={THRESHOLD}")
-    _tf_patch.install()
+    patch.install()
     yield
-    _tf_patch.uninstall()
+    patch.uninstall()
 
 
 def _changed(exla_function) -> list[list[str]]:
@@ -256,11 +256,11 @@ def test_gpflow_sgpr_loss_and_gradients(exla):
 def test_gpflow_scipy_with_jit_compiled_loss(patched):
     require("gpflow")
     import gpflow
-    from exla import _tf_patch
+    from exla.tensorflow import patch
 
     results = []
     for use_exla in (True, False):
-        (_tf_patch.install if use_exla else _tf_patch.uninstall)()
+        (patch.install if use_exla else patch.uninstall)()
         model = workloads.sgpr_model()
         opt = gpflow.optimizers.Scipy()
         result = opt.minimize(model.training_loss, model.trainable_variables, compile=True,
@@ -279,19 +279,19 @@ def test_gpflow_scipy_with_jit_compiled_loss(patched):
 
 def test_keras_fit_with_jit_compile(patched):
     require("tf_keras")
-    from exla import _tf_patch
+    from exla.tensorflow import patch
 
     x, y = workloads.keras_data(256)  # 4 batches of 64
     weights = []
     for use_exla in (True, False):
-        (_tf_patch.install if use_exla else _tf_patch.uninstall)()
+        (patch.install if use_exla else patch.uninstall)()
         model = workloads.keras_model()
-        earlier = set(_tf_patch.wrappers())
+        earlier = set(patch.wrappers())
         model.fit(x, y, batch_size=64, epochs=2, verbose=0, shuffle=False)
         weights.append(model.get_weights())
         if use_exla:
             # Counted by the rewritten train step itself, once per batch.
-            runs = {p.name: p.runs for w in _tf_patch.wrappers() if w not in earlier
+            runs = {p.name: p.runs for w in patch.wrappers() if w not in earlier
                     for p in w.programs}
             assert sum(runs.values()) == 8, f"Keras's rewritten step ran {runs} times"
     for a, b in zip(*weights):
@@ -367,7 +367,7 @@ def test_failing_pass_warns_once_and_runs_the_original(exla, monkeypatch, caplog
 
 def test_failing_pass_raises_in_strict_mode(exla, monkeypatch):
     import exla.optimize as optimize_module
-    from exla.function import ExlaError
+    from exla.tensorflow.exla_function import ExlaError
 
     monkeypatch.setattr(optimize_module, "optimize_hlo",
                         lambda *a, **k: (_ for _ in ()).throw(RuntimeError("injected pass failure")))

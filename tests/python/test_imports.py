@@ -77,13 +77,14 @@ def test_no_import_cycles():
 
 def test_explain_and_function_are_independent_of_each_other():
     modules = _modules()
-    assert "exla.explain" not in _imports("exla.function", modules["exla.function"], modules)
+    assert "exla.explain" not in _imports("exla.tensorflow.exla_function",
+                                          modules["exla.tensorflow.exla_function"], modules)
 
 
 # The one module that is a TensorFlow script itself (the demo's program,
-# run as ``python -m exla._demo_program``); every other module imports
+# run as ``python -m exla.demo.tensorflow_program``); every other module imports
 # without TensorFlow installed (the JAX-only test environment checks it).
-TENSORFLOW_SCRIPTS = {"exla._demo_program"}
+TENSORFLOW_SCRIPTS = {"exla.demo.tensorflow_program"}
 
 
 def test_every_module_imports_in_a_fresh_interpreter(subprocess_env):

@@ -1,12 +1,12 @@
-"""What a memory-limit search reports (python/exla/_limit_plan.py): the lines of
+"""What a memory-limit search reports (python/exla/memory_limit/limit_plan.py): the lines of
 :meth:`LimitPlan.summary`, printed from its fields."""
 
 from __future__ import annotations
 
 import pytest
 
-from exla._limit_plan import _UNSPLIT_SHOWN, LimitPlan
-from exla._runtime_cost import RuntimeCost
+from exla.memory_limit.limit_plan import _UNSPLIT_SHOWN, LimitPlan
+from exla.memory_limit.runtime_memory import RuntimeCost
 
 MB = 10**6
 

@@ -383,7 +383,7 @@ def test_constants_count_in_the_limit():
 def test_report_states_the_fixed_runtime_cost_measured_once_per_process():
     require("tensorflow")
     import tensorflow as tf
-    from exla import _runtime_cost
+    from exla.memory_limit import runtime_memory
 
     def kernel_matvec(x, v):
         return tf.linalg.matvec(tf.exp(-tf.matmul(x, x, transpose_b=True)), v)  # 8 MB kernel
@@ -398,7 +398,7 @@ def test_report_states_the_fixed_runtime_cost_measured_once_per_process():
     f = exla.function(kernel_matvec, memory_limit="1MB", strict=True)
     f(x, v)
     assert f.programs[0].report.limit_plan.runtime_cost is cost  # measured once
-    assert _runtime_cost.measure("tensorflow") is cost
+    assert runtime_memory.measure("tensorflow") is cost
     assert cost.summary() in str(explanation)
     assert str(f.programs[0].report.to_dict()["limit_plan"]["runtime_cost"]["resident_bytes"]) \
         == str(cost.resident_bytes)

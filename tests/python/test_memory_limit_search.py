@@ -1,4 +1,4 @@
-"""The memory-limit search's order of candidates (python/exla/_memory_limit.py).
+"""The memory-limit search's order of candidates (python/exla/memory_limit/search.py).
 
 XLA's planned memory is replaced by a table keyed by the candidate, so that
 each test states which plans fit and checks which one the search keeps; the
@@ -13,7 +13,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from exla import _memory_limit
+from exla.memory_limit import search as limit_search
 from exla.bridge import xla as bridge
 
 pytestmark = pytest.mark.usefixtures("extension")
@@ -46,8 +46,8 @@ def _search(monkeypatch, peak_of, limit=12 * MB, threshold=None):
         return bridge.MemoryStats(temp, 4 * MB, 4 * MB, 0, 0)
 
     monkeypatch.setattr(bridge, "planned_memory", planned_memory)
-    monkeypatch.setattr(_memory_limit, "_cache", OrderedDict())  # no measurement of other tests
-    _, _, plan = _memory_limit.search(MODULE.format(name="input"), limit, optimize,
+    monkeypatch.setattr(limit_search, "_cache", OrderedDict())  # no measurement of other tests
+    _, _, plan = limit_search.search(MODULE.format(name="input"), limit, optimize,
                                       threshold=threshold)
     return plan, calls
 
@@ -209,8 +209,8 @@ def test_the_plan_that_rereads_less_is_chosen(monkeypatch):
         return bridge.MemoryStats(temp, 4 * MB, 4 * MB, 0, 0)
 
     monkeypatch.setattr(bridge, "planned_memory", planned_memory)
-    monkeypatch.setattr(_memory_limit, "_cache", OrderedDict())
-    chosen, _, plan = _memory_limit.search(texts["input"], 12 * MB, optimize)
+    monkeypatch.setattr(limit_search, "_cache", OrderedDict())
+    chosen, _, plan = limit_search.search(texts["input"], 12 * MB, optimize)
     fitting = [c for c in plan.candidates if c.fits]
     rereading = [c for c in fitting if c.split_size == c.threshold]
     assert rereading and len(rereading) < len(fitting), plan.summary()
@@ -233,13 +233,13 @@ def test_the_plan_that_rereads_less_is_chosen(monkeypatch):
     assert np.abs(after - reference).max() <= 4 * error_before + 1e-6
 
 
-# The model-guided search: the C++ plan search (exla._plan_search) is
+# The model-guided search: the C++ plan search (exla.memory_limit.model_plans) is
 # replaced by a list of plans with their predicted peaks, XLA by a table of
 # the peaks it "plans" for each.
 
 def _model_plan(threshold, peak, split=None, loops=1, seconds=1.0, origin="halving",
                 changed=True):
-    from exla._plan_search import ModelPlan, PlanSettings
+    from exla.memory_limit.model_plans import ModelPlan, PlanSettings
     from exla._splitter_result import SplitLoop
 
     loop = SplitLoop("main", "e", "f32[1000,1000]", 4 * MB, (1000, 1000), 0, 1000, 100, 10, 0, 3, (),
@@ -251,7 +251,7 @@ def _model_plan(threshold, peak, split=None, loops=1, seconds=1.0, origin="halvi
 def _guided(monkeypatch, plans_for_target, xla_peak, limit=12 * MB):
     """Runs the search with ``plans_for_target(target)`` as the C++ search's
     plans and ``xla_peak(threshold, split)`` as XLA's total bytes."""
-    from exla._plan_search import PlanSearch
+    from exla.memory_limit.model_plans import PlanSearch
 
     targets, compiled = [], []
 
@@ -275,8 +275,8 @@ def _guided(monkeypatch, plans_for_target, xla_peak, limit=12 * MB):
         return bridge.MemoryStats(peak - 8 * MB, 4 * MB, 4 * MB, 0, 0)
 
     monkeypatch.setattr(bridge, "planned_memory", planned_memory)
-    monkeypatch.setattr(_memory_limit, "_cache", OrderedDict())
-    _, _, plan = _memory_limit.search(MODULE.format(name="input"), limit, optimize,
+    monkeypatch.setattr(limit_search, "_cache", OrderedDict())
+    _, _, plan = limit_search.search(MODULE.format(name="input"), limit, optimize,
                                       models=models)
     return plan, targets, compiled
 

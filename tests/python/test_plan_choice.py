@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import exla
-from exla._plan_search import KEEP_WHOLE
+from exla.memory_limit.model_plans import KEEP_WHOLE
 from tests.python._accuracy import assert_as_close_to
 
 pytestmark = pytest.mark.usefixtures("extension")

@@ -34,7 +34,7 @@ SAMPLES = {
 
 
 def _entry_points():
-    from exla.function import ExlaFunction
+    from exla.tensorflow import ExlaFunction
 
     return {"exla.function": exla.function, "exla.jit": exla.jit,
             "exla.optimize_hlo": exla.optimize_hlo, "exla.explain": exla.explain,

@@ -13,7 +13,8 @@ from jax import lax
 from exla.bridge.jax import enable_x64
 
 import exla
-from exla import ExlaError, _jax_compile
+from exla import ExlaError
+from exla.jax import compile_hook
 from tests.python.jax._workloads import WORKLOADS
 
 pytestmark = pytest.mark.usefixtures("extension")
@@ -105,10 +106,10 @@ def _rewrites():
     program exla fell back on is never listed (unlike a log line written
     when the rewrite is built).
     """
-    before = len(_jax_compile.rewritten_programs())
+    before = len(compile_hook.rewritten_programs())
     names: list[str] = []
     yield names
-    names.extend(_jax_compile.rewritten_programs()[before:])
+    names.extend(compile_hook.rewritten_programs()[before:])
 
 
 def test_transformations_inside():
@@ -289,7 +290,7 @@ def test_docstring_example():
     import doctest
     import sys
 
-    result = doctest.testmod(sys.modules["exla.jit"], optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(sys.modules["exla.jax.exla_jit"], optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
 
 

@@ -5,7 +5,7 @@ slice size, sums allowed above the threshold, for a loop the dimension it
 runs along, and for a value its loops compute again whether to keep it whole
 instead) and judges each rewritten module with exla's memory model (XLA's
 planned peak, constants included) and cost model (its time), without an XLA
-compile. :mod:`exla._memory_limit` ranks the plans that fit and has XLA
+compile. :mod:`exla.memory_limit.search` ranks the plans that fit and has XLA
 confirm the winner.
 
 >>> from exla import _core

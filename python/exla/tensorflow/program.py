@@ -102,7 +102,7 @@ class Program:
 
     def info(self) -> Any:
         """The public view of this program: an :class:`exla.ProgramInfo`."""
-        from exla.program_info import ProgramInfo
+        from exla.tensorflow.program_info import ProgramInfo
 
         return ProgramInfo(name=self.name, platform=self.platform, inputs=self.inputs,
                            rewritten=self.changed, report=self.report,
@@ -210,7 +210,7 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
       UnsupportedProgram: a construct exla cannot pass through.
       Exception: whatever a pass or the conversion raises.
     """
-    from exla import _runtime_cost
+    from exla.memory_limit import runtime_memory
     from exla.optimize import optimize_hlo
 
     start = time.perf_counter()
@@ -226,7 +226,7 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
     updates = _updates(signature, n_outputs, n_explicit, captures)
     rewritten, report = optimize_hlo(
         text, **options.replace(dump_dir=_dump_dir(dump_root, name) or None).keywords())
-    _runtime_cost.attach(report, "tensorflow")
+    runtime_memory.attach(report, "tensorflow")
     changed = report.rewrote_program
     artifact = None
     if changed or (convert_unchanged and updates):
@@ -260,7 +260,7 @@ def _check_compiles(name: str, text: str, platform: str) -> None:
     if platform != "CPU":
         _log.debug("exla: %s: the rewritten module's compile is not checked on %s", name, platform)
         return
-    from exla._memory_limit import planned_memory_cached
+    from exla.memory_limit.search import planned_memory_cached
 
     planned_memory_cached(text)
 

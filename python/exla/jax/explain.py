@@ -5,14 +5,14 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from exla import _planner
+from exla.memory_limit import planner
 
 __all__ = ["is_jax_function", "explain_jax"]
 
 
 def is_jax_function(fn: Any) -> bool:
     """An :func:`exla.jit` or ``jax.jit`` function (checked without importing jax)."""
-    from exla.jit import is_exla_jit
+    from exla.jax.exla_jit import is_exla_jit
 
     return is_exla_jit(fn) or type(fn).__module__.split(".")[0] in ("jax", "jaxlib")
 
@@ -25,12 +25,12 @@ def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, A
     """
     import jax
 
-    from exla import _jax_compile
-    from exla._explanation import explain_text
+    from exla.jax import compile_hook
+    from exla.explanation import explain_text
     from exla.options import explicit_settings
 
     explicit = explicit_settings(settings, where="explain")
-    options = _jax_compile.resolve({**getattr(fn, "exla_settings", {}), **explicit})
+    options = compile_hook.resolve({**getattr(fn, "exla_settings", {}), **explicit})
     if not hasattr(fn, "lower"):
         fn = jax.jit(fn)
 
@@ -40,7 +40,7 @@ def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, A
     from exla.bridge import xla as bridge
 
     text = jax_bridge.lowered_hlo_text(lowered)
-    with _planner.planning_on(_default_backend_planner()):
+    with planner.planning_on(_default_backend_planner()):
         return explain_text(
             getattr(fn, "__name__", "function"), text, options,
             platform=jax.default_backend().upper(),
@@ -49,7 +49,7 @@ def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, A
             framework="jax")
 
 
-def _default_backend_planner() -> _planner.Planner:
+def _default_backend_planner() -> planner.Planner:
     """XLA's figures from jax's default backend: the one the program would run on."""
     import jax
     import jax.extend.backend
@@ -57,7 +57,7 @@ def _default_backend_planner() -> _planner.Planner:
     from exla.bridge import xla as bridge
 
     if jax.default_backend() == "cpu":
-        return _planner.cpu()
+        return planner.cpu()
     backend = jax.extend.backend.get_backend()
-    return _planner.Planner(backend.platform, f"{backend.platform}:1",
+    return planner.Planner(backend.platform, f"{backend.platform}:1",
                             lambda text: bridge.planned_memory(text, devices=1, client=backend))

@@ -7,7 +7,7 @@ tensors live at once, fusion removes others), so no closed formula maps a
 budget to a threshold. This module searches in two ways.
 
 Guided by exla's models (the default, :func:`search` with ``models``): the
-C++ plan search (cc/search/plan_search.h, read by :mod:`exla._plan_search`)
+C++ plan search (cc/search/plan_search.h, read by :mod:`exla.memory_limit.model_plans`)
 judges plans (thresholds, slice sizes, the dimension of each loop, and
 which values its loops compute again to keep whole instead) with the memory
 and cost models, without compiling; the cheapest plan predicted
@@ -66,10 +66,10 @@ import time
 from collections import OrderedDict
 from typing import Callable
 
-from exla import _planner
-from exla._limit_messages import split_loops, unsplit_instructions
-from exla._limit_plan import Candidate, LimitPlan
-from exla._plan_search import ModelPlan, PlanSearch
+from exla.memory_limit import planner
+from exla.memory_limit.limit_plan import Candidate, LimitPlan
+from exla.memory_limit.messages import split_loops, unsplit_instructions
+from exla.memory_limit.model_plans import ModelPlan, PlanSearch
 from exla._splitter_result import SplitterResult, of_records
 from exla._values import format_size
 from exla.errors import MemoryLimitError
@@ -97,16 +97,16 @@ def _key(text: str) -> str:
 
 def planned_memory_cached(text: str, plan: LimitPlan | None = None):
     """XLA's planned memory of ``text`` from the backend in force
-    (:func:`exla._planner.current`: the CPU unless a frontend says otherwise),
+    (:func:`exla.memory_limit.planner.current`: the CPU unless a frontend says otherwise),
     with a cache; counts compiles in ``plan``."""
-    planner = _planner.current()
-    key = planner.key + ":" + _key(text)
+    in_force = planner.current()
+    key = in_force.key + ":" + _key(text)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
     start = time.perf_counter()
-    stats = planner.memory(text)
+    stats = in_force.memory(text)
     if plan is not None:
         plan.xla_compiles += 1
         plan.xla_seconds += time.perf_counter() - start
@@ -139,7 +139,7 @@ the C++ pipeline with one plan's settings (``dimensions``,
 
 Models = Callable[[int], PlanSearch]
 """``models(target) -> PlanSearch``: the C++ plan search, judging plans
-against a predicted peak of ``target`` bytes (:func:`exla._plan_search.search`)."""
+against a predicted peak of ``target`` bytes (:func:`exla.memory_limit.model_plans.search`)."""
 
 CONFIRMATIONS = 2
 """XLA compilations the model-guided search spends confirming its choice: the
@@ -284,7 +284,7 @@ class _LimitSearch:
                  split_size: int | None, models: Models | None = None) -> None:
         self.text, self.limit, self.optimize, self.models = text, limit, optimize, models
         self.threshold, self.split_size = threshold, split_size
-        self.plan = LimitPlan(limit=limit, platform=_planner.current().platform)
+        self.plan = LimitPlan(limit=limit, platform=planner.current().platform)
         self.results: dict[tuple, tuple[str, list, Candidate]] = {}
         # A threshold at or above the largest tensor splits nothing: start below it.
         self.largest = max((size for *_, size in _arrays(text)), default=0)

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from exla._gradients import output_gradients, split_gradients
-from exla._tracing import differentiable, is_tensor
+from exla.tensorflow.gradients import output_gradients, split_gradients
+from exla.tensorflow.tracing import differentiable, is_tensor
 
 __all__ = ["call_through_py_function"]
 

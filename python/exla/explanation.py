@@ -1,9 +1,9 @@
 """How :func:`exla.explain` reports on one signature of an exla function.
 
-The report is built here, from an :class:`exla.function.ExlaFunction`'s
+The report is built here, from an :class:`exla.tensorflow.ExlaFunction`'s
 lowering and options, so that both :func:`exla.explain` and
 ``ExlaFunction.explain`` use it without :mod:`exla.explain` and
-:mod:`exla.function` importing each other.
+:mod:`exla.tensorflow.exla_function` importing each other.
 """
 
 from __future__ import annotations
@@ -110,16 +110,16 @@ class Explanation(Report):
 
 
 def explain_function(exla_fn: Any, options: Options, args: tuple, kwargs: dict) -> Explanation:
-    """Lowers ``exla_fn`` (an :class:`exla.function.ExlaFunction`) for the call and runs the passes."""
+    """Lowers ``exla_fn`` (an :class:`exla.tensorflow.ExlaFunction`) for the call and runs the passes."""
     import tensorflow as tf
 
-    from exla import _tf_program
+    from exla.tensorflow.program import extract_hlo
     from exla.bridge import xla as bridge
 
     start = time.perf_counter()
     concrete, flat_specs, platform = exla_fn.lower(args, kwargs)
     with tf.init_scope():
-        text = _tf_program.extract_hlo(concrete, flat_specs, platform)
+        text = extract_hlo(concrete, flat_specs, platform)
     return explain_text(
         getattr(exla_fn.python_function, "__name__", "function"), text, options,
         platform=platform, inputs=[(tuple(s.shape.as_list()), s.dtype.name) for s in flat_specs],
@@ -137,7 +137,7 @@ def explain_text(name: str, text: str, options: Options, *, platform: str,
     (``"tensorflow"`` or ``"jax"``) names the runtime whose fixed cost a
     memory-limit report states.
     """
-    from exla import _runtime_cost
+    from exla.memory_limit import runtime_memory
     from exla.errors import ExlaError
     from exla.optimize import optimize_hlo
 
@@ -155,7 +155,7 @@ def explain_text(name: str, text: str, options: Options, *, platform: str,
         planned_error = str(exc)
         _log.warning("exla.explain(%s): XLA's planned memory is unavailable: %s", name, exc)
         after, report = optimize(False)
-    _runtime_cost.attach(report, framework)
+    runtime_memory.attach(report, framework)
     rewritten = report.rewrote_program
     conversion = 0.0
     if rewritten:

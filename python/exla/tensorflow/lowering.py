@@ -11,8 +11,8 @@ from __future__ import annotations
 import inspect
 from typing import Any, Sequence
 
-from exla import _tf_program
-from exla._tracing import eager_context, exla_tracing, is_tensor, spec_of
+from exla.tensorflow.program import UnsupportedProgram
+from exla.tensorflow.tracing import eager_context, exla_tracing, is_tensor, spec_of
 
 __all__ = ["jit_compiled", "lower", "concrete_function", "flat_inputs", "static_inputs"]
 
@@ -60,7 +60,7 @@ def lower(tf_fn: Any, args: Sequence[Any], kwargs: dict) -> tuple[Any, tuple, st
     tf = _tf()
     for leaf in tf.nest.flatten((args, kwargs)):
         if isinstance(leaf, tf.Variable):
-            raise _tf_program.UnsupportedProgram("tf.Variable arguments are not supported")
+            raise UnsupportedProgram("tf.Variable arguments are not supported")
     from exla.bridge.tensorflow_call import current_platform
 
     platform = current_platform()

@@ -46,16 +46,17 @@ import threading
 import weakref
 from typing import Any, Callable, Iterator, Sequence
 
-from exla import _gradients, _tf_lowering, _tf_program
 from exla._entry_settings import check_passes, split_settings, takes_settings
-from exla._fallback_policy import FallbackPolicy
-from exla._tf_programs import ProgramCache
-from exla._tracing import (call_unpatched, eager_context, exla_is_tracing, exla_tracing,
-                           mark_internal, not_converted)
 from exla.bridge.tensorflow_call import check_tensorflow
 from exla.errors import ExlaError
 from exla.options import explicit_settings
-from exla.program_info import ProgramInfo
+from exla.tensorflow import gradients, lowering
+from exla.tensorflow.fallback import FallbackPolicy
+from exla.tensorflow.program import build_program
+from exla.tensorflow.program_cache import ProgramCache
+from exla.tensorflow.program_info import ProgramInfo
+from exla.tensorflow.tracing import (call_unpatched, eager_context, exla_is_tracing, exla_tracing,
+                                     mark_internal, not_converted)
 
 __all__ = ["function", "ExlaFunction", "ExlaError"]
 
@@ -100,7 +101,7 @@ class ExlaFunction:
     def __init__(self, fn: Callable[..., Any], *, name: str | None = None, _internal: bool = False,
                  **settings: Any) -> None:
         check_tensorflow()
-        tf_fn = _tf_lowering.jit_compiled(fn._tf_fn if isinstance(fn, ExlaFunction) else fn)
+        tf_fn = lowering.jit_compiled(fn._tf_fn if isinstance(fn, ExlaFunction) else fn)
         self._tf_fn = tf_fn
         self._python_function = getattr(tf_fn, "python_function", fn)
         self._name = name or getattr(self._python_function, "__name__", None) or "function"
@@ -153,7 +154,7 @@ class ExlaFunction:
 
         Keywords that name settings override this function's own for the report.
         """
-        from exla._explanation import explain_function
+        from exla.explanation import explain_function
         from exla.options import resolve_options
 
         settings, kwargs = split_settings(kwargs)
@@ -163,12 +164,12 @@ class ExlaFunction:
 
     def lower(self, args: Sequence[Any], kwargs: dict) -> tuple[Any, tuple, str]:
         """``(concrete function, flat input specs, platform)`` for ``args``: see
-        :func:`exla._tf_lowering.lower`."""
-        return _tf_lowering.lower(self._tf_fn, args, kwargs)
+        :func:`exla.tensorflow.lowering.lower`."""
+        return lowering.lower(self._tf_fn, args, kwargs)
 
     def flat_inputs(self, concrete: Any, args: Sequence[Any], kwargs: dict) -> list[Any]:
         """The tensors of ``args``/``kwargs`` in the order of the HLO parameters."""
-        return _tf_lowering.flat_inputs(self._tf_fn, concrete, args, kwargs)
+        return lowering.flat_inputs(self._tf_fn, concrete, args, kwargs)
 
     @not_converted
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -179,7 +180,7 @@ class ExlaFunction:
             return call_unpatched(self._tf_fn, args, kwargs)
         if tf.executing_eagerly():
             return self.call_eagerly(args, kwargs)
-        if _tf_lowering.static_inputs(args, kwargs):
+        if lowering.static_inputs(args, kwargs):
             # Called while another function is traced: the program will run
             # inside that graph, where exla can no longer fall back.
             with _graph_call():
@@ -192,7 +193,7 @@ class ExlaFunction:
                                    "exla cannot rewrite %r: its input shapes are only known at run "
                                    "time inside an XLA cluster; running the original function")
             return call_unpatched(self._tf_fn, args, kwargs)
-        from exla._runtime_shapes import call_through_py_function
+        from exla.tensorflow.runtime_shapes import call_through_py_function
 
         return call_through_py_function(self, args, kwargs)
 
@@ -232,7 +233,7 @@ class ExlaFunction:
     def _forget_signature(self, args: Sequence[Any], kwargs: dict, failure: BaseException) -> None:
         """After a run-time failure: use the original for this signature from now on."""
         try:
-            self._programs.forget(_tf_lowering.concrete_function(self._tf_fn, args, kwargs), failure)
+            self._programs.forget(lowering.concrete_function(self._tf_fn, args, kwargs), failure)
         except Exception:  # noqa: BLE001 - then every signature is retraced and retried
             import logging
 
@@ -277,7 +278,7 @@ class ExlaFunction:
         def build() -> Any:
             options = self.options()
             with eager_context(), exla_tracing():
-                return _tf_program.build_program(
+                return build_program(
                     self._name, concrete, flat_specs, platform, options,
                     dump_root=options.dump_dir, convert_unchanged=self._is_vjp,
                     check_compile=_in_graph_call())
@@ -292,7 +293,7 @@ class ExlaFunction:
         program, concrete, flat = plan
         # A VJP recomputes the forward function; the variables it writes must
         # not be written a second time.
-        return _gradients.emit_differentiable(
+        return gradients.emit_differentiable(
             program, concrete, flat, (args, kwargs), apply_updates=not self._is_vjp,
             backward=functools.partial(self._backward, args, kwargs))
 
@@ -308,12 +309,12 @@ class ExlaFunction:
         gradient: building exla VJPs of VJPs would never end, since TensorFlow
         prepares higher-order gradients eagerly under a persistent tape.
         """
-        grads_in = _gradients.output_gradients(outputs, output_grads)
+        grads_in = gradients.output_gradients(outputs, output_grads)
         if self._is_vjp:
-            grads = _gradients.vjp_graph(self._tf_fn, variables, args, kwargs, grads_in)
+            grads = gradients.vjp_graph(self._tf_fn, variables, args, kwargs, grads_in)
         else:
             grads = self.vjp_function(variables)(args, kwargs, grads_in)
-        return _gradients.split_gradients(inputs, grads, variables)
+        return gradients.split_gradients(inputs, grads, variables)
 
     def vjp_function(self, variables: list) -> "ExlaFunction":
         """The exla function computing this function's VJP (one per set of ``variables``)."""
@@ -321,7 +322,7 @@ class ExlaFunction:
         with self._lock:
             vjp = self._vjps.get(key)
             if vjp is None:
-                vjp = ExlaFunction(mark_internal(_gradients.make_vjp(self._tf_fn, variables)),
+                vjp = ExlaFunction(mark_internal(gradients.make_vjp(self._tf_fn, variables)),
                                    name=f"{self._name}_vjp", _internal=True, **self._settings)
                 vjp._is_vjp = True
                 self._vjps[key] = vjp

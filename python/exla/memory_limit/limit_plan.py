@@ -1,6 +1,6 @@
 """What the memory-limit search found, as data: the plans it judged and the one it chose.
 
-:mod:`exla._memory_limit` fills a :class:`LimitPlan` with a :class:`Candidate`
+:mod:`exla.memory_limit.search` fills a :class:`LimitPlan` with a :class:`Candidate`
 for each plan it measured or judged; reports (:mod:`exla.report`) print its
 :meth:`LimitPlan.summary`.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from exla._plan_search import KEEP_WHOLE
+from exla.memory_limit.model_plans import KEEP_WHOLE
 from exla._splitter_result import SplitLoop
 from exla._values import format_flops, format_seconds, format_size
 
@@ -96,7 +96,7 @@ class LimitPlan:
       predicted_seconds_before: the cost model's time for the input module
         (``chosen.predicted_seconds`` is the plan's).
       runtime_cost: what the process holds besides the plan (an
-        ``exla._runtime_cost.RuntimeCost``: the framework's runtime, measured
+        ``exla.memory_limit.runtime_memory.RuntimeCost``: the framework's runtime, measured
         once per process), set by the TensorFlow and JAX frontends; None from
         :func:`exla.optimize_hlo` alone.
       before_predicted: ``peak_bytes_before`` is the memory model's figure

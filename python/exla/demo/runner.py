@@ -1,7 +1,7 @@
 """`python -m exla demo`: a program that needs more memory than the machine has.
 
-The program (:mod:`exla._demo_program`) is ordinary TensorFlow; with ``--jax``
-its twin :mod:`exla._demo_jax_program` is ordinary JAX (``jax.jit``). Both are a
+The program (:mod:`exla.demo.tensorflow_program`) is ordinary TensorFlow; with ``--jax``
+its twin :mod:`exla.demo.jax_program` is ordinary JAX (``jax.jit``). Both are a
 Gaussian-kernel matrix-vector product whose kernel matrix alone is
 N² × 8 bytes (28.8 GB at N = 60,000). It runs twice in a child process under a
 hard memory cap: once as it is, once with exla's flags in ``XLA_FLAGS``. The
@@ -58,13 +58,13 @@ def _program_hlo(n: int, use_jax: bool) -> str:
     if use_jax:
         import jax
 
-        from exla._demo_jax_program import kernel_matvec  # enables float64
+        from exla.demo.jax_program import kernel_matvec  # enables float64
 
         spec = jax.ShapeDtypeStruct
         return kernel_matvec.lower(spec((n, 3), "float64"), spec((n, 1), "float64")).as_text(dialect="hlo")
     import tensorflow as tf
 
-    from exla._demo_program import kernel_matvec
+    from exla.demo.tensorflow_program import kernel_matvec
 
     x = tf.TensorSpec((n, 3), tf.float64)
     v = tf.TensorSpec((n, 1), tf.float64)
@@ -87,7 +87,7 @@ def _run(n: int, cap: int, xla_flags: str | None, output: str, use_jax: bool = F
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     if xla_flags:
         env["XLA_FLAGS"] = xla_flags
-    program = "exla._demo_jax_program" if use_jax else "exla._demo_program"
+    program = "exla.demo.jax_program" if use_jax else "exla.demo.tensorflow_program"
     return run_capped([sys.executable, "-m", program, str(n), output], cap, env=env)
 
 
@@ -135,6 +135,3 @@ def main(argv: list[str] | None = None) -> int:
           f"{format_size(after)} with exla.")
     return 0 if error < 1e-10 else 1
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """The programs of one exla function: one per signature, built once.
 
-A signature's program (:class:`exla._tf_program.Program`) is built the first
+A signature's program (:class:`exla.tensorflow.program.Program`) is built the first
 time the function is traced for it. A failure is remembered in its place, so
 that retracing the same signature does not run exla's pipeline again: the
 function then runs the original for it.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Hashable
 
-from exla.program_info import ProgramInfo
+from exla.tensorflow.program_info import ProgramInfo
 
 __all__ = ["ProgramCache"]
 

@@ -4,7 +4,7 @@ Computes the Gaussian-kernel matrix-vector product K(X, X) v for N points in
 three dimensions (float64) and saves the result. `python -m exla demo --jax`
 runs it with and without exla's XLA_FLAGS.
 
-Usage: python -m exla._demo_jax_program N OUTPUT.npy
+Usage: python -m exla.demo.jax_program N OUTPUT.npy
 """
 
 import sys

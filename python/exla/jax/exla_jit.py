@@ -100,9 +100,9 @@ def jit(fun: Callable[..., Any] | None = None, *,
 
     import jax
 
-    from exla import _jax_compile
+    from exla.jax import compile_hook
 
-    key = _jax_compile.register(settings)
+    key = compile_hook.register(settings)
     name = getattr(fun, "__name__", None) or type(fun).__name__
 
     @functools.wraps(fun)
@@ -111,7 +111,7 @@ def jit(fun: Callable[..., Any] | None = None, *,
 
     # The name is how the settings reach the module JAX compiles (module
     # jit_exla_<key>_<name>, or func exla_<key>_<name> when nested).
-    marked.__name__ = marked.__qualname__ = _jax_compile.marker(key, name)
+    marked.__name__ = marked.__qualname__ = compile_hook.marker(key, name)
     jitted = jax.jit(marked, static_argnums=static_argnums, static_argnames=static_argnames,
                      donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                      **jax_jit_kwargs)

@@ -33,9 +33,9 @@ import re
 import threading
 from typing import Any, Mapping
 
-from exla import _planner
 from exla.bridge import jax as jax_bridge
 from exla.errors import ExlaError, MemoryLimitError
+from exla.memory_limit import planner
 from exla.options import Options, resolve_options
 
 __all__ = ["register", "enable_environment", "ensure_installed", "rewritten_programs"]
@@ -156,14 +156,14 @@ class _Hook:
                 # does not keep; they run as JAX compiled them.
                 _log.info("exla: %s left unchanged: it has host callbacks", program.name)
                 return None
-            from exla import _runtime_cost
+            from exla.memory_limit import runtime_memory
             from exla.optimize import optimize_hlo
 
             text = program.hlo_text()
-            with _planner.planning_on(_planner_for(program)):
+            with planner.planning_on(_planner_for(program)):
                 optimised, report = optimize_hlo(
                     text, **options.replace(dump_dir=_dump_dir(options, program)).keywords())
-            _runtime_cost.attach(report, "jax")
+            runtime_memory.attach(report, "jax")
             if not report.rewrote_program:
                 return None
             _log.info("exla rewrote JAX program %s: largest tensor %d -> %d bytes",
@@ -183,15 +183,15 @@ class _Hook:
             _compiled.append(program.name)
 
 
-def _planner_for(program: jax_bridge.Program) -> _planner.Planner:
+def _planner_for(program: jax_bridge.Program) -> planner.Planner:
     """Where a memory limit's plans get XLA's figures: the backend that will run
     the program. On the CPU that is jaxlib's own client (the same XLA, with
     LLVM's optimisations left out: they come after buffer assignment); on any
     other backend, the program's own compile (never the CPU's)."""
     if program.platform == "cpu":
-        return _planner.cpu()
+        return planner.cpu()
     key = f"{program.platform}:{program.num_devices}"
-    return _planner.Planner(program.platform, key, program.planned_memory)
+    return planner.Planner(program.platform, key, program.planned_memory)
 
 
 def _dump_dir(options: Options, program: jax_bridge.Program) -> str | None:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from exla import _tf_program
-from exla._tracing import call_unpatched, differentiable, is_tensor
+from exla.tensorflow.program import emit
+from exla.tensorflow.tracing import call_unpatched, differentiable, is_tensor
 
 __all__ = ["emit_differentiable", "vjp_graph", "make_vjp", "output_gradients", "split_gradients"]
 
@@ -43,12 +43,12 @@ def emit_differentiable(program: Any, concrete: Any, flat: Sequence[Any], call: 
 
     inputs = [leaf for leaf in tf.nest.flatten(call) if is_tensor(leaf)]
     if program.n_outputs == 0:
-        _tf_program.emit(program, flat, apply_updates=apply_updates)
+        emit(program, flat, apply_updates=apply_updates)
         return concrete.function_type.pack_output([])
 
     @tf.custom_gradient
     def forward(*unused_inputs: Any) -> Any:
-        outputs = _tf_program.emit(program, flat, apply_updates=apply_updates)
+        outputs = emit(program, flat, apply_updates=apply_updates)
 
         def gradient(*output_grads: Any, variables: Sequence[Any] | None = None) -> Any:
             return backward(inputs, outputs, output_grads, list(variables or []))

@@ -13,7 +13,7 @@ from exla._splitter_result import SplitterResult
 from exla._values import format_size
 
 if TYPE_CHECKING:
-    from exla._limit_plan import LimitPlan
+    from exla.memory_limit.limit_plan import LimitPlan
 
 __all__ = ["split_loops", "unsplit_instructions", "format_listing", "over_limit_message"]
 

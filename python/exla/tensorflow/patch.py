@@ -4,12 +4,12 @@
 class. Patching the class, rather than ``tf.function``, also covers functions
 created before the patch and those that libraries create themselves (Keras's
 jit-compiled train step, GPflow's compiled losses). A call of a
-``jit_compile=True`` function is handed to an :class:`exla.function.ExlaFunction`
+``jit_compile=True`` function is handed to an :class:`exla.tensorflow.exla_function.ExlaFunction`
 made once per function object; every other call, exla's own internal
 functions, calls made while exla traces a function and calls nested inside an
 XLA cluster (already part of an outer program exla rewrote) take TensorFlow's
 own path. The original ``__call__`` stays reachable as ``__exla_original__`` on
-the patched one (used by :func:`exla.function.call_unpatched`).
+the patched one (used by :func:`exla.tensorflow.tracing.call_unpatched`).
 
 >>> import tensorflow as tf
 >>> install()
@@ -37,7 +37,7 @@ _wrappers: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
 
 def wrappers() -> list[Any]:
-    """The :class:`exla.function.ExlaFunction` of every live function the patch routed.
+    """The :class:`exla.tensorflow.exla_function.ExlaFunction` of every live function the patch routed.
 
     Their ``programs`` say what exla did, and how often each rewritten program
     ran, for functions the user never wrapped (Keras's train step, GPflow's
@@ -59,7 +59,7 @@ def installed() -> bool:
 
 
 def _wrapper_for(function: Any) -> Any:
-    from exla.function import ExlaFunction
+    from exla.tensorflow.exla_function import ExlaFunction
 
     wrapper = function.__dict__.get(_WRAPPER_ATTRIBUTE)
     if wrapper is None:
@@ -87,7 +87,7 @@ def install() -> None:
     Raises:
       ImportError: TensorFlow or jaxlib is missing or not a supported version.
     """
-    from exla._tracing import exla_is_tracing
+    from exla.tensorflow.tracing import exla_is_tracing
     from exla.bridge.tensorflow_call import check_tensorflow
 
     check_tensorflow()
