@@ -51,7 +51,7 @@ slower than the fastest in 64 of 69 cases in each of two runs (2026-11-28;
 worst choices were 1.18x and 1.33x the fastest, against 1.49x and 1.70x
 (``experiments/RESULTS.md``). Gains of a few percent are within the model's
 error, either way (two loops predicted a few percent apart ran 5% apart the
-other way in ``tests/python/test_plan_choice.py``), and the model is
+other way in ``tests/python/memory_limit/test_plan_choice.py``), and the model is
 calibrated with jaxlib's XLA, whose emitters differ from TensorFlow's in places
 (``cc/analysis/cost_model.cc``).
 """

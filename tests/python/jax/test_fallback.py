@@ -1,6 +1,6 @@
 """exla.jit never breaks a working JAX program: a failure at any stage compiles the original.
 
-The JAX half of tests/python/test_fallback.py (see its docstring): a failure
+The JAX half of tests/python/tensorflow/test_fallback.py (see its docstring): a failure
 injected (``EXLA_INJECT_FAILURE``) at each stage of exla's path, for
 ``exla.jit`` and for an unchanged script under ``XLA_FLAGS``. These run
 without TensorFlow installed.

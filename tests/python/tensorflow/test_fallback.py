@@ -28,12 +28,12 @@ from tests._frameworks import require
 from exla import _fault_injection
 from exla.errors import ExlaError
 
-from ._fallback_tools import QUOTED, STAGES, run_script as _run_script
-from ._fallback_tools import warnings_of as _warnings
+from .._fallback_tools import QUOTED, STAGES, run_script as _run_script
+from .._fallback_tools import warnings_of as _warnings
 
 require("tensorflow", module_level=True)
-from . import _tf_workloads as workloads  # noqa: E402
-from .test_autoload import site_env  # noqa: E402,F401 - fixture
+from . import _workloads as workloads  # noqa: E402
+from ..test_autoload import site_env  # noqa: E402,F401 - fixture
 
 
 def _kmv_function(strict: bool = False):

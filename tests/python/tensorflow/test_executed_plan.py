@@ -28,7 +28,7 @@ import pytest
 
 from experiments.harness.executed import dump_flags, tf_executed
 
-from .conftest import REPO, exla_import_path
+from ..conftest import REPO, exla_import_path
 
 PROGRAMS = ["kernel_matvec", "softmax_xent", "attention", "sgpr_loss_grads"]
 TOLERANCE = 0.02
@@ -41,7 +41,7 @@ def executed(tmp_path_factory):
     dump_dir = tmp_path_factory.mktemp("tf_executed") / "xla_dump"
     env = dict(os.environ, XLA_FLAGS=" ".join(dump_flags(dump_dir)), TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), exla_import_path(), env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-m", "tests.python._tf_corpus_child"], env=env,
+    proc = subprocess.run([sys.executable, "-m", "tests.python.tensorflow._corpus_child"], env=env,
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = [text for text in proc.stdout.splitlines() if text.startswith("{")][-1]

@@ -18,7 +18,7 @@ from tests._frameworks import require
 require("tensorflow", module_level=True)
 import tensorflow as tf
 
-from . import _tf_workloads as workloads  # noqa: E402
+from . import _workloads as workloads  # noqa: E402
 
 THRESHOLD = workloads.THRESHOLD
 

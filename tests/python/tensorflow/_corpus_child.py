@@ -1,4 +1,4 @@
-"""Child of test_tf_executed_plan: real TensorFlow programs through exla under memory limits.
+"""Child of test_executed_plan: real TensorFlow programs through exla under memory limits.
 
 Run with TensorFlow's XLA dumping (``--xla_dump_to``, set by the parent before
 TensorFlow starts). Prints one JSON line: for each program (named after its
@@ -18,7 +18,7 @@ import tensorflow as tf  # noqa: E402
 
 import exla  # noqa: E402
 
-from tests.python import _tf_workloads  # noqa: E402
+from tests.python.tensorflow import _workloads  # noqa: E402
 
 _RNG = np.random.default_rng(0)
 
@@ -49,7 +49,7 @@ def attention(q, k, v):
 
 
 def _sgpr_loss_grads():
-    model = _tf_workloads.sgpr_model(3000, 200)
+    model = _workloads.sgpr_model(3000, 200)
     variables = list(model.trainable_variables)
 
     def sgpr_loss_grads():
@@ -62,7 +62,7 @@ def _sgpr_loss_grads():
 
 def programs() -> list[tuple]:
     """``(function, args, settings)``: limits well below each program's plain plan."""
-    x, y, v = _tf_workloads.kmv_inputs(2000, 1500)
+    x, y, v = _workloads.kmv_inputs(2000, 1500)
     labels = tf.constant(_RNG.integers(0, 8000, 512), tf.int32)
     return [
         (kernel_matvec, (x, y, v), {"memory_limit": "8MB"}),

@@ -11,7 +11,7 @@ twice; and the faster of two dimensions that fit. Each test runs strict,
 checks that the rewritten program is what ran, that XLA's buffer assignment
 of it is within the limit, and its numbers against the unrewritten program's
 (and, for f32, a float64 reference). The plan that re-reads less is chosen in
-test_memory_limit_search.py (two loop modules measured by XLA).
+test_search.py (two loop modules measured by XLA).
 """
 
 from __future__ import annotations
