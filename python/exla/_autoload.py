@@ -175,7 +175,7 @@ def _after_jax_import() -> None:
     except ValueError:
         pass
     try:
-        from exla.jax import compile_hook
+        from exla.jax import compile_hook  # imports jax: only once the script has
 
         compile_hook.enable_environment()
     except Exception as exc:  # noqa: BLE001 - exla must never stop the user's program
@@ -201,9 +201,9 @@ def _remove_hook() -> None:
 
 def _after_tensorflow_import() -> None:
     _remove_hook()
-    from exla.tensorflow import patch
-
     try:
+        from exla.tensorflow import patch  # imports TensorFlow: only once the script has
+
         patch.install()
     except Exception as exc:  # noqa: BLE001 - exla must never stop the user's program
         _log.warning("exla: could not hook into TensorFlow (%s: %s); running without exla",

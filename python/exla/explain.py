@@ -65,13 +65,20 @@ def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
     >>> report.largest_tensor_bytes_before, report.largest_tensor_bytes_after <= 1_000_000
     (16000000, True)
     """
-    from exla.jax import explain as jax_explain
-
     settings, kwargs = split_settings(kwargs)
-    if jax_explain.is_jax_function(fn):  # exla.jit / jax.jit: see exla.jax.explain
-        return jax_explain.explain_jax(fn, args, kwargs, settings)
+    # Each frontend imports its framework: only the function's own is loaded.
+    if _is_jax_function(fn):
+        from exla.jax.explain import explain_jax
+
+        return explain_jax(fn, args, kwargs, settings)
     from exla.tensorflow import ExlaFunction
 
     if not isinstance(fn, ExlaFunction):
         fn = ExlaFunction(fn)
     return fn.explain(*args, **settings, **kwargs)
+
+
+def _is_jax_function(fn: Any) -> bool:
+    """A ``jax.jit`` function, :func:`exla.jit`'s included: an object of a jax or
+    jaxlib type (read from its type, without importing jax)."""
+    return type(fn).__module__.split(".")[0] in ("jax", "jaxlib")

@@ -8,6 +8,7 @@ depended on each other.
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -81,24 +82,55 @@ def test_explain_and_function_are_independent_of_each_other():
                                           modules["exla.tensorflow.exla_function"], modules)
 
 
-# The one module that is a TensorFlow script itself (the demo's program,
-# run as ``python -m exla.demo.tensorflow_program``); every other module imports
-# without TensorFlow installed (the JAX-only test environment checks it).
+# The TensorFlow frontend imports TensorFlow at its top, and the demo's
+# program is a TensorFlow script (run as ``python -m
+# exla.demo.tensorflow_program``); every other module imports without
+# TensorFlow installed (the JAX-only test environment checks it).
 TENSORFLOW_SCRIPTS = {"exla.demo.tensorflow_program"}
+TENSORFLOW_NAMES = {"function", "ExlaFunction", "ProgramInfo"}  # exla's, from exla.tensorflow
+
+
+def _needs_tensorflow(name: str) -> bool:
+    return name.split(".")[:2] == ["exla", "tensorflow"] or name in TENSORFLOW_SCRIPTS
 
 
 def test_every_module_imports_in_a_fresh_interpreter(subprocess_env):
     from tests._frameworks import has
 
     names = [n for n in _modules() if not n.endswith("__main__")
-             and (has("tensorflow") or n not in TENSORFLOW_SCRIPTS)]
+             and (has("tensorflow") or not _needs_tensorflow(n))]
     code = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
     done = subprocess.run([sys.executable, "-c", code, *names], env=subprocess_env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
 
 
+@pytest.mark.parametrize("name,frontend,framework", [("jit", "exla.jax", "jax"),
+                                                     ("function", "exla.tensorflow", "tensorflow")])
+def test_a_frontend_and_its_framework_load_on_first_use(name, frontend, framework, subprocess_env):
+    from tests._frameworks import require
+
+    require(framework)
+    code = ("import json, sys, exla\n"
+            "loaded = lambda: sorted(m for m in ('tensorflow', 'jax', 'exla.tensorflow', 'exla.jax')\n"
+            "                        if m in sys.modules)\n"
+            f"before = loaded(); f = exla.{name}\n"
+            "print(json.dumps([before, loaded(), f.__module__]))")
+    done = subprocess.run([sys.executable, "-c", code], env=subprocess_env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    before, after, module = json.loads(done.stdout.splitlines()[-1])
+    assert before == []  # `import exla` loads no framework and no frontend
+    assert {frontend, framework} <= set(after) and module.startswith(frontend + ".")
+    if framework == "jax":
+        assert "tensorflow" not in after  # the JAX path never needs TensorFlow
+
+
 @pytest.mark.parametrize("name", sorted(set(exla.__all__) - {"__version__"}))
 def test_public_names_are_documented_with_an_example(name):
+    from tests._frameworks import require
+
+    if name in TENSORFLOW_NAMES:
+        require("tensorflow")  # the name loads exla.tensorflow, which needs it
     obj = getattr(exla, name)
     assert obj.__doc__ and ">>>" in obj.__doc__, f"exla.{name} has no runnable example"

@@ -20,7 +20,9 @@ from typing import Iterator
 
 import numpy as np
 
+from exla.bridge import xla as bridge
 from exla.memory_cap import run_capped
+from exla.optimize import optimize_hlo
 from exla.options import format_size, parse_size
 
 
@@ -53,8 +55,7 @@ def _quiet_stderr() -> Iterator[None]:
 
 def _program_hlo(n: int, use_jax: bool) -> str:
     """HLO text of the demonstration's program for N points."""
-    from exla.bridge import xla as bridge
-
+    # Only the framework the demonstration runs is imported (--jax: jax, else TensorFlow).
     if use_jax:
         import jax
 
@@ -73,9 +74,6 @@ def _program_hlo(n: int, use_jax: bool) -> str:
 
 def _planned_memory(n: int, threshold: int, split_size: int, use_jax: bool = False) -> tuple[int, int]:
     """XLA's planned temporary memory for the program, before and after exla."""
-    from exla.bridge import xla as bridge
-    from exla.optimize import optimize_hlo
-
     with _quiet_stderr():
         before = _program_hlo(n, use_jax)
     after, _ = optimize_hlo(before, threshold=threshold, split_size=split_size)

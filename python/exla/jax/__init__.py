@@ -7,10 +7,11 @@
   turns it on for every program);
 * :mod:`~exla.jax.explain` — :func:`exla.explain` for JAX functions.
 
-JAX's private compile step itself is :mod:`exla.bridge.jax`'s.
+JAX's private compile step itself is :mod:`exla.bridge.jax`'s. Every module
+here imports jax at its top, so :mod:`exla` loads this package on first use
+of :func:`exla.jit` (``import exla`` loads no framework).
 """
 
-from exla.jax.exla_jit import is_exla_jit as is_exla_jit
 from exla.jax.exla_jit import jit as jit
 
-__all__ = ["jit", "is_exla_jit"]
+__all__ = ["jit"]

@@ -33,9 +33,13 @@ import re
 import threading
 from typing import Any, Mapping
 
+import jax
+
 from exla.bridge import jax as jax_bridge
+from exla.bridge import xla as xla_bridge
 from exla.errors import ExlaError, MemoryLimitError
-from exla.memory_limit import planner
+from exla.memory_limit import planner, runtime_memory
+from exla.optimize import optimize_hlo
 from exla.options import Options, resolve_options
 
 __all__ = ["register", "enable_environment", "ensure_installed", "rewritten_programs"]
@@ -92,8 +96,6 @@ def enable_environment() -> None:
     global _environment
     _environment = True
     ensure_installed()
-    import jax
-
     if jax.config.jax_enable_compilation_cache:
         jax.config.update("jax_enable_compilation_cache", False)
         _log.info("exla: JAX's persistent compilation cache is off while exla rewrites programs")
@@ -106,8 +108,6 @@ def ensure_installed() -> None:
       ImportError: jax or jaxlib is missing or not a supported version
         (:class:`exla.bridge.versions.UnsupportedVersionError`, naming it).
     """
-    from exla.bridge import xla as xla_bridge
-
     xla_bridge._xla()  # the rewrite needs jaxlib: an unsupported one fails here, once
     if jax_bridge.hook_installed() is not _HOOK:
         jax_bridge.install_compile_hook(_HOOK)
@@ -156,9 +156,6 @@ class _Hook:
                 # does not keep; they run as JAX compiled them.
                 _log.info("exla: %s left unchanged: it has host callbacks", program.name)
                 return None
-            from exla.memory_limit import runtime_memory
-            from exla.optimize import optimize_hlo
-
             text = program.hlo_text()
             with planner.planning_on(_planner_for(program)):
                 optimised, report = optimize_hlo(

@@ -38,9 +38,13 @@ import functools
 import logging
 from typing import Any, Callable, Iterable, Sequence
 
-from exla._entry_settings import check_passes, split_settings, takes_settings
+import jax
 
-__all__ = ["jit", "is_exla_jit"]
+from exla._entry_settings import check_passes, split_settings, takes_settings
+from exla.jax import compile_hook
+from exla.options import explicit_settings
+
+__all__ = ["jit"]
 
 _log = logging.getLogger("exla")
 
@@ -92,15 +96,9 @@ def jit(fun: Callable[..., Any] | None = None, *,
             donate_argnums=donate_argnums, donate_argnames=donate_argnames, **kwargs)
     if not callable(fun):
         raise TypeError(f"exla.jit needs a callable, got {type(fun).__name__}: {fun!r}")
-    from exla.options import explicit_settings
-
     settings, jax_jit_kwargs = split_settings(kwargs)
     settings = explicit_settings(settings, where="exla.jit")
     check_passes(settings)
-
-    import jax
-
-    from exla.jax import compile_hook
 
     key = compile_hook.register(settings)
     name = getattr(fun, "__name__", None) or type(fun).__name__
@@ -121,7 +119,3 @@ def jit(fun: Callable[..., Any] | None = None, *,
     jitted.exla_settings = settings
     return jitted
 
-
-def is_exla_jit(fn: Any) -> bool:
-    """Whether ``fn`` was made by :func:`jit` (never imports jax)."""
-    return isinstance(getattr(fn, "exla_settings", None), dict) and hasattr(fn, "lower")

@@ -5,30 +5,25 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Mapping, Sequence
 
+import jax
+import jax.extend.backend
+
+from exla.bridge import jax as jax_bridge
+from exla.bridge import xla as bridge
+from exla.explanation import Explanation, explain_text
+from exla.jax import compile_hook
 from exla.memory_limit import planner
+from exla.options import explicit_settings
 
-__all__ = ["is_jax_function", "explain_jax"]
-
-
-def is_jax_function(fn: Any) -> bool:
-    """An :func:`exla.jit` or ``jax.jit`` function (checked without importing jax)."""
-    from exla.jax.exla_jit import is_exla_jit
-
-    return is_exla_jit(fn) or type(fn).__module__.split(".")[0] in ("jax", "jaxlib")
+__all__ = ["explain_jax"]
 
 
 def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
-                settings: Mapping[str, Any]) -> Any:
+                settings: Mapping[str, Any]) -> Explanation:
     """What exla does to the program of ``fn(*args, **kwargs)``; see :func:`exla.explain`.
 
     ``settings`` (keywords of :func:`exla.explain`) override ``fn``'s own.
     """
-    import jax
-
-    from exla.jax import compile_hook
-    from exla.explanation import explain_text
-    from exla.options import explicit_settings
-
     explicit = explicit_settings(settings, where="explain")
     options = compile_hook.resolve({**getattr(fn, "exla_settings", {}), **explicit})
     if not hasattr(fn, "lower"):
@@ -36,9 +31,6 @@ def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, A
 
     start = time.perf_counter()
     lowered = fn.lower(*args, **kwargs)
-    from exla.bridge import jax as jax_bridge
-    from exla.bridge import xla as bridge
-
     text = jax_bridge.lowered_hlo_text(lowered)
     with planner.planning_on(_default_backend_planner()):
         return explain_text(
@@ -51,13 +43,8 @@ def explain_jax(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, A
 
 def _default_backend_planner() -> planner.Planner:
     """XLA's figures from jax's default backend: the one the program would run on."""
-    import jax
-    import jax.extend.backend
-
-    from exla.bridge import xla as bridge
-
     if jax.default_backend() == "cpu":
         return planner.cpu()
     backend = jax.extend.backend.get_backend()
     return planner.Planner(backend.platform, f"{backend.platform}:1",
-                            lambda text: bridge.planned_memory(text, devices=1, client=backend))
+                           lambda text: bridge.planned_memory(text, devices=1, client=backend))

@@ -15,10 +15,19 @@
 * :mod:`~exla.tensorflow.fallback` — what a function does when exla fails;
 * :mod:`~exla.tensorflow.patch` — the zero-code path: every
   ``tf.function(jit_compile=True)`` through exla.
+
+Every module here imports TensorFlow at its top, so :mod:`exla` loads this
+package on first use of one of its names (``import exla`` loads no
+framework). Importing it checks first that TensorFlow and jaxlib are
+installed, in versions exla supports, with an error that names what is not.
 """
 
-from exla.tensorflow.exla_function import ExlaFunction as ExlaFunction
-from exla.tensorflow.exla_function import function as function
-from exla.tensorflow.program_info import ProgramInfo as ProgramInfo
+from exla.bridge.tensorflow_call import check_tensorflow
+
+check_tensorflow()
+
+from exla.tensorflow.exla_function import ExlaFunction as ExlaFunction  # noqa: E402
+from exla.tensorflow.exla_function import function as function  # noqa: E402
+from exla.tensorflow.program_info import ProgramInfo as ProgramInfo  # noqa: E402
 
 __all__ = ["function", "ExlaFunction", "ProgramInfo"]

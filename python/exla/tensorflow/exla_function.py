@@ -42,29 +42,29 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import threading
 import weakref
 from typing import Any, Callable, Iterator, Sequence
 
+import tensorflow as tf
+from tensorflow.python.framework import ops
+from tensorflow.python.ops import control_flow_util
+
 from exla._entry_settings import check_passes, split_settings, takes_settings
-from exla.bridge.tensorflow_call import check_tensorflow
 from exla.errors import ExlaError
-from exla.options import explicit_settings
+from exla.explanation import explain_function
+from exla.options import exla_disabled, explicit_settings, resolve_options
 from exla.tensorflow import gradients, lowering
 from exla.tensorflow.fallback import FallbackPolicy
 from exla.tensorflow.program import build_program
 from exla.tensorflow.program_cache import ProgramCache
 from exla.tensorflow.program_info import ProgramInfo
+from exla.tensorflow.runtime_shapes import call_through_py_function
 from exla.tensorflow.tracing import (call_unpatched, eager_context, exla_is_tracing, exla_tracing,
                                      mark_internal, not_converted)
 
 __all__ = ["function", "ExlaFunction", "ExlaError"]
-
-
-def _tf():
-    import tensorflow as tf
-
-    return tf
 
 
 _call_state = threading.local()
@@ -100,7 +100,6 @@ class ExlaFunction:
     @takes_settings()
     def __init__(self, fn: Callable[..., Any], *, name: str | None = None, _internal: bool = False,
                  **settings: Any) -> None:
-        check_tensorflow()
         tf_fn = lowering.jit_compiled(fn._tf_fn if isinstance(fn, ExlaFunction) else fn)
         self._tf_fn = tf_fn
         self._python_function = getattr(tf_fn, "python_function", fn)
@@ -145,8 +144,6 @@ class ExlaFunction:
 
     def options(self) -> Any:
         """The :class:`exla.options.Options` in effect (:func:`exla.options.resolve_options`)."""
-        from exla.options import resolve_options
-
         return resolve_options(**self._settings)
 
     def explain(self, *args: Any, **kwargs: Any) -> Any:
@@ -154,9 +151,6 @@ class ExlaFunction:
 
         Keywords that name settings override this function's own for the report.
         """
-        from exla.explanation import explain_function
-        from exla.options import resolve_options
-
         settings, kwargs = split_settings(kwargs)
         explicit = explicit_settings(settings, where="explain")
         options = resolve_options(**{**self._settings, **explicit})
@@ -173,7 +167,6 @@ class ExlaFunction:
 
     @not_converted
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        tf = _tf()
         if (exla_is_tracing() and not self._internal) or tf.config.functions_run_eagerly():
             # Nested inside a function exla is rewriting as a whole, or the user
             # asked TensorFlow to run functions as plain Python.
@@ -185,16 +178,11 @@ class ExlaFunction:
             # inside that graph, where exla can no longer fall back.
             with _graph_call():
                 return self._dispatcher(*args, **kwargs)
-        from tensorflow.python.framework import ops
-        from tensorflow.python.ops import control_flow_util
-
         if control_flow_util.GraphOrParentsInXlaContext(ops.get_default_graph()):
             self._policy.warn_once("input shapes are only known at run time inside an XLA cluster",
                                    "exla cannot rewrite %r: its input shapes are only known at run "
                                    "time inside an XLA cluster; running the original function")
             return call_unpatched(self._tf_fn, args, kwargs)
-        from exla.tensorflow.runtime_shapes import call_through_py_function
-
         return call_through_py_function(self, args, kwargs)
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
@@ -235,8 +223,6 @@ class ExlaFunction:
         try:
             self._programs.forget(lowering.concrete_function(self._tf_fn, args, kwargs), failure)
         except Exception:  # noqa: BLE001 - then every signature is retraced and retried
-            import logging
-
             logging.getLogger("exla").debug("exla: could not find the failed signature of %s",
                                             self._name, exc_info=True)
         with self._lock:
@@ -245,7 +231,6 @@ class ExlaFunction:
     # -- the dispatcher: decided while tracing ---------------------------------
 
     def _make_dispatcher(self) -> Any:
-        tf = _tf()
 
         def dispatch(*args: Any, **kwargs: Any) -> Any:
             return self._trace(args, kwargs)
@@ -268,8 +253,6 @@ class ExlaFunction:
 
     def _plan(self, args: tuple, kwargs: dict) -> tuple | None:
         """The program for this signature (built once); None when exla changes nothing."""
-        from exla.options import exla_disabled
-
         if exla_disabled():
             return None  # exla switched off: the original function
         concrete, flat_specs, platform = self.lower(args, kwargs)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import tensorflow as tf
+
 from exla.tensorflow.program import emit
 from exla.tensorflow.tracing import call_unpatched, differentiable, is_tensor
 
@@ -39,8 +41,6 @@ def emit_differentiable(program: Any, concrete: Any, flat: Sequence[Any], call: 
     ``call`` is the call's ``(args, kwargs)``; the tensors among them are the
     differentiable inputs. Returns the outputs packed as ``concrete`` returns them.
     """
-    import tensorflow as tf
-
     inputs = [leaf for leaf in tf.nest.flatten(call) if is_tensor(leaf)]
     if program.n_outputs == 0:
         emit(program, flat, apply_updates=apply_updates)
@@ -68,8 +68,6 @@ def vjp_graph(tf_fn: Any, variables: Sequence[Any], args: tuple, kwargs: dict,
     Returns the gradients of the floating-point tensor arguments followed by
     those of ``variables`` (zeros where unconnected).
     """
-    import tensorflow as tf
-
     sources = [t for t in tf.nest.flatten((args, kwargs)) if is_tensor(t) and differentiable(t.dtype)]
     result = call_unpatched(tf_fn, args, kwargs)
     targets = [t for t in tf.nest.flatten(result, expand_composites=True)
@@ -90,8 +88,6 @@ def make_vjp(tf_fn: Any, variables: Sequence[Any]) -> Any:
     Called as ``vjp(args, kwargs, output_grads)`` with the original call's
     arguments.
     """
-    import tensorflow as tf
-
     variables = list(variables)
 
     def vjp(args: tuple, kwargs: dict, output_grads: list) -> list:
@@ -103,8 +99,6 @@ def make_vjp(tf_fn: Any, variables: Sequence[Any]) -> Any:
 
 def output_gradients(outputs: Sequence[Any], output_grads: Sequence[Any]) -> list:
     """The gradients of the floating-point outputs, zeros for those TensorFlow left as None."""
-    import tensorflow as tf
-
     return [grad if grad is not None else tf.zeros_like(output)
             for output, grad in zip(outputs, output_grads) if differentiable(output.dtype)]
 

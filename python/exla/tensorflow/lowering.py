@@ -11,16 +11,14 @@ from __future__ import annotations
 import inspect
 from typing import Any, Sequence
 
+import tensorflow as tf
+from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+from exla.bridge.tensorflow_call import current_platform
 from exla.tensorflow.program import UnsupportedProgram
 from exla.tensorflow.tracing import eager_context, exla_tracing, is_tensor, spec_of
 
 __all__ = ["jit_compiled", "lower", "concrete_function", "flat_inputs", "static_inputs"]
-
-
-def _tf():
-    import tensorflow as tf
-
-    return tf
 
 
 def jit_compiled(fn: Any) -> Any:
@@ -29,9 +27,6 @@ def jit_compiled(fn: Any) -> Any:
     Raises:
       TypeError: ``fn`` is not callable.
     """
-    tf = _tf()
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function
-
     if isinstance(fn, polymorphic_function.Function):
         if getattr(fn, "_jit_compile", False):
             return fn
@@ -44,7 +39,6 @@ def jit_compiled(fn: Any) -> Any:
 
 def concrete_function(tf_fn: Any, args: Sequence[Any], kwargs: dict) -> Any:
     """``tf_fn`` traced in the eager context for the specs of ``args``/``kwargs``."""
-    tf = _tf()
     specs = tf.nest.map_structure(spec_of, (args, kwargs))
     with eager_context(), exla_tracing():
         return tf_fn.get_concrete_function(*specs[0], **specs[1])
@@ -57,12 +51,9 @@ def lower(tf_fn: Any, args: Sequence[Any], kwargs: dict) -> tuple[Any, tuple, st
     ``tf.TensorSpec`` or Python values. Returns ``(concrete function, static
     TensorSpec of its flat inputs, platform)``.
     """
-    tf = _tf()
     for leaf in tf.nest.flatten((args, kwargs)):
         if isinstance(leaf, tf.Variable):
             raise UnsupportedProgram("tf.Variable arguments are not supported")
-    from exla.bridge.tensorflow_call import current_platform
-
     platform = current_platform()
     concrete = concrete_function(tf_fn, args, kwargs)
     given = [leaf for leaf in tf.nest.flatten((args, kwargs)) if isinstance(leaf, tf.TensorSpec)]
@@ -87,7 +78,6 @@ def flat_inputs(tf_fn: Any, concrete: Any, args: Sequence[Any], kwargs: dict) ->
 
 def static_inputs(args: Sequence[Any], kwargs: dict) -> bool:
     """Whether every tensor among ``args``/``kwargs`` has a fully known shape."""
-    tf = _tf()
     return all(leaf.shape.is_fully_defined() for leaf in tf.nest.flatten((args, kwargs))
                if is_tensor(leaf))
 

@@ -28,6 +28,14 @@ import threading
 import weakref
 from typing import Any
 
+from tensorflow.python.eager import context
+from tensorflow.python.eager.polymorphic_function import polymorphic_function
+from tensorflow.python.framework import ops
+from tensorflow.python.ops import control_flow_util
+
+from exla.tensorflow.exla_function import ExlaFunction
+from exla.tensorflow.tracing import exla_is_tracing
+
 __all__ = ["install", "uninstall", "installed", "wrappers"]
 
 _log = logging.getLogger("exla")
@@ -47,20 +55,12 @@ def wrappers() -> list[Any]:
         return list(_wrappers)
 
 
-def _function_class() -> Any:
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function
-
-    return polymorphic_function.Function
-
-
 def installed() -> bool:
     """Whether TensorFlow's ``Function.__call__`` is patched."""
-    return hasattr(_function_class().__call__, "__exla_original__")
+    return hasattr(polymorphic_function.Function.__call__, "__exla_original__")
 
 
 def _wrapper_for(function: Any) -> Any:
-    from exla.tensorflow.exla_function import ExlaFunction
-
     wrapper = function.__dict__.get(_WRAPPER_ATTRIBUTE)
     if wrapper is None:
         name = getattr(function, "_name", None) or getattr(function, "__name__", None)
@@ -72,26 +72,18 @@ def _wrapper_for(function: Any) -> Any:
 
 def _inside_xla_cluster() -> bool:
     """Whether a graph being built is part of an XLA cluster (never true when executing eagerly)."""
-    from tensorflow.python.eager import context
-    from tensorflow.python.framework import ops
-    from tensorflow.python.ops import control_flow_util
-
     if context.executing_eagerly():
         return False
     return control_flow_util.GraphOrParentsInXlaContext(ops.get_default_graph())
 
 
 def install() -> None:
-    """Patches ``Function.__call__`` (idempotent). TensorFlow must be importable.
+    """Patches ``Function.__call__`` (idempotent).
 
-    Raises:
-      ImportError: TensorFlow or jaxlib is missing or not a supported version.
+    Importing :mod:`exla.tensorflow` has checked that TensorFlow and jaxlib are
+    versions exla supports.
     """
-    from exla.tensorflow.tracing import exla_is_tracing
-    from exla.bridge.tensorflow_call import check_tensorflow
-
-    check_tensorflow()
-    cls = _function_class()
+    cls = polymorphic_function.Function
     with _lock:
         if hasattr(cls.__call__, "__exla_original__"):
             return
@@ -113,7 +105,7 @@ def install() -> None:
 
 def uninstall() -> None:
     """Restores TensorFlow's own ``Function.__call__``."""
-    cls = _function_class()
+    cls = polymorphic_function.Function
     with _lock:
         original = getattr(cls.__call__, "__exla_original__", None)
         if original is not None:

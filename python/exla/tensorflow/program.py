@@ -33,12 +33,21 @@ import re
 import time
 from typing import Any, Sequence
 
+import tensorflow as tf
+from tensorflow.python.eager.polymorphic_function import compiler_ir
+from tensorflow.python.ops import resource_variable_ops
+
 from exla._hlo_signature import HloSignature, read_signature
+from exla.bridge import xla as bridge
+from exla.bridge.tensorflow_call import xla_call_module
+from exla.memory_limit import runtime_memory
+from exla.memory_limit.search import planned_memory_cached
+from exla.optimize import optimize_hlo
+from exla.tensorflow.program_info import ProgramInfo
 
 __all__ = ["Capture", "Program", "UnsupportedProgram", "build_program", "emit", "extract_hlo"]
 
 _log = logging.getLogger("exla")
-
 
 
 class UnsupportedProgram(Exception):
@@ -97,23 +106,15 @@ class Program:
         """How many times the rewritten program has run (0 when it never did)."""
         if self.run_counter is None:
             return 0
-        with _tf().init_scope():
+        with tf.init_scope():
             return int(self.run_counter.numpy())
 
     def info(self) -> Any:
         """The public view of this program: an :class:`exla.ProgramInfo`."""
-        from exla.tensorflow.program_info import ProgramInfo
-
         return ProgramInfo(name=self.name, platform=self.platform, inputs=self.inputs,
                            rewritten=self.changed, report=self.report,
                            variables_written=tuple(v.name for _, v in self.updates),
                            seconds=self.seconds, runs=self.runs())
-
-
-def _tf():
-    import tensorflow as tf
-
-    return tf
 
 
 def extract_hlo(concrete: Any, flat_specs: Sequence[Any], platform: str) -> str:
@@ -123,10 +124,6 @@ def extract_hlo(concrete: Any, flat_specs: Sequence[Any], platform: str) -> str:
     the eager context (e.g. under ``tf.init_scope()``), with a concrete function
     whose captures are eager tensors/variables.
     """
-    from tensorflow.python.eager.polymorphic_function import compiler_ir
-
-    from exla.bridge import xla as bridge
-
     if not all(s.shape.is_fully_defined() for s in flat_specs):
         raise UnsupportedProgram(
             f"input shapes must be static, got {[tuple(s.shape) for s in flat_specs]}")
@@ -137,7 +134,6 @@ def extract_hlo(concrete: Any, flat_specs: Sequence[Any], platform: str) -> str:
 
 
 def _captures(concrete: Any) -> list[Capture]:
-    tf = _tf()
     by_handle = {id(v.handle): v for v in concrete.variables}
     captures = []
     for tensor in concrete.captured_inputs:
@@ -210,9 +206,6 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
       UnsupportedProgram: a construct exla cannot pass through.
       Exception: whatever a pass or the conversion raises.
     """
-    from exla.memory_limit import runtime_memory
-    from exla.optimize import optimize_hlo
-
     start = time.perf_counter()
     text = extract_hlo(concrete, flat_specs, platform)
     signature = read_signature(text)
@@ -232,8 +225,6 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
     if changed or (convert_unchanged and updates):
         if read_signature(rewritten).results != signature.results:
             raise UnsupportedProgram("the rewritten module changed the entry result types")
-        from exla.bridge import xla as bridge
-
         artifact = bridge.text_to_portable_artifact(rewritten)
         if check_compile and changed:
             _check_compiles(name, rewritten, platform)
@@ -260,17 +251,12 @@ def _check_compiles(name: str, text: str, platform: str) -> None:
     if platform != "CPU":
         _log.debug("exla: %s: the rewritten module's compile is not checked on %s", name, platform)
         return
-    from exla.memory_limit.search import planned_memory_cached
-
     planned_memory_cached(text)
 
 
 def _count_run(program: Program) -> None:
     """Adds an increment of ``program.run_counter`` to the graph being traced."""
-    tf = _tf()
     if program.run_counter is None:
-        from tensorflow.python.ops import resource_variable_ops
-
         # Made outside every graph, and with the class itself rather than
         # tf.Variable: a tf.function being traced again (a new signature of
         # the dispatcher) refuses new tf.Variables through its creator scope.
@@ -287,8 +273,6 @@ def emit(program: Program, flat_inputs: Sequence[Any], *, apply_updates: bool = 
     ``XlaCallModule`` only runs compiled. Reads the captured variables, calls
     the program and, with ``apply_updates``, assigns the variables it writes.
     """
-    from exla.bridge.tensorflow_call import xla_call_module
-
     if program.artifact is None:
         raise ValueError(f"{program.name}: the program was not converted; call the original")
     values = list(flat_inputs) + [c.value() for c in program.captures]

@@ -22,6 +22,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import tensorflow as tf
+from tensorflow.python.ops import resource_variable_ops
+
 from exla.tensorflow.gradients import output_gradients, split_gradients
 from exla.tensorflow.tracing import differentiable, is_tensor
 
@@ -34,9 +37,6 @@ def call_through_py_function(exla_function: Any, args: Sequence[Any], kwargs: di
     The outputs get the static shapes TensorFlow infers for the original
     function and come back in its nested structure.
     """
-    import tensorflow as tf
-    from tensorflow.python.ops import resource_variable_ops
-
     concrete = exla_function.original.get_concrete_function(*args, **kwargs)
     leaves = tf.nest.flatten((args, kwargs))
     positions = [i for i, leaf in enumerate(leaves) if is_tensor(leaf)]
@@ -88,8 +88,6 @@ def call_through_py_function(exla_function: Any, args: Sequence[Any], kwargs: di
 def _backward(exla_function: Any, rebuild: Callable[[Sequence[Any]], tuple],
               inputs: Sequence[Any], outputs: Sequence[Any], output_grads: Sequence[Any],
               variables: list) -> Any:
-    import tensorflow as tf
-
     grads_in = output_gradients(outputs, output_grads)
     sources = [t for t in inputs if differentiable(t.dtype)]
     n_inputs = len(inputs)

@@ -22,6 +22,10 @@ import contextlib
 import threading
 from typing import Any, Callable, Iterator, Sequence
 
+import numpy as np
+import tensorflow as tf
+from tensorflow.python import pywrap_tfe
+
 __all__ = [
     "eager_context", "exla_tracing", "exla_is_tracing", "call_unpatched", "mark_internal",
     "not_converted", "spec_of", "is_tensor", "differentiable",
@@ -54,9 +58,6 @@ def eager_context() -> Iterator[None]:
     function would trace to ``None`` gradients); TensorFlow's own tracing does
     not pause them, so neither does exla's.
     """
-    import tensorflow as tf
-    from tensorflow.python import pywrap_tfe
-
     with tf.init_scope():
         stopped = pywrap_tfe.TFE_Py_TapeSetIsStopped()
         if stopped:
@@ -95,8 +96,6 @@ def not_converted(method: Callable[..., Any]) -> Callable[..., Any]:
 
 def is_tensor(value: Any) -> bool:
     """Whether ``value`` is a ``tf.Tensor`` (eager or symbolic)."""
-    import tensorflow as tf
-
     return isinstance(value, tf.Tensor)
 
 
@@ -117,9 +116,6 @@ def spec_of(value: Any) -> Any:
     >>> spec_of(np.zeros((2, 3), np.float32)), spec_of(1.5)
     (TensorSpec(shape=(2, 3), dtype=tf.float32, name=None), 1.5)
     """
-    import numpy as np
-    import tensorflow as tf
-
     if is_tensor(value):
         return tf.TensorSpec(value.shape, value.dtype)
     if isinstance(value, np.ndarray):

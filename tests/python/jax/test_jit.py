@@ -242,7 +242,7 @@ def _broken_optimize(*args, **kwargs):
 
 
 def test_failure_falls_back_with_one_warning(monkeypatch, caplog):
-    monkeypatch.setattr("exla.optimize.optimize_hlo", _broken_optimize)
+    monkeypatch.setattr("exla.jax.compile_hook.optimize_hlo", _broken_optimize)
     fn, make_args, threshold = WORKLOADS["kernel_matvec"]
     args = make_args(np.float32)
     with caplog.at_level(logging.WARNING, logger="exla"):
@@ -254,7 +254,7 @@ def test_failure_falls_back_with_one_warning(monkeypatch, caplog):
 
 
 def test_strict_raises(monkeypatch):
-    monkeypatch.setattr("exla.optimize.optimize_hlo", _broken_optimize)
+    monkeypatch.setattr("exla.jax.compile_hook.optimize_hlo", _broken_optimize)
     fn, make_args, threshold = WORKLOADS["kernel_matvec"]
     with pytest.raises(ExlaError, match="simulated failure inside exla"):
         exla.jit(fn, threshold=threshold, strict=True)(*make_args(np.float32))
@@ -267,7 +267,7 @@ def test_a_module_xla_rejects_falls_back(monkeypatch, caplog):
         return "HloModule broken\nENTRY e { ROOT p = f32[] no-such-op() }", Report(
             passes=[PassRecord("tensor-splitter", True, 0.0)])
 
-    monkeypatch.setattr("exla.optimize.optimize_hlo", bad_module)
+    monkeypatch.setattr("exla.jax.compile_hook.optimize_hlo", bad_module)
     with caplog.at_level(logging.WARNING, logger="exla"):
         assert float(exla.jit(lambda x: x * 3, threshold="1MB")(2.0)) == 6.0
     assert any("running without exla" in r.getMessage() for r in caplog.records)

@@ -350,12 +350,12 @@ def _exla_warnings(caplog) -> list[str]:
 
 
 def test_failing_pass_warns_once_and_runs_the_original(exla, monkeypatch, caplog):
-    import exla.optimize as optimize_module
+    from exla.tensorflow import program  # where exla.function runs optimize_hlo
 
     def broken(*args, **kwargs):
         raise RuntimeError("injected pass failure")
 
-    monkeypatch.setattr(optimize_module, "optimize_hlo", broken)
+    monkeypatch.setattr(program, "optimize_hlo", broken)
     f = exla.function(workloads.kernel_matvec, threshold=THRESHOLD)
     with caplog.at_level(logging.WARNING, logger="exla"):
         for n in (400, 400, 500):
@@ -366,10 +366,10 @@ def test_failing_pass_warns_once_and_runs_the_original(exla, monkeypatch, caplog
 
 
 def test_failing_pass_raises_in_strict_mode(exla, monkeypatch):
-    import exla.optimize as optimize_module
+    from exla.tensorflow import program  # where exla.function runs optimize_hlo
     from exla.tensorflow.exla_function import ExlaError
 
-    monkeypatch.setattr(optimize_module, "optimize_hlo",
+    monkeypatch.setattr(program, "optimize_hlo",
                         lambda *a, **k: (_ for _ in ()).throw(RuntimeError("injected pass failure")))
     with pytest.raises(ExlaError, match="injected pass failure"):
         exla.function(workloads.kernel_matvec, strict=True)(*workloads.kmv_inputs())
