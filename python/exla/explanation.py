@@ -1,9 +1,10 @@
-"""How :func:`exla.explain` reports on one signature of an exla function.
+"""What :func:`exla.explain` reports on one signature of a function, and how it is made.
 
-The report is built here, from an :class:`exla.tensorflow.ExlaFunction`'s
-lowering and options, so that both :func:`exla.explain` and
-``ExlaFunction.explain`` use it without :mod:`exla.explain` and
-:mod:`exla.tensorflow.exla_function` importing each other.
+One feature in three layers: :mod:`exla.explain` is the entry point, which
+hands a function to its frontend; the frontends (:mod:`exla.tensorflow.explain`,
+:mod:`exla.jax.explain`) lower it to HLO for the call; this module runs
+exla's passes on that HLO and makes the :class:`Explanation`. The frontends
+import this module, never the entry point, which imports them.
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
+from exla.errors import ExlaError
+from exla.memory_limit import runtime_memory
+from exla.optimize import optimize_hlo
 from exla.options import Options, format_size
+from exla.predict import plot_memory, predict_peak
 from exla.report import Report
 
 if TYPE_CHECKING:  # matplotlib is imported only when a picture is drawn
     from matplotlib.figure import Figure
 
-__all__ = ["Explanation", "explain_function"]
+__all__ = ["Explanation", "explain_text"]
 
 _log = logging.getLogger("exla")
 
@@ -34,10 +39,11 @@ class Explanation(Report):
       inputs: static shapes and dtypes of the flat inputs.
       rewritten: whether exla would run the rewritten program (a pass other
         than the clean-ups changed the module), or the original.
-      hlo_before: the module as TensorFlow lowered it.
+      hlo_before: the module as the frontend (TensorFlow or JAX) lowered it.
       hlo_after: the module exla would run (``hlo_before`` when unchanged).
-      lowering_seconds: TensorFlow tracing and lowering to HLO.
-      conversion_seconds: HLO -> StableHLO portable artifact (0 if unchanged).
+      lowering_seconds: the frontend's tracing and lowering to HLO.
+      conversion_seconds: HLO -> what the frontend runs (TensorFlow: a StableHLO
+        portable artifact; JAX: StableHLO), 0 if unchanged.
       exla_seconds: lowering + passes + conversion: the first-call cost of
         exla for this signature (planned memory excluded).
       planned_memory_error: why XLA's planned memory is missing, if it is.
@@ -102,45 +108,23 @@ class Explanation(Report):
         >>> [ax.get_title(loc="left").split(":")[0] for ax in figure.axes]
         ['before exla', 'after exla']
         """
-        from exla.predict import plot_memory
-
         after = self.hlo_after if self.rewritten else None
         title = f"exla.explain({self.function})" + ("" if self.rewritten else ": left unchanged")
         return plot_memory(self.hlo_before, after, memory_limit=self.memory_limit, title=title, path=path)
 
 
-def explain_function(exla_fn: Any, options: Options, args: tuple, kwargs: dict) -> Explanation:
-    """Lowers ``exla_fn`` (an :class:`exla.tensorflow.ExlaFunction`) for the call and runs the passes."""
-    import tensorflow as tf
-
-    from exla.tensorflow.program import extract_hlo
-    from exla.bridge import xla as bridge
-
-    start = time.perf_counter()
-    concrete, flat_specs, platform = exla_fn.lower(args, kwargs)
-    with tf.init_scope():
-        text = extract_hlo(concrete, flat_specs, platform)
-    return explain_text(
-        getattr(exla_fn.python_function, "__name__", "function"), text, options,
-        platform=platform, inputs=[(tuple(s.shape.as_list()), s.dtype.name) for s in flat_specs],
-        lowering_seconds=time.perf_counter() - start,
-        convert=bridge.text_to_portable_artifact, framework="tensorflow")
-
-
 def explain_text(name: str, text: str, options: Options, *, platform: str,
                  inputs: list[tuple[tuple[int, ...], str]], lowering_seconds: float,
-                 convert: Callable[[str], Any], framework: str) -> Explanation:
+                 convert: Callable[[str], Any], framework: str,
+                 start_runtime: Callable[[], None] | None = None) -> Explanation:
     """Runs the passes on a lowered program and reports; shared by the TensorFlow and JAX paths.
 
     ``convert`` is the frontend's conversion of the rewritten text into what
     it runs (timed as part of exla's cost, its result dropped); ``framework``
     (``"tensorflow"`` or ``"jax"``) names the runtime whose fixed cost a
-    memory-limit report states.
+    memory-limit report states, and ``start_runtime`` starts it
+    (:func:`exla.memory_limit.runtime_memory.measure`).
     """
-    from exla.memory_limit import runtime_memory
-    from exla.errors import ExlaError
-    from exla.optimize import optimize_hlo
-
     def optimize(planned_memory: bool) -> tuple[str, Report]:
         return optimize_hlo(text, planned_memory=planned_memory, **options.keywords())
 
@@ -155,7 +139,7 @@ def explain_text(name: str, text: str, options: Options, *, platform: str,
         planned_error = str(exc)
         _log.warning("exla.explain(%s): XLA's planned memory is unavailable: %s", name, exc)
         after, report = optimize(False)
-    runtime_memory.attach(report, framework)
+    runtime_memory.attach(report, framework, start_runtime)
     rewritten = report.rewrote_program
     conversion = 0.0
     if rewritten:
@@ -179,9 +163,6 @@ def explain_text(name: str, text: str, options: Options, *, platform: str,
 
 def _predicted_peaks(name: str, before: str, after: str) -> tuple[int, int] | None:
     """The memory model's peak of the module before and after, or None (logged) if it fails."""
-    from exla.errors import ExlaError
-    from exla.predict import predict_peak
-
     try:
         return predict_peak(before), predict_peak(after)
     except (ValueError, ExlaError) as exc:

@@ -17,10 +17,11 @@ What is measured (:func:`measure`), on Linux from ``/proc/self/status``:
   (its data included; program arguments already in memory are thus counted
   here and in the plan, which errs on the side of a larger cap).
 * ``runtime_bytes`` (TensorFlow only): the growth of ``VmRSS`` from compiling
-  and running a trivial ``tf.function(jit_compile=True)``: TensorFlow's own
-  XLA compiler and runtime (a copy separate from jaxlib's), which appear when
-  the first jit-compiled program runs. JAX shares jaxlib's XLA, which the
-  limit search has already started, so nothing is added for it.
+  and running a trivial ``tf.function(jit_compile=True)`` (the frontend's
+  ``start_runtime``): TensorFlow's own XLA compiler and runtime (a copy
+  separate from jaxlib's), which appear when the first jit-compiled program
+  runs. JAX shares jaxlib's XLA, which the limit search has already started,
+  so nothing is added for it.
 
 The sum, :attr:`RuntimeCost.fixed_bytes`, is the process's fixed cost: a cap
 of ``memory_limit + fixed_bytes`` plus a margin (10%) holds a process that
@@ -36,6 +37,7 @@ import logging
 import os
 import threading
 import time
+from typing import Any, Callable
 
 from exla.options import format_size
 
@@ -88,20 +90,14 @@ def _status_bytes(field: str) -> int:
     raise OSError(f"/proc/self/status has no {field}")
 
 
-def _tensorflow_runtime() -> None:
-    """Compiles and runs a trivial jit-compiled TensorFlow function, eagerly."""
-    import tensorflow as tf
-
-    with tf.init_scope():
-        trivial = tf.function(lambda x: x * 2.0 + 1.0, jit_compile=True)
-        trivial(tf.ones([4])).numpy()
-
-
-def measure(framework: str) -> RuntimeCost:
+def measure(framework: str, start_runtime: Callable[[], None] | None = None) -> RuntimeCost:
     """The fixed cost of ``framework`` (``"tensorflow"`` or ``"jax"``) in this process.
 
-    Measured on the first call in a process, then cached (a forked child
-    measures again).
+    ``start_runtime`` starts the framework's own XLA runtime (the TensorFlow
+    frontend's compiles and runs a trivial program), whose growth of the
+    resident size is ``runtime_bytes``; None where the framework shares
+    jaxlib's XLA (JAX). Measured on the first call in a process, then cached
+    (a forked child measures again).
 
     Raises:
       OSError: no ``/proc/self/status`` (not Linux).
@@ -112,8 +108,8 @@ def measure(framework: str) -> RuntimeCost:
             start = time.perf_counter()
             resident = _status_bytes("VmRSS")
             runtime = 0
-            if framework == "tensorflow":
-                _tensorflow_runtime()
+            if start_runtime is not None:
+                start_runtime()
                 runtime = max(0, _status_bytes("VmRSS") - resident)
             _measured[key] = RuntimeCost(_NAMES[framework], resident, runtime,
                                          time.perf_counter() - start)
@@ -121,8 +117,8 @@ def measure(framework: str) -> RuntimeCost:
         return _measured[key]
 
 
-def attach(report, framework: str) -> None:
-    """Sets ``report.limit_plan.runtime_cost`` when a memory limit was searched.
+def attach(report: Any, framework: str, start_runtime: Callable[[], None] | None = None) -> None:
+    """Sets ``report.limit_plan.runtime_cost`` (:func:`measure`) when a memory limit was searched.
 
     A failure to measure is logged and leaves the field None: it never
     stops the program.
@@ -131,6 +127,6 @@ def attach(report, framework: str) -> None:
     if plan is None:
         return
     try:
-        plan.runtime_cost = measure(framework)
+        plan.runtime_cost = measure(framework, start_runtime)
     except Exception as error:  # noqa: BLE001 - a diagnostic must not break the program
         _log.debug("exla: the fixed runtime cost was not measured: %s", error)

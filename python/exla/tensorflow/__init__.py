@@ -12,6 +12,7 @@
 * :mod:`~exla.tensorflow.gradients` and :mod:`~exla.tensorflow.runtime_shapes`
   — the VJP of a rewritten program, and calls whose shapes are only known
   at run time;
+* :mod:`~exla.tensorflow.explain` — :func:`exla.explain` for TensorFlow functions;
 * :mod:`~exla.tensorflow.fallback` — what a function does when exla fails;
 * :mod:`~exla.tensorflow.patch` — the zero-code path: every
   ``tf.function(jit_compile=True)`` through exla.

@@ -53,9 +53,9 @@ from tensorflow.python.ops import control_flow_util
 
 from exla._entry_settings import check_passes, split_settings, takes_settings
 from exla.errors import ExlaError
-from exla.explanation import explain_function
 from exla.options import exla_disabled, explicit_settings, resolve_options
 from exla.tensorflow import gradients, lowering
+from exla.tensorflow.explain import explain_function
 from exla.tensorflow.fallback import FallbackPolicy
 from exla.tensorflow.program import build_program
 from exla.tensorflow.program_cache import ProgramCache

@@ -45,7 +45,8 @@ from exla.memory_limit.search import planned_memory_cached
 from exla.optimize import optimize_hlo
 from exla.tensorflow.program_info import ProgramInfo
 
-__all__ = ["Capture", "Program", "UnsupportedProgram", "build_program", "emit", "extract_hlo"]
+__all__ = ["Capture", "Program", "UnsupportedProgram", "build_program", "emit", "extract_hlo",
+           "start_runtime"]
 
 _log = logging.getLogger("exla")
 
@@ -219,7 +220,7 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
     updates = _updates(signature, n_outputs, n_explicit, captures)
     rewritten, report = optimize_hlo(
         text, **options.replace(dump_dir=_dump_dir(dump_root, name) or None).keywords())
-    runtime_memory.attach(report, "tensorflow")
+    runtime_memory.attach(report, "tensorflow", start_runtime)
     changed = report.rewrote_program
     artifact = None
     if changed or (convert_unchanged and updates):
@@ -235,6 +236,16 @@ def build_program(name: str, concrete: Any, flat_specs: Sequence[Any], platform:
                    signature=signature, n_outputs=n_outputs, captures=captures, updates=updates,
                    seconds=seconds,
                    inputs=tuple((tuple(s.shape.as_list()), s.dtype.name) for s in flat_specs))
+
+
+def start_runtime() -> None:
+    """Starts TensorFlow's own XLA runtime (a copy separate from jaxlib's): compiles
+    and runs a trivial jit-compiled function, eagerly. What the process then
+    holds more is the runtime's fixed cost
+    (:func:`exla.memory_limit.runtime_memory.measure`)."""
+    with tf.init_scope():
+        trivial = tf.function(lambda x: x * 2.0 + 1.0, jit_compile=True)
+        trivial(tf.ones([4])).numpy()
 
 
 def _check_compiles(name: str, text: str, platform: str) -> None:
