@@ -38,6 +38,8 @@ import os
 import sys
 from typing import Any, Mapping, MutableMapping, Sequence
 
+from exla.options import Options, consume_env_flags, exla_disabled
+
 __all__ = ["should_activate", "install", "flag_error"]
 
 _log = logging.getLogger("exla")
@@ -55,8 +57,6 @@ def _disabled(environ: Mapping[str, str]) -> bool:
     false leaves the program as it would run without exla, with an error that
     says why.
     """
-    from exla.options import exla_disabled
-
     try:
         return exla_disabled(environ)
     except ValueError as exc:
@@ -80,8 +80,6 @@ def flag_error() -> str | None:
 
 def _move_to_exla_flags(before: str, environ: MutableMapping[str, str]) -> None:
     """Appends the exla-only flags removed from XLA_FLAGS to EXLA_FLAGS (for child processes)."""
-    from exla.options import Options
-
     kept = environ.get("XLA_FLAGS", "").split()
     moved = [t for t in before.split() if t not in kept and t.startswith(_EXLA_PREFIXES)]
     if not moved:
@@ -107,8 +105,6 @@ def _drop_exla_looking_flags(environ: MutableMapping[str, str]) -> None:
 
 def _take_flags(environ: MutableMapping[str, str]) -> None:
     global _flag_error
-    from exla.options import consume_env_flags
-
     before = environ.get("XLA_FLAGS", "")
     try:
         consume_env_flags(environ)

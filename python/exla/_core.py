@@ -45,7 +45,7 @@ def extension() -> Any:
       ImportError: the extension is not built (with the command that builds it).
     """
     try:
-        from exla import _exla
+        from exla import _exla  # on first use: exla imports without it, and says how to build it
     except ImportError as e:
         raise ImportError(
             "exla's C++ extension exla._exla is not built; run `pip install .` or "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, NamedTuple
 
+from exla import _core
 from exla._splitter_result import SplitLoop, UnsplitTensor
 from exla.options import format_size
 
@@ -112,8 +113,6 @@ class Report:
         emits for variable updates) is no reason to replace the original
         program, so the frontends run the rewritten one only when this holds.
         """
-        from exla import _core
-
         cleanups = set(_core.cleanup_passes())
         return any(name not in cleanups for name in self.changed_passes)
 

@@ -7,13 +7,10 @@ its notes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from exla import _core
 from exla._splitter_result import SplitterResult
 from exla._values import format_size
-
-if TYPE_CHECKING:
-    from exla.memory_limit.limit_plan import LimitPlan
+from exla.memory_limit.limit_plan import LimitPlan
 
 __all__ = ["split_loops", "unsplit_instructions", "format_listing", "over_limit_message"]
 
@@ -34,8 +31,6 @@ def unsplit_instructions(result: SplitterResult, text: str, *, above: int = 0) -
     near the floor the search's threshold is small, and the user needs the
     tensors that keep the peak up, not the kilobyte ones listed beside them.
     """
-    from exla import _core
-
     sizes = {f"{computation}/{name}": (opcode, size)
              for computation, name, opcode, size, _ in _core.tensor_sizes(text)}
     found = []

@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from exla import _core
 from exla._splitter_result import SplitLoop
 
 __all__ = ["PlanSettings", "ModelPlan", "PlanSearch", "of_data", "search", "MAX_PLANS",
@@ -118,7 +119,5 @@ def search(text: str, options: Any, target: int, *, threshold: int | None = None
     """Plans of ``text`` under ``options`` (an :class:`exla.options.Options`:
     its passes), judged against a predicted peak of ``target`` bytes;
     ``threshold`` bounds every plan's, ``split_size`` is kept."""
-    from exla import _core
-
     return of_data(_core.search_plans(text, options, target, threshold=threshold,
                                       split_size=split_size, max_plans=max_plans))

@@ -24,6 +24,8 @@ import contextlib
 import contextvars
 from typing import Callable, Iterator, NamedTuple
 
+from exla.bridge import xla
+
 __all__ = ["Planner", "cpu", "current", "planning_on", "MODELLED_PLATFORM"]
 
 MODELLED_PLATFORM = "cpu"
@@ -50,8 +52,6 @@ class Planner(NamedTuple):
 
 
 def _cpu_memory(text: str) -> object:
-    from exla.bridge import xla
-
     return xla.planned_memory(text)
 
 

@@ -66,13 +66,15 @@ import time
 from collections import OrderedDict
 from typing import Callable
 
+from exla import _core
+from exla._splitter_result import SplitterResult, of_records
+from exla._values import format_size
+from exla.errors import MemoryLimitError
 from exla.memory_limit import planner
 from exla.memory_limit.limit_plan import Candidate, LimitPlan
 from exla.memory_limit.messages import split_loops, unsplit_instructions
 from exla.memory_limit.model_plans import ModelPlan, PlanSearch
-from exla._splitter_result import SplitterResult, of_records
-from exla._values import format_size
-from exla.errors import MemoryLimitError
+from exla.predict import predict_time
 
 __all__ = ["search", "planned_memory_cached", "MAX_CANDIDATES", "CONFIRMATIONS"]
 
@@ -126,8 +128,6 @@ def _slice_bytes(candidate: Candidate) -> int:
 
 def _arrays(text: str) -> list[tuple[str, str, str, int]]:
     """``(name, opcode, shape, bytes)`` of the array-shaped instructions of a module."""
-    from exla import _core
-
     return [(name, opcode, shape, size)
             for _, name, opcode, size, shape in _core.tensor_sizes(text)]
 
@@ -272,8 +272,6 @@ def _as_candidate(plan: ModelPlan) -> Candidate:
 
 def _predicted_seconds(text: str) -> float:
     """The cost model's time for a module (microseconds to compute, no compile)."""
-    from exla.predict import predict_time
-
     return predict_time(text)
 
 
