@@ -16,7 +16,7 @@ import pytest
 from tests._frameworks import require
 
 import exla
-from tests.python._accuracy import assert_as_close_to
+from tests.python._accuracy import assert_as_close_to, cross_entropy64
 from exla.options import Options, resolve_options
 
 pytestmark = pytest.mark.usefixtures("extension")
@@ -160,20 +160,6 @@ def test_attention_function_fits(caplog):
     assert f.programs[0].rewritten
 
 
-def _cross_entropy_reference(h, w, labels):
-    """Loss and gradients of the mean sparse softmax cross entropy, in float64."""
-    logits = h.astype(np.float64) @ w.astype(np.float64)
-    logits -= logits.max(axis=1, keepdims=True)
-    p = np.exp(logits)
-    p /= p.sum(axis=1, keepdims=True)
-    rows = np.arange(len(labels))
-    loss = -np.log(p[rows, labels]).mean()
-    dlogits = p
-    dlogits[rows, labels] -= 1
-    dlogits /= len(labels)
-    return [loss, dlogits @ w.T.astype(np.float64), h.T.astype(np.float64) @ dlogits]
-
-
 def test_cross_entropy_writes_its_weight_gradient_under_the_limit():
     # Logits 64 x 5,000 (1.28 MB); the weight gradient (320 KB) is a program
     # output, above every threshold that fits: it must exist anyway, the
@@ -193,7 +179,7 @@ def test_cross_entropy_writes_its_weight_gradient_under_the_limit():
     assert plan.chosen.recomputed_flops == 2 * 64 * 16 * 5000  # the logits, once
     expected = _run(explanation.hlo_before, [h, w, labels])
     actual = _run(explanation.hlo_after, [h, w, labels])
-    reference = _cross_entropy_reference(h, w, labels)
+    reference = cross_entropy64(h, w, labels)
     assert_as_close_to(reference, actual, expected)
 
 
