@@ -47,9 +47,9 @@ test: cctest install-test
 # (the memory and cost models are calibrated on the oldest jaxlib's XLA CPU).
 NEWEST_TESTS := tests/python/jax tests/python/bridge tests/ir \
   tests/python/test_cli.py tests/python/test_imports.py tests/python/test_options.py \
-  tests/python/test_settings.py tests/python/test_hlo_signature.py tests/python/test_limit_plan.py \
-  tests/python/test_memory_limit_search.py tests/test_size_syntax.py \
-  tests/experiments/test_gpu_check.py
+  tests/python/test_settings.py tests/python/test_hlo_signature.py \
+  tests/python/memory_limit/test_limit_plan.py tests/python/memory_limit/test_search.py \
+  tests/test_size_syntax.py tests/experiments/test_gpu_check.py
 
 $(NEWEST):
 	$(PYTHON_NEWEST) -m venv .venv-newest
@@ -62,7 +62,7 @@ test-newest: $(NEWEST)
 	EXLA_REQUIRE_EXTENSION=1 EXLA_TEST_ENV=jax $(NEWEST) -m pytest -q $(NEWEST_TESTS)
 
 # The oldest TensorFlow, with the newest jax and numpy 2: the TensorFlow frontend.
-TF_OLDEST_TESTS := tests/python/test_function.py tests/python/test_fallback.py \
+TF_OLDEST_TESTS := tests/python/tensorflow/test_function.py tests/python/tensorflow/test_fallback.py \
   tests/python/bridge/test_tensorflow_call.py tests/python/bridge/test_xla.py
 
 $(TF_OLDEST):

@@ -62,7 +62,7 @@ from experiments import prefer_checkout_exla  # noqa: E402 - needs REPO_ROOT on 
 
 prefer_checkout_exla()
 
-from exla._memory_limit import CLEAR_GAIN as CLEAR  # noqa: E402 - the search's own margin
+from exla.memory_limit.search import CLEAR_GAIN as CLEAR  # noqa: E402 - the search's own margin
 
 NEAR = 1.05  # a choice within 5% of the fastest measured time is as fast, on this machine
 
@@ -140,7 +140,7 @@ def _hlo(f: Callable, args: list[np.ndarray]) -> str:
 
 
 def _old_key(plan: dict[str, Any]) -> tuple:
-    """The search's order before the cost model (python/exla/_memory_limit.py)."""
+    """The search's order before the cost model (python/exla/memory_limit/search.py)."""
     split = plan["split_size"] or plan["threshold"] // 4
     return (plan["recomputed_flops"], plan["loops"], -split, -plan["threshold"])
 
@@ -151,7 +151,7 @@ def plans_of(text: str) -> list[dict[str, Any]]:
     its tensor (as the search's "other dimension" plans), and each value a
     loop computes again kept whole (its "kept whole" plans)."""
     from exla import _core
-    from exla._plan_search import KEEP_WHOLE
+    from exla.memory_limit.model_plans import KEEP_WHOLE
     from exla._splitter_result import of_records
     from exla.options import Options
 

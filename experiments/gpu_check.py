@@ -246,7 +246,7 @@ def _compile(workload: Workload, mode: str, limit: str, args: tuple) -> tuple[An
     import jax
 
     import exla
-    from exla import _jax_compile
+    from exla.jax import compile_hook as _jax_compile
 
     if mode == "plain":
         return jax.jit(workload.fn).lower(*args).compile(), False

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     w = jnp.asarray(rng.normal(size=(64, 64)).astype(np.float32))
     x = jnp.asarray(rng.normal(size=(64, 64)).astype(np.float32))
 
-    from exla import _jax_compile
+    from exla.jax import compile_hook as _jax_compile
 
     plain = jax.jit(layer)
     ours = exla.jit(layer, threshold="1GB")

@@ -51,7 +51,7 @@ def per_call_overhead(calls: int, rounds: int = 5) -> dict:
     import tensorflow as tf
 
     import exla
-    from exla import _tf_patch
+    from exla.tensorflow import patch as _tf_patch
 
     rng = np.random.default_rng(0)
     w = tf.Variable(rng.normal(size=(64, 64)).astype(np.float32))

@@ -91,7 +91,7 @@ def exla_path() -> str:
         return forced
     if importlib.util.find_spec("exla._autoload") is not None:
         return "flags"
-    if importlib.util.find_spec("exla.function") is not None:
+    if importlib.util.find_spec("exla.tensorflow") is not None:
         return "function"
     return "adapter"
 
@@ -121,7 +121,7 @@ def exla_compile(fn: Callable[..., Any], limit: Limit, fast_math: bool = False) 
     if path == "flags":
         return jit(fn)  # the unchanged script; XLA_FLAGS is set for this process
     if path == "function":
-        from exla.function import function
+        from exla import function
 
         return function(fn, strict=True, fast_math=fast_math, **limit.keywords())
     return _Adapter(jit(fn), limit, fast_math)
@@ -236,7 +236,7 @@ def plan_fields(fn: Any) -> dict[str, Any]:
 def _reports(fn: Any) -> list[Any]:
     if isinstance(fn, _Adapter):
         return fn.reports
-    # The flags path: exla's wrapper of a patched tf.function (exla._tf_patch).
+    # The flags path: exla's wrapper of a patched tf.function (exla.tensorflow.patch).
     wrapper = getattr(fn, "__dict__", {}).get("_exla_function", fn)
     return [p.report for p in getattr(wrapper, "programs", [])]
 

@@ -14,8 +14,8 @@ true value (the line cannot import anything, so it only recognises
    flags, and moves them to ``EXLA_FLAGS`` so child processes inherit them;
 2. installs an import hook: when the script imports TensorFlow, every
    ``tf.function(jit_compile=True)`` is routed through exla
-   (:mod:`exla._tf_patch`); when it imports jax, every program ``jax.jit``
-   compiles (:mod:`exla._jax_compile`). Until then exla costs nothing more.
+   (:mod:`exla.tensorflow.patch`); when it imports jax, every program ``jax.jit``
+   compiles (:mod:`exla.jax.compile_hook`). Until then exla costs nothing more.
 
 A malformed or unknown exla flag (``--xla_tensor_size_treshold=1GB``) is
 removed from ``XLA_FLAGS`` too, logged, and makes ``import tensorflow`` fail
@@ -38,6 +38,8 @@ import os
 import sys
 from typing import Any, Mapping, MutableMapping, Sequence
 
+from exla.options import Options, consume_env_flags, exla_disabled
+
 __all__ = ["should_activate", "install", "flag_error"]
 
 _log = logging.getLogger("exla")
@@ -55,8 +57,6 @@ def _disabled(environ: Mapping[str, str]) -> bool:
     false leaves the program as it would run without exla, with an error that
     says why.
     """
-    from exla.options import exla_disabled
-
     try:
         return exla_disabled(environ)
     except ValueError as exc:
@@ -80,8 +80,6 @@ def flag_error() -> str | None:
 
 def _move_to_exla_flags(before: str, environ: MutableMapping[str, str]) -> None:
     """Appends the exla-only flags removed from XLA_FLAGS to EXLA_FLAGS (for child processes)."""
-    from exla.options import Options
-
     kept = environ.get("XLA_FLAGS", "").split()
     moved = [t for t in before.split() if t not in kept and t.startswith(_EXLA_PREFIXES)]
     if not moved:
@@ -107,8 +105,6 @@ def _drop_exla_looking_flags(environ: MutableMapping[str, str]) -> None:
 
 def _take_flags(environ: MutableMapping[str, str]) -> None:
     global _flag_error
-    from exla.options import consume_env_flags
-
     before = environ.get("XLA_FLAGS", "")
     try:
         consume_env_flags(environ)
@@ -167,7 +163,7 @@ class _TensorFlowImportHook(importlib.abc.MetaPathFinder):
 _hook = _TensorFlowImportHook()
 
 
-# -- JAX: every jax.jit compile goes through exla (exla._jax_compile) --------
+# -- JAX: every jax.jit compile goes through exla (exla.jax.compile_hook) ---
 
 def _after_jax_import() -> None:
     try:
@@ -175,9 +171,9 @@ def _after_jax_import() -> None:
     except ValueError:
         pass
     try:
-        from exla import _jax_compile
+        from exla.jax import compile_hook  # imports jax: only once the script has
 
-        _jax_compile.enable_environment()
+        compile_hook.enable_environment()
     except Exception as exc:  # noqa: BLE001 - exla must never stop the user's program
         _log.warning("exla: could not hook into JAX (%s: %s); running without exla",
                      type(exc).__name__, exc)
@@ -201,10 +197,10 @@ def _remove_hook() -> None:
 
 def _after_tensorflow_import() -> None:
     _remove_hook()
-    from exla import _tf_patch
-
     try:
-        _tf_patch.install()
+        from exla.tensorflow import patch  # imports TensorFlow: only once the script has
+
+        patch.install()
     except Exception as exc:  # noqa: BLE001 - exla must never stop the user's program
         _log.warning("exla: could not hook into TensorFlow (%s: %s); running without exla",
                      type(exc).__name__, exc)

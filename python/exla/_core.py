@@ -45,7 +45,7 @@ def extension() -> Any:
       ImportError: the extension is not built (with the command that builds it).
     """
     try:
-        from exla import _exla
+        from exla import _exla  # on first use: exla imports without it, and says how to build it
     except ImportError as e:
         raise ImportError(
             "exla's C++ extension exla._exla is not built; run `pip install .` or "
@@ -113,7 +113,7 @@ def optimize(text: str, options: "exla.options.Options", *, large_sums: bool = F
 def search_plans(text: str, options: "exla.options.Options", target: int, *,
                  threshold: int | None, split_size: int | None, max_plans: int) -> dict:
     """The C++ plan search (cc/search/plan_search.h) as data; read it with
-    :func:`exla._plan_search.of_data`. ``options`` gives the passes and the
+    :func:`exla.memory_limit.model_plans.of_data`. ``options`` gives the passes and the
     settings every plan shares; each plan sets the split settings itself."""
     if _fault_injection.failing("optimize"):
         raise ExlaError(f"internal error in exla's C++ core (search_plans): "

@@ -15,6 +15,7 @@ import inspect
 import textwrap
 from typing import Any, Callable, Mapping, TypeVar
 
+from exla import _core
 from exla.options import declared_settings
 
 __all__ = ["takes_settings", "split_settings", "check_passes", "MARKER"]
@@ -101,8 +102,6 @@ def check_passes(settings: Mapping[str, Any]) -> None:
     passes = settings.get("passes")
     if passes is None:
         return
-    from exla import _core
-
     unknown = [p for p in passes if p not in _core.available_passes()]
     if unknown:
         raise ValueError(f"unknown exla passes {unknown}; available: {_core.available_passes()}")

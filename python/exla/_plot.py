@@ -78,7 +78,7 @@ def plot_timelines(panels: Sequence[tuple[str, str, MemoryTimeline]], *, memory_
 
 def _figure_class() -> Any:
     try:
-        from matplotlib.figure import Figure
+        from matplotlib.figure import Figure  # on first picture: importing exla stays cheap
     except ImportError as e:
         raise ImportError(f"drawing memory needs matplotlib (pip install matplotlib): {e}") from e
     return Figure
@@ -121,7 +121,7 @@ def _stairs(values: Sequence[int]) -> tuple[list[float], list[int]]:
 
 def _format_bytes_axis(ax: "Axes", top: float) -> None:
     """Ticks in one decimal unit chosen from the axis's range (the data stay bytes)."""
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter  # loaded by _figure_class already
 
     unit, scale = next(((u, s) for u, s in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)) if top >= 2 * s),
                        ("B", 1.0))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from exla import _core
+
 __all__ = ["MemoryTimeline", "PeakBuffer", "predict_timeline"]
 
 
@@ -119,8 +121,6 @@ def predict_timeline(hlo_text: str, max_named: int = 8) -> MemoryTimeline:
       ValueError: the text is not a well-formed HLO module.
       exla.ExlaError: an internal error of exla's C++ core.
     """
-    from exla import _core
-
     data = _core.predict_timeline(hlo_text, max_named)
     return MemoryTimeline(
         baseline_bytes=int(data["baseline_bytes"]),

@@ -34,6 +34,14 @@ import os
 import sys
 from typing import NoReturn, Sequence, TextIO
 
+from exla import __version__
+from exla._values import format_flops, format_seconds
+from exla.bridge import xla as bridge
+from exla.errors import ExlaError
+from exla.optimize import as_hlo_text, available_passes, default_pipeline, optimize_hlo
+from exla.options import declared_settings, format_size
+from exla.predict import plot_memory, predict_cost, predict_memory
+
 __all__ = ["main"]
 
 _PROG = "exla"
@@ -58,8 +66,6 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_settings(parser: argparse.ArgumentParser) -> None:
     """One option per setting (``--split-size`` for ``split_size``), from its declaration."""
-    from exla.options import declared_settings
-
     for declaration in declared_settings():
         if declaration.keyword:
             parser.add_argument(f"--{declaration.name.replace('_', '-')}", dest=declaration.name,
@@ -72,8 +78,6 @@ _PLOT_HELP = ("draw the memory model's memory over the schedule into FILE.png "
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from exla import __version__
-
     parser = _Parser(prog=_PROG, description="exla: memory-safe XLA programs.")
     parser.add_argument("--version", action="version", version=f"exla {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what exla does")
@@ -106,8 +110,6 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _read_input(path: str) -> str:
-    from exla.optimize import as_hlo_text
-
     try:
         if path == "-":
             data = sys.stdin.buffer.read()
@@ -136,11 +138,6 @@ def _one_line(error: BaseException) -> str:
 
 
 def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from exla.errors import ExlaError
-    from exla.optimize import optimize_hlo
-
-    from exla.options import declared_settings
-
     text = _read_input(args.file)
     settings = {s.name: getattr(args, s.name) for s in declared_settings() if s.keyword}
     try:
@@ -155,8 +152,6 @@ def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     status = 0
     memory_error = None
     if not args.no_memory:
-        from exla.bridge import xla as bridge
-
         try:
             report.planned_temp_bytes_before = bridge.planned_memory(text).temp_bytes
         except (ValueError, RuntimeError) as e:
@@ -188,11 +183,6 @@ def _optimize(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def _predict(args: argparse.Namespace, stdout: TextIO) -> int:
-    from exla.errors import ExlaError
-    from exla.options import format_size
-    from exla._values import format_flops, format_seconds
-    from exla.predict import predict_cost, predict_memory
-
     text = _read_input(args.file)
     try:
         p = predict_memory(text)
@@ -217,8 +207,6 @@ def _predict(args: argparse.Namespace, stdout: TextIO) -> int:
 
 def _plot(path: str, before: str, after: str | None, memory_limit: int | None, name: str) -> None:
     """Writes the picture of :func:`exla.predict.plot_memory` to ``path``."""
-    from exla.predict import plot_memory
-
     try:
         plot_memory(before, after, memory_limit=memory_limit, title=os.path.basename(name), path=path)
     except OSError as e:
@@ -228,8 +216,6 @@ def _plot(path: str, before: str, after: str | None, memory_limit: int | None, n
 
 
 def _passes(stdout: TextIO) -> int:
-    from exla.optimize import available_passes, default_pipeline
-
     default = default_pipeline()
     for name in available_passes():
         print(f"{'*' if name in default else ' '} {name}", file=stdout)
@@ -241,7 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["demo"]:
-        # The demonstration has options of its own.
+        # The demonstration has options of its own; it imports numpy and a framework
+        # (--jax: jax, else TensorFlow), so only `python -m exla demo` loads it.
         from exla import demo
 
         return demo.main(argv[1:])

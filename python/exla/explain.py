@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from exla._entry_settings import split_settings, takes_settings
-from exla._explanation import Explanation
+from exla.explanation import Explanation
 
 __all__ = ["explain", "Explanation"]
 
@@ -65,13 +65,20 @@ def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
     >>> report.largest_tensor_bytes_before, report.largest_tensor_bytes_after <= 1_000_000
     (16000000, True)
     """
-    from exla import _jax_explain
-
     settings, kwargs = split_settings(kwargs)
-    if _jax_explain.is_jax_function(fn):  # exla.jit / jax.jit: see exla._jax_explain
-        return _jax_explain.explain_jax(fn, args, kwargs, settings)
-    from exla.function import ExlaFunction
+    # Each frontend imports its framework: only the function's own is loaded.
+    if _is_jax_function(fn):
+        from exla.jax.explain import explain_jax
+
+        return explain_jax(fn, args, kwargs, settings)
+    from exla.tensorflow import ExlaFunction
 
     if not isinstance(fn, ExlaFunction):
         fn = ExlaFunction(fn)
     return fn.explain(*args, **settings, **kwargs)
+
+
+def _is_jax_function(fn: Any) -> bool:
+    """A ``jax.jit`` function, :func:`exla.jit`'s included: an object of a jax or
+    jaxlib type (read from its type, without importing jax)."""
+    return type(fn).__module__.split(".")[0] in ("jax", "jaxlib")

@@ -8,8 +8,13 @@ import time
 from typing import Any
 
 from exla import _core, _fault_injection
-from exla._splitter_result import of_records
 from exla._entry_settings import takes_settings
+from exla._splitter_result import of_records
+from exla.bridge import xla as bridge
+from exla.errors import ExlaError
+from exla.memory_limit import messages as limit_messages
+from exla.memory_limit import model_plans, planner
+from exla.memory_limit import search as limit_search
 from exla.options import Options, format_size, keyword_bool, resolve_keywords, resolve_passes
 from exla.report import PassRecord, Report
 
@@ -63,16 +68,12 @@ def as_hlo_text(hlo: str | bytes) -> str:
             return data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ValueError(f"HLO text is not valid UTF-8: {e}") from None
-    from exla.bridge import xla as bridge
-
     return bridge.proto_to_text(data)
 
 
 def _planned_temp(text: str, which: str) -> int:
-    from exla import _planner
-
     try:
-        return _planner.current().memory(text).temp_bytes
+        return planner.current().memory(text).temp_bytes
     except (ValueError, RuntimeError) as e:
         raise type(e)(f"planned memory of the {which} module: {e}") from e
 
@@ -83,16 +84,12 @@ def _messages(records: list) -> list[tuple[str, str]]:
 
 
 def _over_threshold_message(threshold: int, unsplit: list[str]) -> str:
-    from exla import _limit_messages
-
     return (f"exla cannot meet the threshold {format_size(threshold)}: "
-            f"{len(unsplit)} instruction(s) stay above it:" + _limit_messages.format_listing(unsplit))
+            f"{len(unsplit)} instruction(s) stay above it:" + limit_messages.format_listing(unsplit))
 
 
 def _fail_or_warn(message: str, strict: bool) -> None:
     if strict:
-        from exla.errors import ExlaError
-
         raise ExlaError(message)
     _log.warning("%s", message)
 
@@ -184,8 +181,6 @@ def _run(text: str, options: Options, *, sharded: bool = False) -> tuple[str, li
 
     The memory model predicts a module on one device; a sharded module's
     plans are measured with XLA alone."""
-    from exla import _memory_limit, _plan_search
-
     pass_list = resolve_passes(options.passes, options.disabled_passes)
 
     every_pass_disabled = pass_list is not None and not pass_list
@@ -199,14 +194,14 @@ def _run(text: str, options: Options, *, sharded: bool = False) -> tuple[str, li
         candidate = options.replace(threshold=threshold, split_size=split_size, passes=pass_list)
         return _core.optimize(text, candidate, large_sums=large_sums, dimensions=dimensions)
 
-    def models(target: int) -> _plan_search.PlanSearch:
-        return _plan_search.search(text, options.replace(passes=pass_list), target,
+    def models(target: int) -> model_plans.PlanSearch:
+        return model_plans.search(text, options.replace(passes=pass_list), target,
                                    threshold=options.threshold or None,
                                    split_size=options.split_size or None)
 
     if options.memory_limit is None:
         return (*run(options.threshold, options.split_size), None)
-    return _memory_limit.search(text, options.memory_limit, run,
+    return limit_search.search(text, options.memory_limit, run,
                                 threshold=options.threshold or None,
                                 split_size=options.split_size or None,
                                 models=None if every_pass_disabled or sharded else models)
@@ -240,18 +235,16 @@ def _report(before: dict, after: dict, records: list, options: Options, plan: An
 
 def _check_promises(report: Report, records: list, optimised: str, options: Options) -> None:
     """Warns, or with ``strict`` raises, when the limit or the threshold is not met."""
-    from exla import _limit_messages
-
     plan = report.limit_plan
     if plan is not None and not plan.fits:
-        _fail_or_warn(_limit_messages.over_limit_message(plan), options.strict)
+        _fail_or_warn(limit_messages.over_limit_message(plan), options.strict)
     threshold = options.threshold
     if threshold and "tensor-splitter" in (p.name for p in report.passes):
         # Only a pipeline with the splitter promises the threshold, and only
         # for the tensors the program creates (it reports those it left). A
         # threshold given with a limit still bounds every tensor, even when
         # the plan fits the limit.
-        unsplit = _limit_messages.unsplit_instructions(of_records(records), optimised,
+        unsplit = limit_messages.unsplit_instructions(of_records(records), optimised,
                                                      above=threshold)
         if unsplit:
             _fail_or_warn(_over_threshold_message(threshold, unsplit), options.strict)

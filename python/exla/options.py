@@ -39,7 +39,7 @@ import os
 import textwrap
 from typing import Any, Iterable, Mapping, MutableMapping
 
-from exla import _flag_syntax
+from exla import _core, _flag_syntax
 from exla._setting import METADATA_KEY, NAMES, OPTIONAL_NAMES, PATH, SIZE, SWITCH, Setting, setting
 from exla._setting import as_names as _as_names
 
@@ -374,8 +374,6 @@ def resolve_passes(passes: Iterable[str] | str | None, disabled: Iterable[str] =
     if not disabled:
         return names
     if names is None:
-        from exla import _core
-
         names = tuple(_core.default_pipeline())
     return tuple(p for p in names if p not in disabled)
 
@@ -438,8 +436,6 @@ def resolve_options(*, environ: Mapping[str, str] | None = None, **settings: Any
     >>> resolve_options(threshold="1GB", environ={"EXLA_STRICT": "no"}).threshold
     1000000000
     """
-    from exla import _core
-
     environ = os.environ if environ is None else environ
     explicit = explicit_settings(settings, where="resolve_options")
     options = Options.from_env(environ).replace(**{**_from_variables(environ), **explicit})

@@ -11,7 +11,7 @@ Both models mirror XLA *CPU* (the pipeline of the oldest supported jaxlib,
 0.7.1, against which they are calibrated: newer XLA CPUs plan within a few
 percent on the corpus). On a GPU or TPU they still rank plans, but a
 memory limit's plans are confirmed by compiling for the backend that runs
-them (:mod:`exla._planner`), and reports say so.
+them (:mod:`exla.memory_limit.planner`), and reports say so.
 
 >>> import exla
 >>> hlo = '''HloModule m
@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from exla import _core, _plot
 from exla._timeline import MemoryTimeline, PeakBuffer, predict_timeline
 
 if TYPE_CHECKING:  # matplotlib is imported only when a picture is drawn
@@ -92,8 +93,6 @@ def predict_memory(hlo_text: str) -> MemoryPrediction:
       ValueError: the text is not a well-formed HLO module.
       exla.ExlaError: an internal error of exla's C++ core.
     """
-    from exla import _core
-
     data = _core.predict_memory(hlo_text)
     return MemoryPrediction(**{f.name: int(data[f.name]) for f in dataclasses.fields(MemoryPrediction)})
 
@@ -151,8 +150,6 @@ def plot_memory(before: str, after: str | None = None, *, memory_limit: int | st
       ValueError: a text is not a well-formed HLO module, or a bad size.
       ImportError: matplotlib is not installed.
     """
-    from exla import _plot
-
     return _plot.plot_programs(before, after, memory_limit=memory_limit, title=title, path=path)
 
 
@@ -220,8 +217,6 @@ def predict_cost(hlo_text: str) -> TimePrediction:
       ValueError: the text is not a well-formed HLO module.
       exla.ExlaError: an internal error of exla's C++ core.
     """
-    from exla import _core
-
     data = _core.predict_time(hlo_text)
     loops = tuple(LoopTime(**{f.name: loop[f.name] for f in dataclasses.fields(LoopTime)})
                   for loop in data["loops"])

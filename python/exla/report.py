@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, NamedTuple
 
+from exla import _core
 from exla._splitter_result import SplitLoop, UnsplitTensor
 from exla.options import format_size
 
@@ -53,7 +54,7 @@ class Report:
       planned_peak_bytes: XLA's planned peak (temporaries, arguments and
         outputs) of the output, measured under a memory limit.
       limit_plan: the search under the memory limit: the candidates tried,
-        the plan chosen, XLA's compilations (an ``exla._limit_plan.LimitPlan``).
+        the plan chosen, XLA's compilations (an ``exla.memory_limit.limit_plan.LimitPlan``).
       devices: the devices a sharded module is partitioned over (1 for a
         module without shardings). Sizes, thresholds and planned memory are
         then per device.
@@ -112,8 +113,6 @@ class Report:
         emits for variable updates) is no reason to replace the original
         program, so the frontends run the rewritten one only when this holds.
         """
-        from exla import _core
-
         cleanups = set(_core.cleanup_passes())
         return any(name not in cleanups for name in self.changed_passes)
 

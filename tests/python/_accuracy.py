@@ -5,6 +5,7 @@ results differ from the unrewritten program's by rounding. They must not be
 worse than that program's own rounding: normwise, the rewritten result is
 as close to the float64 reference as the unrewritten one, within 4x (both
 are roundings of the same value; 4x leaves room for one draw of the error).
+The float64 references that several tests share are here too.
 """
 
 from __future__ import annotations
@@ -34,3 +35,17 @@ def assert_as_close_to(reference: Sequence, actual: Sequence, expected: Sequence
         assert error <= 4 * yardstick + 1e-7, (error, yardstick)
         if atol_fraction is not None:
             np.testing.assert_allclose(a, e, rtol=1e-4, atol=atol_fraction * np.abs(e).max())
+
+
+def cross_entropy64(h: np.ndarray, w: np.ndarray, labels: np.ndarray) -> list:
+    """The mean sparse softmax cross entropy of the logits ``h @ w`` and its gradients
+    with respect to ``h`` and ``w``, in float64: ``[loss, dh, dw]``."""
+    logits = h.astype(np.float64) @ w.astype(np.float64)
+    logits -= logits.max(axis=1, keepdims=True)
+    p = np.exp(logits)
+    p /= p.sum(axis=1, keepdims=True)
+    rows = np.arange(len(labels))
+    loss = -np.log(p[rows, labels]).mean()
+    p[rows, labels] -= 1
+    p /= len(labels)
+    return [loss, p @ w.T.astype(np.float64), h.T.astype(np.float64) @ p]

@@ -1,4 +1,4 @@
-"""What the fallback tests of both frontends share (tests/python/test_fallback.py,
+"""What the fallback tests of both frontends share (tests/python/tensorflow/test_fallback.py,
 tests/python/jax/test_fallback.py)."""
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ def test_jax_dot_product_attention_in_one_pass(variant, dtype):
     import jax
     import jax.numpy as jnp
 
-    from exla import _jax_compile
+    from exla.jax import compile_hook
 
     limit, split_size, causal, _, _ = _VARIANTS[variant]
     args, extra = _jax_inputs(variant)
@@ -137,9 +137,9 @@ def test_jax_dot_product_attention_in_one_pass(variant, dtype):
     # JAX's scores are batch x 1 x heads x queries x keys.
     _assert_one_pass_each_way(explanation, limit, key_dim=4)
 
-    before = len(_jax_compile.rewritten_programs())
+    before = len(compile_hook.rewritten_programs())
     actual = exla.jit(attention_vjp, strict=True, **options)(*inputs)
-    assert len(_jax_compile.rewritten_programs()) > before  # exla's executable ran
+    assert len(compile_hook.rewritten_programs()) > before  # exla's executable ran
     expected = jax.jit(attention_vjp)(*inputs)
     reference = _attention64(*args, **extra, causal=causal)
     # bf16 results of two programs differ by bf16 roundings: judged normwise only.

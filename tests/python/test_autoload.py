@@ -122,9 +122,9 @@ def test_pth_is_one_line_that_imports_nothing_without_flags(site_env, tmp_path):
 # Appended by the test, after the script's own work: how often each program
 # that exla rewrote ran, as counted by the rewritten program itself.
 PROBE = textwrap.dedent('''
-    from exla import _tf_patch
+    from exla.tensorflow import patch
     results["exla_runs"] = {}
-    for wrapper in _tf_patch.wrappers():
+    for wrapper in patch.wrappers():
         for program in wrapper.programs:
             if program.rewritten:
                 results["exla_runs"][program.name] = results["exla_runs"].get(program.name, 0) + program.runs

@@ -131,10 +131,11 @@ def test_report_formatting_without_extension_values():
 
 @pytest.mark.parametrize("module", ["exla", "exla.options", "exla.optimize", "exla.errors", "exla.report",
                                     "exla._core", "exla._hlo_signature", "exla.memory_cap",
-                                    "exla.program_info", "exla._explanation", "exla.function",
+                                    "exla.tensorflow.program_info", "exla.explanation",
+                                    "exla.tensorflow.exla_function",
                                     "exla.bridge.tensorflow_call", "exla.explain",
                                     "exla._collectives", "exla._setting", "exla._entry_settings",
-                                    "exla._fallback_policy", "exla._splitter_result",
+                                    "exla.tensorflow.fallback", "exla._splitter_result",
                                     "exla._timeline"])
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

@@ -244,11 +244,25 @@ def test_boolean_keywords_are_true_or_false_not_truthy(value):
         "optimize_hlo fast_math": lambda: exla.optimize_hlo(hlo, threshold="1KB", fast_math=value),
         "optimize_hlo strict": lambda: exla.optimize_hlo(hlo, threshold="1KB", strict=value),
         "optimize_hlo planned_memory": lambda: exla.optimize_hlo(hlo, planned_memory=value),
-        "function fast_math": lambda: exla.function(lambda x: x, fast_math=value),
-        "function strict": lambda: exla.function(lambda x: x, strict=value),
         "jit fast_math": lambda: exla.jit(lambda x: x, fast_math=value),
         "jit strict": lambda: exla.jit(lambda x: x, strict=value),
     }
+    _assert_refused(calls, value)
+
+
+@pytest.mark.parametrize("value", ["false", "no", 0, 1, "True"])
+def test_boolean_keywords_of_exla_function_are_true_or_false_not_truthy(value):
+    import exla
+    from tests._frameworks import require
+
+    require("tensorflow")  # exla.function loads the TensorFlow frontend
+    _assert_refused({
+        "function fast_math": lambda: exla.function(lambda x: x, fast_math=value),
+        "function strict": lambda: exla.function(lambda x: x, strict=value),
+    }, value)
+
+
+def _assert_refused(calls: dict, value: object) -> None:
     for where, call in calls.items():
         with pytest.raises(ValueError, match=r"must be True or False, got"):
             call()

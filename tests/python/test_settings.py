@@ -16,6 +16,7 @@ import pytest
 
 import exla
 from exla import _core, _entry_settings
+from tests._frameworks import require
 from exla._setting import NAMES, OPTIONAL_NAMES, PATH, SIZE, SWITCH
 from exla.options import (EXLA_FLAG_NAMES, Options, declared_settings, explicit_settings,
                           resolve_keywords, resolve_options)
@@ -33,12 +34,18 @@ SAMPLES = {
 }
 
 
-def _entry_points():
-    from exla.function import ExlaFunction
+# Every entry point that takes the settings; the TensorFlow frontend's load
+# TensorFlow (skipped where the environment leaves it out).
+ENTRY_POINTS = ["exla.function", "exla.jit", "exla.optimize_hlo", "exla.explain", "ExlaFunction"]
+TENSORFLOW_ENTRY_POINTS = {"exla.function", "ExlaFunction"}
 
-    return {"exla.function": exla.function, "exla.jit": exla.jit,
-            "exla.optimize_hlo": exla.optimize_hlo, "exla.explain": exla.explain,
-            "ExlaFunction": ExlaFunction.__init__}
+
+def _entry_point(where: str):
+    if where in TENSORFLOW_ENTRY_POINTS:
+        require("tensorflow")
+    if where == "ExlaFunction":
+        return exla.ExlaFunction.__init__
+    return getattr(exla, where.removeprefix("exla."))
 
 
 def test_every_setting_has_a_kind_with_samples_and_a_help_text():
@@ -83,9 +90,9 @@ def test_resolve_keywords_reads_no_flags():
     assert resolve_keywords(environ) == Options()
 
 
-@pytest.mark.parametrize("where", list(_entry_points()))
+@pytest.mark.parametrize("where", ENTRY_POINTS)
 def test_entry_points_show_every_setting_in_signature_and_docstring(where):
-    fn = _entry_points()[where]
+    fn = _entry_point(where)
     parameters = inspect.signature(fn).parameters
     for s in KEYWORDS:
         parameter = parameters[s.name]
@@ -97,17 +104,18 @@ def test_entry_points_show_every_setting_in_signature_and_docstring(where):
             assert f"\n      {s.name}: " in fn.__doc__, (where, s.name)
 
 
-def test_unknown_keywords_are_type_errors_everywhere():
+@pytest.mark.parametrize("where", ["function", "optimize_hlo", "resolve_options"])
+def test_unknown_keywords_are_type_errors_everywhere(where):
     hlo = "HloModule m\n\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a)\n}\n"
+    if where == "function":
+        require("tensorflow")  # exla.function loads the TensorFlow frontend
     calls = {
         "function": lambda: exla.function(lambda x: x, treshold="1MB"),
         "optimize_hlo": lambda: exla.optimize_hlo(hlo, treshold="1MB"),
         "resolve_options": lambda: resolve_options(treshold="1MB", environ={}),
     }
-    for where, call in calls.items():
-        with pytest.raises(TypeError, match="unexpected keyword argument 'treshold'"):
-            call()
-            pytest.fail(where)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'treshold'"):
+        calls[where]()
 
 
 def test_explicit_settings_normalise_and_drop_none():

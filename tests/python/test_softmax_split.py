@@ -18,7 +18,7 @@ import pytest
 from tests._frameworks import require
 
 import exla
-from tests.python._accuracy import assert_as_close_to
+from tests.python._accuracy import assert_as_close_to, cross_entropy64
 
 pytestmark = pytest.mark.usefixtures("extension")
 
@@ -55,19 +55,6 @@ def _logsumexp64(h, w):
     logits = h.astype(np.float64) @ w.astype(np.float64)
     m = logits.max(axis=1, keepdims=True)
     return (m + np.log(np.exp(logits - m).sum(axis=1, keepdims=True)))[:, 0]
-
-
-def _cross_entropy64(h, w, labels):
-    """Mean sparse softmax cross entropy and its gradients, in float64."""
-    logits = h.astype(np.float64) @ w.astype(np.float64)
-    logits -= logits.max(axis=1, keepdims=True)
-    p = np.exp(logits)
-    p /= p.sum(axis=1, keepdims=True)
-    rows = np.arange(len(labels))
-    loss = -np.log(p[rows, labels]).mean()
-    p[rows, labels] -= 1
-    p /= len(labels)
-    return [loss, p @ w.T.astype(np.float64), h.T.astype(np.float64) @ p]
 
 
 def _assert_within_limit(explanation) -> None:
@@ -133,7 +120,7 @@ def test_tf_sparse_cross_entropy_splits_the_vocabulary():
     _assert_split_along_classes(explanation)
     expected = _run(explanation.hlo_before, [h, w, labels])
     actual = _run(explanation.hlo_after, [h, w, labels])
-    _assert_close(_cross_entropy64(h, w, labels), actual, expected)
+    _assert_close(cross_entropy64(h, w, labels), actual, expected)
 
 
 def test_tf_sparse_cross_entropy_strict_function_runs_the_rewrite():
@@ -147,7 +134,7 @@ def test_tf_sparse_cross_entropy_strict_function_runs_the_rewrite():
     assert info.rewritten and info.runs >= 1
     expected = tf.function(xent, jit_compile=True)(h, w, labels)
     actual = [loss.numpy(), dh.numpy(), dw.numpy()]
-    _assert_close(_cross_entropy64(h, w, labels), actual,
+    _assert_close(cross_entropy64(h, w, labels), actual,
                         [expected[0].numpy(), expected[1][0].numpy(), expected[1][1].numpy()])
 
 
@@ -237,7 +224,7 @@ def test_jax_optax_cross_entropy_splits_the_vocabulary():
     f = exla.jit(value_and_grad, memory_limit=LIMIT, strict=True)
     value, (dh, dw) = f(h, w, labels)
     expected_value, (expected_dh, expected_dw) = jax.jit(value_and_grad)(h, w, labels)
-    _assert_close(_cross_entropy64(h, w, labels), [value, dh, dw],
+    _assert_close(cross_entropy64(h, w, labels), [value, dh, dw],
                         [expected_value, expected_dh, expected_dw])
 
 

@@ -28,6 +28,7 @@ from typing import Any, Protocol, Sequence
 
 from exla.bridge import versions, xla
 from exla.bridge.xla import enable_x64 as enable_x64  # for JAX code: one definition
+from exla.options import strip_xla_flags
 
 __all__ = ["CompileHook", "Program", "install_compile_hook", "uninstall_compile_hook",
            "hook_installed", "lowered_hlo_text", "jax_version", "check_jax", "enable_x64"]
@@ -58,7 +59,7 @@ def check_jax() -> str:
 
 def jax_version() -> str:
     """The installed jax's version (imports jax)."""
-    import jax
+    import jax  # on first use, as every jax import here: exla imports without jax
 
     return getattr(jax, "__version__", "")
 
@@ -74,8 +75,6 @@ def _jax() -> _Jax:
     """
     # jaxlib aborts the process on a flag in XLA_FLAGS it does not know, such
     # as exla's: they must leave the environment before jax starts a backend.
-    from exla.options import strip_xla_flags
-
     strip_xla_flags()
     try:
         import jax.extend.mlir.ir as ir

@@ -10,6 +10,9 @@ and executed by TensorFlow's ``XlaCallModule`` op inside a
 ``tf.function(jit_compile=True)``, so it runs on whatever device TensorFlow uses,
 compiled by the XLA that TensorFlow ships. This is how exla executes rewritten
 programs, and how the tests compare them with the originals.
+
+TensorFlow is imported on first use: this module imports without it (as in
+the JAX-only environment), and :func:`check_tensorflow` names what is missing.
 """
 
 from __future__ import annotations
@@ -22,7 +25,11 @@ import logging
 import threading
 from typing import Any, Sequence
 
+import numpy as np
+
 from exla._hlo_signature import ArrayShape, HloSignature, read_signature
+from exla.bridge import versions, xla
+from exla.options import strip_xla_flags
 
 __all__ = ["call_hlo", "current_platform", "tf_dtype", "xla_call_module", "XLA_CALL_MODULE_VERSION",
            "check_tensorflow"]
@@ -66,10 +73,8 @@ def check_tensorflow() -> str:
       ImportError: either is missing, or outside the supported range
         (:class:`exla.bridge.versions.UnsupportedVersionError`, naming it).
     """
-    from exla.bridge import versions, xla
-
     try:
-        import tensorflow as tf
+        import tensorflow as tf  # on first use (module doc), and so for every import below
     except ImportError as e:
         raise ImportError("exla's TensorFlow support needs TensorFlow (pip install "
                           f"'exla[tensorflow]'); importing it failed: {e}") from e
@@ -192,13 +197,10 @@ _cache_lock = threading.Lock()
 def _make_function(text: str, platform: str) -> _Compiled:
     import tensorflow as tf
 
-    from exla.bridge import xla as bridge
-    from exla.options import strip_xla_flags
-
     # TensorFlow aborts on exla's flags in XLA_FLAGS when it first compiles.
     strip_xla_flags()
     signature = read_signature(text)
-    artifact = bridge.text_to_portable_artifact(text)
+    artifact = xla.text_to_portable_artifact(text)
 
     @tf.function(jit_compile=True, autograph=False)
     def run(*args):
@@ -253,7 +255,6 @@ def call_hlo(text: str, args: Sequence[Any], platform: str | None = None) -> lis
 
     The compiled ``tf.function`` is cached per (module text, platform).
     """
-    import numpy as np
     import tensorflow as tf
 
     if platform is None:

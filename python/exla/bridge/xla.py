@@ -10,7 +10,8 @@ finds each piece by what the installed jaxlib offers (:data:`_FEATURES`), not
 by its version number, and fails once, naming the version and the missing
 feature, on a jaxlib that lacks one.
 
-jax is imported on first use, not when exla is imported.
+jax, jaxlib, numpy and TensorFlow are imported on first use: importing exla
+loads none of them (numpy alone takes longer to import than exla).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import logging
 import threading
 from typing import Any, Iterator
 
+from exla import _core, _fault_injection
 from exla.bridge import versions
+from exla.options import Options, strip_xla_flags
 
 __all__ = [
     "CpuExecutable",
@@ -160,7 +163,7 @@ def enable_x64() -> Iterator[None]:
     jax >= 0.8 offers ``jax.enable_x64(True)`` as a context manager; 0.9
     removed ``jax.experimental.enable_x64``, the only form jax 0.7 has.
     """
-    import jax
+    import jax  # on first use (module doc), as every jax, numpy, TensorFlow import here
 
     state = getattr(jax, "enable_x64", None)
     if state is not None:
@@ -193,8 +196,6 @@ def _xla() -> _Xla:
     # jaxlib reads XLA_FLAGS (and aborts the process on a flag it does not know,
     # such as exla's) when it first needs XLA's debug options, so exla's flags
     # must leave the environment before anything below runs.
-    from exla.options import strip_xla_flags
-
     strip_xla_flags()
     try:
         import jax  # noqa: F401 - jaxlib's private modules need jax imported first
@@ -273,8 +274,6 @@ def _parse(text: str) -> Any:
     # into a ValueError with line and column first. Syntax is XLA's to judge:
     # where exla's own parser cannot read the text (it wants one instruction
     # per line, XLA does not), XLA's parser decides and gives its message.
-    from exla import _core
-
     try:
         _core.verify(text)
     except ValueError as e:
@@ -314,9 +313,6 @@ def _without_copies(text: str) -> str:
     """
     if "copy(" not in text:
         return text
-    from exla import _core
-    from exla.options import Options
-
     return _core.optimize(text, Options(passes=("remove-copies",)))[0]
 
 
@@ -372,8 +368,6 @@ def text_to_stablehlo(text: str) -> bytes:
     so is the GSPMD copy of the result sharding of a module in Shardy's form
     (see :func:`_without_gspmd_result_sharding`).
     """
-    from exla import _fault_injection
-
     if _fault_injection.failing("stablehlo"):
         raise RuntimeError(_fault_injection.message("stablehlo"))
     xla = _xla()
@@ -598,8 +592,6 @@ def planned_memory(text: str, *, devices: int | None = None, client: Any = None)
     """
     xla = _xla()
     if devices is None:
-        from exla import _core
-
         summary = _core.module_summary(text)
         devices = int(summary["devices"]) if summary["sharded"] else 1
     bytecode = text_to_stablehlo(text)

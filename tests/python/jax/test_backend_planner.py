@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import exla
-from exla import _jax_compile, _planner
+from exla.memory_limit import planner
+from exla.jax import compile_hook
 from exla.bridge import jax as jax_bridge
 from exla.bridge import xla as xla_bridge
 from tests.python.jax._workloads import WORKLOADS
@@ -55,10 +56,10 @@ def test_plans_are_confirmed_by_the_programs_backend(pretend_gpu, caplog):
     rng = np.random.default_rng(0)
     x, v = rng.random((1000, 3), np.float32), rng.random((1000, 1), np.float32)
     plain = jax.jit(fn).lower(x, v).compile()
-    before = len(_jax_compile.rewritten_programs())
+    before = len(compile_hook.rewritten_programs())
     with caplog.at_level(logging.INFO, logger="exla"):
         ours = exla.jit(fn, memory_limit="4MB", strict=True).lower(x, v).compile()
-    assert len(_jax_compile.rewritten_programs()) == before + 1  # exla's program is what runs
+    assert len(compile_hook.rewritten_programs()) == before + 1  # exla's program is what runs
     assert pretend_gpu and set(pretend_gpu) == {"cuda"}  # figures from the backend's compile
     assert _peak(ours) <= 4_000_000 < _peak(plain)
     for a, b in zip(jax.tree.leaves(ours(x, v)), jax.tree.leaves(plain(x, v))):
@@ -66,7 +67,7 @@ def test_plans_are_confirmed_by_the_programs_backend(pretend_gpu, caplog):
 
 
 def test_the_report_says_whose_compile_gave_the_figures(pretend_gpu):
-    from exla._limit_plan import LimitPlan
+    from exla.memory_limit.limit_plan import LimitPlan
 
     plan = LimitPlan(limit=4_000_000, platform="cuda")
     text = "\n".join(plan.summary())
@@ -75,7 +76,7 @@ def test_the_report_says_whose_compile_gave_the_figures(pretend_gpu):
 
 
 def test_the_cpu_planner_is_the_default_outside_a_frontend():
-    assert _planner.current().platform == "cpu"
-    with _planner.planning_on(_planner.Planner("cuda", "cuda:1", lambda text: None)):
-        assert _planner.current().platform == "cuda"
-    assert _planner.current().platform == "cpu"
+    assert planner.current().platform == "cpu"
+    with planner.planning_on(planner.Planner("cuda", "cuda:1", lambda text: None)):
+        assert planner.current().platform == "cuda"
+    assert planner.current().platform == "cpu"

@@ -1,6 +1,6 @@
 """exla.jit never breaks a working JAX program: a failure at any stage compiles the original.
 
-The JAX half of tests/python/test_fallback.py (see its docstring): a failure
+The JAX half of tests/python/tensorflow/test_fallback.py (see its docstring): a failure
 injected (``EXLA_INJECT_FAILURE``) at each stage of exla's path, for
 ``exla.jit`` and for an unchanged script under ``XLA_FLAGS``. These run
 without TensorFlow installed.
@@ -41,7 +41,7 @@ def test_jax_jit_falls_back(stage, extension, monkeypatch, caplog):
     import jax
 
     import exla
-    from exla import _jax_compile
+    from exla.jax import compile_hook
 
     x, v = _jax_inputs()
     expected = np.asarray(jax.jit(_jax_kmv)(x, v))
@@ -49,10 +49,10 @@ def test_jax_jit_falls_back(stage, extension, monkeypatch, caplog):
         monkeypatch.setenv(_fault_injection.VARIABLE, stage)
     # A new function object per test: JAX caches compiled programs per function.
     f = exla.jit(lambda x, v: _jax_kmv(x, v), threshold="1MB")
-    before = len(_jax_compile.rewritten_programs())
+    before = len(compile_hook.rewritten_programs())
     with caplog.at_level(logging.WARNING, logger="exla"):
         result = np.asarray(f(x, v))
-    compiled = _jax_compile.rewritten_programs()[before:]
+    compiled = compile_hook.rewritten_programs()[before:]
     if stage is None:
         assert len(compiled) == 1, compiled
         np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
@@ -99,10 +99,10 @@ _JAX_SCRIPT = textwrap.dedent('''
 
         rng = np.random.default_rng(0)
         x, v = rng.random((800, 3)).astype(np.float32), rng.normal(size=800).astype(np.float32)
-        from exla import _jax_compile
-        before = len(_jax_compile.rewritten_programs())
+        from exla.jax import compile_hook
+        before = len(compile_hook.rewritten_programs())
         out = np.asarray(kernel_matvec(x, v)).tolist()
-        return {"kmv": out, "rewritten": _jax_compile.rewritten_programs()[before:]}
+        return {"kmv": out, "rewritten": compile_hook.rewritten_programs()[before:]}
 
     results = {stage or "none": phase(stage) for stage in sys.argv[1:]}
     print(json.dumps(results))

@@ -104,7 +104,7 @@ def test_unmodified_script_fits_under_a_memory_cap_only_with_exla(tmp_path):
     # N = 20,000 in float64: plain XLA plans a 3.2 GB kernel matrix.
     n, cap = 20_000, 1536 * 2**20
     output = tmp_path / "result.npy"
-    argv = [sys.executable, "-m", "exla._demo_jax_program", str(n), str(output)]
+    argv = [sys.executable, "-m", "exla.demo.jax_program", str(n), str(output)]
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "EXLA_FLAGS")}
     env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), env.get("PYTHONPATH", "")])
     plain = run_capped(argv, cap, env=env, timeout=300)

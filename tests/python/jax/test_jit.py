@@ -13,7 +13,8 @@ from jax import lax
 from exla.bridge.jax import enable_x64
 
 import exla
-from exla import ExlaError, _jax_compile
+from exla import ExlaError
+from exla.jax import compile_hook
 from tests.python.jax._workloads import WORKLOADS
 
 pytestmark = pytest.mark.usefixtures("extension")
@@ -105,10 +106,10 @@ def _rewrites():
     program exla fell back on is never listed (unlike a log line written
     when the rewrite is built).
     """
-    before = len(_jax_compile.rewritten_programs())
+    before = len(compile_hook.rewritten_programs())
     names: list[str] = []
     yield names
-    names.extend(_jax_compile.rewritten_programs()[before:])
+    names.extend(compile_hook.rewritten_programs()[before:])
 
 
 def test_transformations_inside():
@@ -241,7 +242,7 @@ def _broken_optimize(*args, **kwargs):
 
 
 def test_failure_falls_back_with_one_warning(monkeypatch, caplog):
-    monkeypatch.setattr("exla.optimize.optimize_hlo", _broken_optimize)
+    monkeypatch.setattr("exla.jax.compile_hook.optimize_hlo", _broken_optimize)
     fn, make_args, threshold = WORKLOADS["kernel_matvec"]
     args = make_args(np.float32)
     with caplog.at_level(logging.WARNING, logger="exla"):
@@ -253,7 +254,7 @@ def test_failure_falls_back_with_one_warning(monkeypatch, caplog):
 
 
 def test_strict_raises(monkeypatch):
-    monkeypatch.setattr("exla.optimize.optimize_hlo", _broken_optimize)
+    monkeypatch.setattr("exla.jax.compile_hook.optimize_hlo", _broken_optimize)
     fn, make_args, threshold = WORKLOADS["kernel_matvec"]
     with pytest.raises(ExlaError, match="simulated failure inside exla"):
         exla.jit(fn, threshold=threshold, strict=True)(*make_args(np.float32))
@@ -266,7 +267,7 @@ def test_a_module_xla_rejects_falls_back(monkeypatch, caplog):
         return "HloModule broken\nENTRY e { ROOT p = f32[] no-such-op() }", Report(
             passes=[PassRecord("tensor-splitter", True, 0.0)])
 
-    monkeypatch.setattr("exla.optimize.optimize_hlo", bad_module)
+    monkeypatch.setattr("exla.jax.compile_hook.optimize_hlo", bad_module)
     with caplog.at_level(logging.WARNING, logger="exla"):
         assert float(exla.jit(lambda x: x * 3, threshold="1MB")(2.0)) == 6.0
     assert any("running without exla" in r.getMessage() for r in caplog.records)
@@ -289,7 +290,7 @@ def test_docstring_example():
     import doctest
     import sys
 
-    result = doctest.testmod(sys.modules["exla.jit"], optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(sys.modules["exla.jax.exla_jit"], optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
 
 

@@ -1,0 +1,491 @@
+"""The program-level memory limit: a search over the splitter's plans.
+
+The C++ passes guarantee a size per tensor (``threshold``) and work on slices
+of ``split_size``; what a user can state is a budget for the whole program.
+XLA's own buffer assignment decides how much memory a program needs (several
+tensors live at once, fusion removes others), so no closed formula maps a
+budget to a threshold. This module searches in two ways.
+
+Guided by exla's models (the default, :func:`search` with ``models``): the
+C++ plan search (cc/search/plan_search.h, read by :mod:`exla.memory_limit.model_plans`)
+judges plans (thresholds, slice sizes, the dimension of each loop, and
+which values its loops compute again to keep whole instead) with the memory
+and cost models, without compiling; the cheapest plan predicted
+to fit (:func:`_best`) is compiled once for XLA's figure, and a second time,
+after the plans are judged against a target corrected by the model's error,
+if XLA plans it above the limit.
+
+Measured (when the models miss twice, see no plan that fits, or are not
+given): each candidate ``(threshold, split_size)`` is optimised with the C++
+pipeline and measured by compiling it for the CPU
+(:func:`exla.bridge.xla.planned_memory`); the cheapest candidate whose planned
+peak fits is kept.
+
+Measured search: the first threshold is the room the limit leaves above the program's
+own arguments and outputs (or the explicit ``threshold`` if smaller); it is
+halved until a candidate fits or the peak stops falling, then the gap between
+the last threshold that did not fit and the first that did is bisected so that
+chunks are as large as the limit allows; where the user set no split size, the
+best plan is then tried with slices of half and all of its threshold. If no
+threshold fits, the halving is repeated with the splitter allowed to
+accumulate sums above the threshold (``large_sums``): a loop over the N
+columns of an M x N matrix may then produce its M x M Gram matrix, which the
+per-tensor rule refuses below M x M thresholds; such plans are only wanted
+when the ordinary ones cannot fit and the user set no threshold, as they give
+up the per-tensor bound. At most
+:data:`MAX_CANDIDATES` XLA compilations are spent per module.
+
+Cost of a plan: exla's cost model (:func:`exla.predict.predict_cost`: each
+kernel's flops and bytes, loops multiplied by their trips, a re-read within
+the last-level cache's reach at the cache's speed, an update in place by the
+rows it crosses; rates calibrated on this machine) chooses the plan it
+predicts fastest; the order used before the cost model (the work its loops
+compute again, from the splitter's records, then the number of ``while``
+loops, then the slice size and the threshold, larger being better: fewer
+iterations, larger matrix products) only breaks ties (:data:`CLEAR_GAIN`).
+On the plans of ``experiments/cost_rank.py``, judged by 95% intervals of
+each plan's median time, following the model chose a plan not measurably
+slower than the fastest in 64 of 69 cases in each of two runs (2026-11-28;
+57 of 62 in a run before plans kept values whole), against 53 of 69 (and
+53 of 62) when the order stood unless the model predicted a 1.1x gain; its
+worst choices were 1.18x and 1.33x the fastest, against 1.49x and 1.70x
+(``experiments/RESULTS.md``). Gains of a few percent are within the model's
+error, either way (two loops predicted a few percent apart ran 5% apart the
+other way in ``tests/python/memory_limit/test_plan_choice.py``), and the model is
+calibrated with jaxlib's XLA, whose emitters differ from TensorFlow's in places
+(``cc/model/cost/cost_model.cc``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import threading
+import time
+from collections import OrderedDict
+from typing import Callable
+
+from exla import _core
+from exla._splitter_result import SplitterResult, of_records
+from exla._values import format_size
+from exla.errors import MemoryLimitError
+from exla.memory_limit import planner
+from exla.memory_limit.limit_plan import Candidate, LimitPlan
+from exla.memory_limit.messages import split_loops, unsplit_instructions
+from exla.memory_limit.model_plans import ModelPlan, PlanSearch
+from exla.predict import predict_time
+
+__all__ = ["search", "planned_memory_cached", "MAX_CANDIDATES", "CONFIRMATIONS"]
+
+_log = logging.getLogger("exla")
+
+MAX_CANDIDATES = 12
+"""Most XLA compilations the search spends on one module (the input included)."""
+
+_MIN_THRESHOLD = 1024  # below this a split only multiplies loop overhead
+
+# XLA's planned memory per module text; compiling is the search's main cost and
+# the same text comes back (the same module for several thresholds, or the same
+# function traced again).
+_CACHE_SIZE = 256
+_cache: "OrderedDict[str, object]" = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def planned_memory_cached(text: str, plan: LimitPlan | None = None):
+    """XLA's planned memory of ``text`` from the backend in force
+    (:func:`exla.memory_limit.planner.current`: the CPU unless a frontend says otherwise),
+    with a cache; counts compiles in ``plan``."""
+    in_force = planner.current()
+    key = in_force.key + ":" + _key(text)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    start = time.perf_counter()
+    stats = in_force.memory(text)
+    if plan is not None:
+        plan.xla_compiles += 1
+        plan.xla_seconds += time.perf_counter() - start
+    with _cache_lock:
+        _cache[key] = stats
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return stats
+
+
+def _slice_bytes(candidate: Candidate) -> int:
+    """The split size a candidate's loops work with (the splitter's default when unset)."""
+    if candidate.split_size:
+        return candidate.split_size
+    return (candidate.threshold or 0) // 4
+
+
+def _arrays(text: str) -> list[tuple[str, str, str, int]]:
+    """``(name, opcode, shape, bytes)`` of the array-shaped instructions of a module."""
+    return [(name, opcode, shape, size)
+            for _, name, opcode, size, shape in _core.tensor_sizes(text)]
+
+
+Optimize = Callable[..., tuple[str, list]]
+"""``optimize(threshold, split_size, large_sums[, dimensions]) -> (text, records)``:
+the C++ pipeline with one plan's settings (``dimensions``,
+``{"computation/instruction": dimension}``, is passed only when a plan sets it)."""
+
+Models = Callable[[int], PlanSearch]
+"""``models(target) -> PlanSearch``: the C++ plan search, judging plans
+against a predicted peak of ``target`` bytes (:func:`exla.memory_limit.model_plans.search`)."""
+
+CONFIRMATIONS = 2
+"""XLA compilations the model-guided search spends confirming its choice: the
+winner, then the winner of a search whose target is corrected by the error
+XLA showed, before plans are measured one by one."""
+
+_CORRECTION_MARGIN = 0.97  # aim a little below the corrected target
+
+NEAR_MISS = 1.05
+"""Where no plan is predicted to fit, those predicted within this factor of
+the limit are ranked as if they did (the memory model's error on exla's loops
+is of this order): SGPR M = 5,000 under 2GB, the plan with slices of 1,000
+columns was predicted 0.2% over and is planned 1.85 GB by XLA, while the
+smallest prediction has slices of 125 columns and runs slower. Where plans
+are predicted to fit, a near miss is still compiled first when it saves
+work that all of them repeat (:func:`_saves_work`): attention's gradients
+under 2MB in one pass are predicted at 2.06 MB and planned 1.93 MB by XLA,
+while every plan predicted to fit computes the scores twice."""
+
+MODEL_AGREES = 0.9
+"""Where no plan is predicted to fit and XLA plans the smallest at least this
+fraction of the model's figure, the models' verdict stands: no plan fits."""
+
+
+def search(text: str, limit: int, optimize: Optimize,
+           *, threshold: int | None = None, split_size: int | None = None,
+           models: Models | None = None) -> tuple[str, list, LimitPlan]:
+    """Finds the cheapest plan whose rewritten module fits ``limit``.
+
+    With ``models``, exla's memory and cost models choose: the C++ search
+    judges plans (thresholds, slice sizes, the dimension of each loop)
+    without compiling, the best that fits is compiled once for XLA's figure,
+    and if XLA plans more than the limit, the search runs again with its
+    target lowered by the model's error on that plan and its winner is
+    compiled (at most :data:`CONFIRMATIONS` compilations). Only if both miss,
+    or the models see no plan that fits, are plans measured with XLA one by
+    one (the halving described in the module's docstring).
+
+    Args:
+      text: the input module.
+      limit: the limit in bytes on XLA's planned peak.
+      optimize: runs the pipeline for one candidate.
+      threshold: the user's per-tensor threshold: candidates never exceed it.
+      split_size: the user's split size: kept fixed.
+      models: the C++ plan search (None: measure plans with XLA alone).
+
+    Returns:
+      ``(text, records, plan)`` of the chosen candidate (the one with the
+      smallest peak when none fits).
+
+    Raises:
+      exla.MemoryLimitError: ``limit`` is below the program's arguments plus outputs.
+    """
+    return _LimitSearch(text, limit, optimize, threshold, split_size, models).run()
+
+
+CLEAR_GAIN = 1.0
+"""How much faster the cost model must predict a plan than the structural
+order's choice to overrule it: 1.0, the model decides and the order breaks
+ties (see the module's docstring; 1.1 and 1.5 chose worse plans)."""
+
+NEAR_MISS_GAIN = 1.5
+"""How much faster the cost model must predict a near miss than the best
+plan that fits for the near miss to be compiled first: XLA may plan it over
+the limit, and the search then spends a second compile."""
+
+
+def _cost(candidate: Candidate) -> tuple:
+    """The structural order of fitting plans: the least repeated work, then
+    the fewest loops, then the largest slices (fewer iterations, larger matrix
+    products), then the largest threshold, then the splitter's own plans
+    over those the plan search varied (loops moved, values kept whole); the
+    shortest predicted time breaks what is left of a tie."""
+    return (candidate.recomputed_flops, candidate.loops, -_slice_bytes(candidate),
+            -(candidate.threshold or 2**63), bool(candidate.dimensions),
+            candidate.predicted_seconds)
+
+
+def _best(fitting: list[Candidate]) -> Candidate:
+    """The plan to run: the structural order's first, unless the cost model
+    predicts another to be more than CLEAR_GAIN times faster (then the
+    fastest predicted)."""
+    first = min(fitting, key=_cost)
+    fastest = min(fitting, key=lambda c: (c.predicted_seconds, _cost(c)))
+    return fastest if first.predicted_seconds > CLEAR_GAIN * fastest.predicted_seconds else first
+
+
+def _saves_work(near: Candidate, fitting: Candidate) -> bool:
+    """Whether a near miss is worth a compile before the plan that fits: it
+    computes less again and the cost model does not predict it slower, or
+    the cost model predicts it NEAR_MISS_GAIN faster. (A value kept whole can
+    save a sliver of the work for extra loops that cost more: SGPR's
+    exponential kept whole saved 0.7% of what its plan recomputed, predicted
+    slower, and XLA then planned it over the limit.)"""
+    return ((near.recomputed_flops < fitting.recomputed_flops and
+             near.predicted_seconds <= fitting.predicted_seconds) or
+            fitting.predicted_seconds > NEAR_MISS_GAIN * near.predicted_seconds)
+
+
+def _model_choice(plans: list[ModelPlan], target: int,
+                  near_misses: bool = True) -> ModelPlan | None:
+    """The plan to compile: of those the models predict to fit, the one
+    :func:`_best` ranks first, unless one predicted within NEAR_MISS of the
+    target saves work it repeats (``near_misses``); with none that fits, the
+    best of the near misses, else the smallest predicted peak (the models
+    err both ways, so XLA may still find it fits)."""
+    fitting = [(_as_candidate(p), p) for p in plans if p.fits]
+    near = [(_as_candidate(p), p) for p in plans
+            if not p.fits and p.predicted_peak_bytes <= NEAR_MISS * target] if near_misses else []
+    if fitting and near:
+        best_fit, best_near = _best([c for c, _ in fitting]), _best([c for c, _ in near])
+        if _saves_work(best_near, best_fit):
+            return next(p for c, p in near if c is best_near)
+    fitting = fitting or near
+    if fitting:
+        best = _best([c for c, _ in fitting])
+        return next(p for c, p in fitting if c is best)
+    # On a tie, the smallest threshold: its splitter records name what stays too large.
+    return min(plans, default=None, key=lambda p: (
+        p.predicted_peak_bytes, p.settings.threshold is None, p.settings.threshold or 0))
+
+
+def _as_candidate(plan: ModelPlan) -> Candidate:
+    """A model plan in the search's terms, its peak the predicted one (for ranking)."""
+    s = plan.settings
+    return Candidate(s.threshold, s.split_size, plan.predicted_peak_bytes, len(plan.loops),
+                     plan.fits, plan.recomputed_flops, s.large_sums, plan.predicted_seconds,
+                     plan.predicted_peak_bytes, s.dimensions)
+
+
+def _predicted_seconds(text: str) -> float:
+    """The cost model's time for a module (microseconds to compute, no compile)."""
+    return predict_time(text)
+
+
+class _LimitSearch:
+    """One run of :func:`search`: the candidates measured so far and the plan."""
+
+    def __init__(self, text: str, limit: int, optimize: Optimize, threshold: int | None,
+                 split_size: int | None, models: Models | None = None) -> None:
+        self.text, self.limit, self.optimize, self.models = text, limit, optimize, models
+        self.threshold, self.split_size = threshold, split_size
+        self.plan = LimitPlan(limit=limit, platform=planner.current().platform)
+        self.results: dict[tuple, tuple[str, list, Candidate]] = {}
+        # A threshold at or above the largest tensor splits nothing: start below it.
+        self.largest = max((size for *_, size in _arrays(text)), default=0)
+
+    def run(self) -> tuple[str, list, LimitPlan]:
+        if self.models is not None and self._guided():
+            return self.choose()
+        self._check_floor()
+        first = self.measure(self.threshold)  # the user's own settings (none: clean-ups only)
+        if not first.fits:
+            self.halve(large=False)
+            if self.threshold is None and not self._fitting():
+                # (A threshold the user gave bounds every tensor: no large
+                # sums.) Large sums change nothing where every sum is below
+                # the threshold: start below the best plan so far.
+                best = min(self.results.values(), key=lambda r: r[2].peak_bytes)[2]
+                self.halve(large=True, start=best.threshold // 2 if best.threshold else None)
+        if self.split_size is None:
+            self.try_larger_slices()
+        return self.choose()
+
+    def _guided(self) -> bool:
+        """The model-guided search; True when it settled the plan (XLA
+        confirmed one that fits, or confirmed the models' verdict that none
+        does), False when plans must be measured with XLA one by one."""
+        target, found, near_misses = self.limit, None, True
+        considered: list[ModelPlan] = []
+        for _ in range(CONFIRMATIONS):
+            if found is None:
+                found = self._judge(target)
+                # Plans judged against an earlier target compete again under this one.
+                considered = [dataclasses.replace(p, fits=p.predicted_peak_bytes <= target)
+                              for p in considered + list(found.plans)]
+            best = _model_choice(considered, target, near_misses)
+            if best is None:
+                return False
+            candidate = self._confirm(best)
+            if candidate.fits:
+                return True
+            if not best.fits:
+                smallest = _model_choice(considered, target, near_misses=False)
+                if smallest is not best:
+                    near_misses = False  # a near miss missed: the models' own choice next
+                    continue
+                # No plan is predicted to fit, and XLA agrees on the smallest:
+                # measuring the same plans with XLA would only say so again,
+                # at a compile each. A model that was pessimistic on it may be
+                # on the others too: then XLA measures them.
+                return candidate.peak_bytes >= MODEL_AGREES * best.predicted_peak_bytes
+            _log.info("exla: memory limit %s: the memory model predicted %s for the plan, XLA "
+                      "plans %s; searching again with a corrected target", format_size(self.limit),
+                      format_size(best.predicted_peak_bytes), format_size(candidate.peak_bytes))
+            target = int(self.limit * best.predicted_peak_bytes / candidate.peak_bytes
+                         * _CORRECTION_MARGIN)
+            if target <= found.floor_bytes:
+                return False
+            found = None
+        return False
+
+    def _judge(self, target: int) -> PlanSearch:
+        """The C++ plan search against ``target``, recorded in the plan."""
+        found = self.models(target)
+        first = not self.plan.model_candidates
+        self.plan.model_candidates += [_as_candidate(p) for p in found.plans]
+        self.plan.model_seconds += found.seconds
+        if first:
+            self._model_floor(found)
+        return found
+
+    def _confirm(self, best: ModelPlan) -> Candidate:
+        """XLA's compile of the plan the models chose."""
+        settings = best.settings
+        candidate = self.measure(settings.threshold, settings.split_size, settings.large_sums,
+                                 settings.dimensions, best.predicted_peak_bytes)
+        if best.origin == "user settings" and not best.changed:
+            self.plan.peak_bytes_before = candidate.peak_bytes  # the input, compiled
+            self.plan.before_predicted = False
+        return candidate
+
+    def _model_floor(self, found: PlanSearch) -> None:
+        """The input's figures from the models (no compile), and the floor check."""
+        plan = self.plan
+        plan.peak_bytes_before = found.predicted_peak_before
+        plan.before_predicted = True
+        plan.predicted_seconds_before = found.predicted_seconds_before
+        plan.floor_bytes = found.floor_bytes
+        self._refuse_below_floor()
+
+    def _check_floor(self) -> None:
+        plan = self.plan
+        before = planned_memory_cached(self.text, plan)
+        plan.peak_bytes_before = before.total_bytes
+        plan.before_predicted = False
+        plan.predicted_seconds_before = _predicted_seconds(self.text)
+        plan.floor_bytes = before.argument_bytes + before.output_bytes - before.alias_bytes
+        self._refuse_below_floor()
+
+    def _refuse_below_floor(self) -> None:
+        plan = self.plan
+        if self.limit < plan.floor_bytes:
+            raise MemoryLimitError(
+                f"memory limit {format_size(self.limit)} ({self.limit} bytes) is below the "
+                f"program's own arguments and outputs, {format_size(plan.floor_bytes)} "
+                f"({plan.floor_bytes} bytes): no rewrite can fit it")
+
+    def _fitting(self) -> list[Candidate]:
+        return [r[2] for r in self.results.values() if r[2].fits]
+
+    def measure(self, t: int | None, split: int | None = None, large: bool = False,
+                dimensions: tuple[tuple[str, int], ...] = (),
+                predicted_peak: int | None = None) -> Candidate:
+        """The candidate with threshold ``t`` (split size: the user's unless given;
+        other sizes are only tried when the user gave none), compiled by XLA."""
+        split = self.split_size if split is None else split
+        key = (t, split, large, dimensions)
+        if key not in self.results:
+            plan = self.plan
+            start = time.perf_counter()
+            out, records = (self.optimize(t, split, large, dict(dimensions)) if dimensions
+                            else self.optimize(t, split, large))
+            plan.exla_seconds += time.perf_counter() - start
+            peak = planned_memory_cached(out, plan).total_bytes
+            splitter = of_records(records)
+            plan.program_flops = max(plan.program_flops, splitter.program_flops)
+            candidate = Candidate(t, split, peak, len(splitter.loops), peak <= self.limit,
+                                  splitter.recomputed_flops, large, _predicted_seconds(out),
+                                  predicted_peak, dimensions)
+            plan.candidates.append(candidate)
+            self.results[key] = (out, records, candidate)
+            _log.debug("exla: memory limit %s: %s", format_size(self.limit), candidate)
+        return self.results[key][2]
+
+    def halve(self, large: bool, start: int | None = None) -> None:
+        """From ``start`` (by default the room the limit leaves) down, halving
+        until a candidate fits or the peak stops falling; then bisect
+        towards larger chunks."""
+        room = self.limit - self.plan.floor_bytes
+        t = room if self.threshold is None else min(self.threshold, room)
+        t = max(min(t, self.largest - 1, start or t), _MIN_THRESHOLD)
+        too_big: int | None = None
+        best_peak = min(r[2].peak_bytes for r in self.results.values())
+        stalls = 0
+        while t >= _MIN_THRESHOLD and self.plan.xla_compiles < MAX_CANDIDATES:
+            candidate = self.measure(t, large=large)
+            if candidate.fits:
+                break
+            too_big = t
+            # The peak may plateau (a tensor that cannot be split) and then
+            # fall again; give up only after two halvings without progress.
+            stalls = stalls + 1 if candidate.peak_bytes >= best_peak else 0
+            best_peak = min(best_peak, candidate.peak_bytes)
+            if stalls >= 3:
+                return
+            t //= 2
+        else:
+            return
+        if too_big is not None:
+            self.bisect(t, too_big, large)
+
+    def bisect(self, low: int, high: int, large: bool) -> None:
+        """Upwards from a threshold that fits (``low``) for larger chunks: fewer iterations."""
+        for _ in range(2):
+            if (self.plan.xla_compiles >= MAX_CANDIDATES
+                    or high - low < max(_MIN_THRESHOLD, low // 8)):
+                break
+            middle = (low + high) // 2
+            if self.measure(middle, large=large).fits:
+                low = middle
+            else:
+                high = middle
+
+    def try_larger_slices(self) -> None:
+        """The splitter's slices default to a quarter of the threshold, which
+        leaves room for the few slices a loop body keeps alive at once; where
+        the limit leaves more, larger slices mean fewer iterations."""
+        fitting = self._fitting()
+        if not fitting:
+            return
+        best = _best(fitting)
+        if best.threshold is None:
+            return
+        for split in (best.threshold // 2, best.threshold):
+            if (self.plan.xla_compiles >= MAX_CANDIDATES
+                    or not self.measure(best.threshold, split, best.large_sums).fits):
+                break
+
+    def choose(self) -> tuple[str, list, LimitPlan]:
+        """The cheapest plan that fits, else the one with the smallest peak."""
+        fitting = [r for r in self.results.values() if r[2].fits]
+        if fitting:
+            chosen = _best([r[2] for r in fitting])
+            out, records, _ = next(r for r in fitting if r[2] is chosen)
+        else:
+            # The smallest peak; on a tie, the smallest threshold, whose
+            # splitter records name what stays too large.
+            out, records, chosen = min(self.results.values(), key=lambda r: (
+                r[2].peak_bytes, r[2].threshold is None, r[2].threshold or 0))
+        plan = self.plan
+        plan.chosen = chosen
+        plan.fits = chosen.fits
+        plan.peak_bytes = chosen.peak_bytes
+        splitter = of_records(records)
+        plan.unsplit = unsplit_instructions(splitter, out)
+        plan.split = split_loops(splitter)
+        plan.split_loops = list(splitter.loops)
+        return out, records, plan
