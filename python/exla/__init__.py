@@ -27,6 +27,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from exla.errors import ExlaError as ExlaError
+from exla.errors import FrontendUnavailableError
 from exla.errors import MemoryLimitError as MemoryLimitError
 from exla.explain import Explanation as Explanation
 from exla.explain import explain as explain
@@ -55,10 +56,20 @@ _FRONTEND_NAMES = {"function": "exla.tensorflow", "ExlaFunction": "exla.tensorfl
                    "ProgramInfo": "exla.tensorflow", "jit": "exla.jax"}
 
 
+_EXTRAS = {"exla.tensorflow": "tensorflow", "exla.jax": "jax"}
+
+
 def __getattr__(name: str) -> Any:
     if name not in _FRONTEND_NAMES:
         raise AttributeError(f"module 'exla' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_FRONTEND_NAMES[name]), name)
+    frontend = _FRONTEND_NAMES[name]
+    try:
+        module = importlib.import_module(frontend)
+    except ImportError as e:
+        raise FrontendUnavailableError(
+            f"exla.{name} needs {frontend}, which cannot be imported here ({e}); install it "
+            f"with pip install 'exla[{_EXTRAS[frontend]}]'") from e
+    value = getattr(module, name)
     globals()[name] = value  # from now on an ordinary attribute
     return value
 

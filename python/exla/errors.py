@@ -11,7 +11,7 @@ True
 
 from __future__ import annotations
 
-__all__ = ["ExlaError", "MemoryLimitError"]
+__all__ = ["ExlaError", "MemoryLimitError", "FrontendUnavailableError"]
 
 
 class ExlaError(RuntimeError):
@@ -37,4 +37,14 @@ class MemoryLimitError(ValueError):
     >>> import exla
     >>> issubclass(exla.MemoryLimitError, ValueError)
     True
+    """
+
+
+class FrontendUnavailableError(AttributeError):
+    """A frontend's name (``exla.function``, ``exla.jit``, ...) was asked for, but
+    its framework cannot be imported here; the message names the framework and
+    the extra to install, and the ``ImportError`` is its cause. An
+    ``AttributeError``, as Python expects of a module's missing name: so
+    ``hasattr(exla, "function")`` is False where TensorFlow is not installed,
+    and ``from exla import function`` is an ``ImportError`` there.
     """

@@ -255,6 +255,27 @@ def test_a_frontend_and_its_framework_load_on_first_use(name, frontend, framewor
         assert "tensorflow" not in after  # the JAX path never needs TensorFlow
 
 
+def test_a_frontend_without_its_framework_is_a_clear_import_error(subprocess_env):
+    code = ("import sys\n"
+            "sys.modules['tensorflow'] = None  # as if TensorFlow were not installed\n"
+            "import exla\n"
+            "assert not hasattr(exla, 'function')\n"
+            "try:\n"
+            "    exla.function\n"
+            "except AttributeError as e:\n"
+            "    print(e)\n"
+            "try:\n"
+            "    from exla import function\n"
+            "except ImportError as e:\n"
+            "    print('from-import:', type(e).__name__)\n")
+    done = subprocess.run([sys.executable, "-c", code], env=subprocess_env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "exla.function needs exla.tensorflow" in done.stdout
+    assert "pip install 'exla[tensorflow]'" in done.stdout
+    assert "from-import: ImportError" in done.stdout
+
+
 @pytest.mark.parametrize("name", sorted(set(exla.__all__) - {"__version__"}))
 def test_public_names_are_documented_with_an_example(name):
     from tests._frameworks import require
