@@ -1,15 +1,15 @@
 """Corpus report: programs per framework, round trip, rewriting, verifier agreement.
 
 ``python -m experiments corpus_report [--results-dir DIR]`` builds every
-program of ``tests/corpus`` (real TensorFlow, tf_keras, GPflow, TFP, JAX,
+program of ``experiments/corpus`` (real TensorFlow, tf_keras, GPflow, TFP, JAX,
 flax and optax programs lowered to HLO text), and for each one measures:
 
 - round trip: exla's parse + print reproduces the text up to whitespace and
   is a fixed point (the bar of ``tests/ir/test_round_trip.py``);
 - verdicts: exla's verifier and XLA's (parser, HLO importer, MLIR verifier;
   ``exla.bridge.xla.verify_without_exla`` in a child process) on the program
-  and on its deterministic mutants (``tests/corpus/mutations.py``), classified
-  by ``tests/corpus/checks.classify``;
+  and on its deterministic mutants (``experiments/corpus/mutations.py``), classified
+  by ``experiments/corpus/checks.classify``;
 - rewriting: whether the default pipeline changes the program at the forced
   threshold (``checks.forced_threshold``), and the splitter's reason if not.
 
@@ -93,11 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.getLogger("exla").setLevel(logging.ERROR)  # threshold warnings: in the report
 
-    sys.path.insert(0, str(REPO_ROOT))
     from exla import _core
-    from tests.corpus import checks, programs
-    from tests.corpus.mutations import mutants
-    from tests.corpus.xla_verdicts import XlaVerdicts
+    from experiments.corpus import checks, programs
+    from experiments.corpus.mutations import mutants
+    from experiments.corpus.xla_verdicts import XlaVerdicts
 
     start = time.perf_counter()
     xla_verdicts = XlaVerdicts()

@@ -2,7 +2,7 @@
 
 ``python -m experiments memory_model [--results-dir DIR] [--programs a,b]``
 predicts the planned peak (arguments + outputs - aliased + temporaries +
-constants) of every module of ``tests/corpus/memory_corpus.py`` (the corpus
+constants) of every module of ``experiments/corpus/memory_corpus.py`` (the corpus
 programs as lowered, rewritten by exla's pipeline at the forced threshold,
 and their f64 variants) with ``exla.predict_peak``, compiles each with XLA's
 CPU backend for its own figure, and writes one row per module to
@@ -100,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.getLogger("exla").setLevel(logging.ERROR)
 
-    sys.path.insert(0, str(REPO_ROOT))
-    from tests.corpus import memory_corpus
+    from experiments.corpus import memory_corpus
 
     start = time.perf_counter()
     names = args.programs.split(",") if args.programs else None

@@ -7,7 +7,7 @@ must not change what exla does. This tool makes that checkable:
     python -m experiments.optimizer_replay compare before.jsonl  # on the new one
 
 ``record`` runs :func:`exla.optimize_hlo` on every module of the test corpus
-(the real TensorFlow/JAX programs of ``tests/corpus`` and the HLO modules
+(the real TensorFlow/JAX programs of ``experiments/corpus`` and the HLO modules
 written in the C++ pass tests) under several settings, and resolves a list of
 flag strings with :mod:`exla.options`; each call's outcome (output text, passes
 that changed the module, the passes' notes, largest tensor, or the error) is one
@@ -29,7 +29,7 @@ from typing import Any, Iterator
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # Settings each module is optimised under; "forced" is an eighth of the
-# module's largest tensor, as tests/corpus/checks.forced_threshold chooses.
+# module's largest tensor, as experiments/corpus/checks.forced_threshold chooses.
 _SETTINGS = (
     ("forced", {}),
     ("forced-fast-math", {"fast_math": True}),
@@ -89,8 +89,7 @@ def _cc_test_modules() -> Iterator[tuple[str, str]]:
 
 
 def _corpus_modules() -> Iterator[tuple[str, str]]:
-    sys.path.insert(0, str(REPO_ROOT / "tests"))
-    from corpus import programs
+    from experiments.corpus import programs
 
     for name in programs.names():
         yield f"corpus:{name}", programs.get(name).hlo_text

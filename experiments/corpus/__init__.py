@@ -1,6 +1,13 @@
-"""Round-trip corpus: real TensorFlow and JAX programs lowered to HLO text.
+"""The HLO corpus: real TensorFlow and JAX programs lowered to HLO text.
 
-`tests.corpus.programs` holds the registry; see `programs.names()` and
+`experiments.corpus.programs` holds the registry; see `programs.names()` and
 `programs.get(name)`. Every program is built in the calling process from real
 code (GPflow, tf_keras, plain tf.function, jax.jit) at small sizes.
+
+It lives here, not under tests/, because the tests (the IR, analysis and pass
+tests) and the tools (`corpus_report`, `memory_model`, `optimizer_replay`)
+both read it, and tests may import experiments but not the other way round.
+It imports neither pytest nor anything of tests/: a program whose framework
+is not installed raises `programs.MissingFramework`, which the tests' conftest
+turns into their environment's skip or failure.
 """

@@ -1,4 +1,4 @@
-"""Checks shared by the corpus tests and `experiments/corpus_report.py`.
+"""Checks shared by the corpus tests and the `corpus_report` tool.
 
 - `forced_threshold(text)`: a threshold that makes the splitter work on
   every program: an eighth of the largest tensor, between 64 B and 16 KB.
@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import re
 
 import numpy as np
@@ -85,9 +86,7 @@ def run_hlo(text: str, inputs) -> list:
     TensorFlow is installed, else through jaxlib's CPU client (the JAX-only
     test environment).
     """
-    from tests._frameworks import has
-
-    if has("tensorflow"):
+    if importlib.util.find_spec("tensorflow") is not None:
         from exla.bridge.tensorflow_call import call_hlo
 
         return as_numpy(call_hlo(text, inputs))

@@ -3,7 +3,7 @@
 TensorFlow and JAX embed the arrays a function closes over as HLO
 ``constant`` instructions, printed by XLA; from rank 3 on, XLA's printer
 writes index comments into the literal (``{ /*i0=0*/ { /*i1=0*/ {1} } }``).
-Registered into `tests.corpus.programs.REGISTRY` (imported from there).
+Registered into `experiments.corpus.programs.REGISTRY` (imported from there).
 """
 
 from __future__ import annotations

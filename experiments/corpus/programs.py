@@ -1,4 +1,4 @@
-"""Registry of real programs lowered to HLO text, for the parser/printer tests.
+"""Registry of real programs lowered to HLO text, for the parser/printer tests and tools.
 
 Each entry is a zero-argument builder that traces a real TensorFlow or JAX
 function at a small size (seconds), lowers it to HLO text and runs the original
@@ -24,12 +24,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import re
 from typing import Callable
 
 import numpy as np
 
-__all__ = ["CorpusProgram", "names", "get", "all_programs", "buildable", "source", "REGISTRY"]
+__all__ = ["CorpusProgram", "MissingFramework", "names", "get", "all_programs", "buildable",
+           "source", "REGISTRY"]
+
+
+class MissingFramework(ModuleNotFoundError):
+    """The framework that builds a program is not installed here (``name`` says which)."""
 
 
 @dataclasses.dataclass
@@ -99,17 +105,17 @@ def source(name: str) -> str:
 
 def buildable(name: str) -> bool:
     """Whether this environment has the framework that builds ``name``."""
-    from tests._frameworks import has
-
-    return has(source(name))
+    return importlib.util.find_spec(source(name)) is not None
 
 
 def get(name: str) -> CorpusProgram:
-    """Program ``name``, built on first use. In the JAX-only test environment a
-    TensorFlow program skips the calling test (tests._frameworks.require)."""
-    from tests._frameworks import require
+    """Program ``name``, built on first use.
 
-    require(source(name))
+    Raises :class:`MissingFramework` where its framework is not installed
+    (TensorFlow programs in a JAX-only environment)."""
+    if not buildable(name):
+        raise MissingFramework(f"corpus program {name!r} needs {source(name)}, which is not "
+                               f"installed", name=source(name))
     return REGISTRY[name]()
 
 

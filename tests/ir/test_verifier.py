@@ -4,14 +4,10 @@ pass output verifies clean."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
-
-from corpus import programs  # noqa: E402
+from experiments.corpus import programs
 from tests._extension import core_optimize, load_extension  # noqa: E402
 from tests._frameworks import require  # noqa: E402
 
