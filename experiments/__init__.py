@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULTS_DIR = REPO_ROOT / "experiments" / "results"
+"""Where every experiment and tool writes its results, and the report reads them."""
 
 
 def exla_source_paths() -> list[str]:
@@ -26,14 +28,14 @@ def prefer_checkout_exla() -> None:
 
 
 EXPERIMENTS = {
-    "kernel_matvec": "experiments.kernel_matvec",
-    "sgpr": "experiments.sgpr",
-    "sgpr_scale": "experiments.sgpr_scale",
-    "knn": "experiments.knn",
-    "knn_split": "experiments.knn_split",
-    "transformer": "experiments.transformer",
-    "wide_mlp": "experiments.wide_mlp",
-    "jax_kernel_matvec": "experiments.jax_kernel_matvec",
-    "jax_wide_mlp": "experiments.jax_wide_mlp",
-    "jax_sharded": "experiments.jax_sharded",
+    "kernel_matvec": "experiments.workloads.kernel_matvec",
+    "sgpr": "experiments.workloads.sgpr",
+    "sgpr_scale": "experiments.workloads.sgpr_scale",
+    "knn": "experiments.workloads.knn",
+    "knn_split": "experiments.workloads.knn_split",
+    "transformer": "experiments.workloads.transformer",
+    "wide_mlp": "experiments.workloads.wide_mlp",
+    "jax_kernel_matvec": "experiments.workloads.jax_kernel_matvec",
+    "jax_wide_mlp": "experiments.workloads.jax_wide_mlp",
+    "jax_sharded": "experiments.workloads.jax_sharded",
 }

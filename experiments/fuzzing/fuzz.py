@@ -1,9 +1,9 @@
 """Differential fuzzer: random TensorFlow and JAX programs, unrewritten against rewritten.
 
 ``python -m experiments fuzz --n 2000 --seed S [--jobs 2] [--out DIR] [--results [FILE]]``
-(``--mutate``: the text-mutation fuzzer of :mod:`experiments.fuzz_mutate`)
+(``--mutate``: the text-mutation fuzzer of :mod:`experiments.fuzzing.fuzz_mutate`)
 
-Each program (:mod:`experiments.fuzz_programs`) is lowered to HLO, rewritten by
+Each program (:mod:`experiments.fuzzing.fuzz_programs`) is lowered to HLO, rewritten by
 ``exla.optimize_hlo`` at a threshold small enough to force splitting, and both
 modules are run through ``exla.bridge.tensorflow_call.call_hlo``. The verdict
 uses the original program's own error as the yardstick: for a float32 program
@@ -59,7 +59,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from experiments import fuzz_programs as fp
+from experiments import REPO_ROOT, RESULTS_DIR
+from experiments.fuzzing import fuzz_programs as fp
 
 EPS = {"float32": float(np.finfo(np.float32).eps), "float64": float(np.finfo(np.float64).eps)}
 DEFAULT_OUT = Path(tempfile.gettempdir()) / "exla-fuzz"
@@ -455,7 +456,7 @@ def _run_batch(seeds: list[int], out_dir: Path, timeout_s: float,
     while remaining:
         with tempfile.TemporaryDirectory() as tmp:
             progress = Path(tmp) / "progress.jsonl"
-            command = [sys.executable, "-m", "experiments.fuzz", "--worker", str(progress),
+            command = [sys.executable, "-m", "experiments.fuzzing.fuzz", "--worker", str(progress),
                        "--out", str(out_dir), "--seeds", ",".join(map(str, remaining))]
             if inject:
                 command += ["--inject", inject]
@@ -463,7 +464,7 @@ def _run_batch(seeds: list[int], out_dir: Path, timeout_s: float,
             # pipe holds (64 KB; exla's warnings list every tensor it left)
             # would block on the write and look hung.
             errors = open(Path(tmp) / "stderr.txt", "w+")
-            child = subprocess.Popen(command, cwd=str(fp_root()), stdout=subprocess.DEVNULL,
+            child = subprocess.Popen(command, cwd=str(REPO_ROOT), stdout=subprocess.DEVNULL,
                                      stderr=errors, text=True)
             last_change, seen, hung = time.monotonic(), 0, False
             while child.poll() is None:
@@ -510,10 +511,6 @@ def _save_crash(out_dir: Path, program: fp.Program, verdict: Verdict) -> None:
     save_reproducer(out_dir, program, args, before, "", {}, verdict)
 
 
-def fp_root() -> Path:
-    return Path(__file__).resolve().parents[1]
-
-
 @dataclasses.dataclass
 class Summary:
     """Counts of a fuzzing run."""
@@ -556,7 +553,7 @@ class Summary:
         return "\n".join(lines)
 
 
-RESULTS_FILE = Path(__file__).resolve().parent / "results" / "fuzz_summary.json"
+RESULTS_FILE = RESULTS_DIR / "fuzz_summary.json"
 
 
 def _utc(t: float) -> str:
@@ -578,7 +575,7 @@ def _runs(out_dir: Path) -> list[dict[str, Any]]:
 
 def _git_commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=fp_root(), capture_output=True,
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
                               text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
@@ -681,7 +678,7 @@ def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: i
 
 def main(argv: list[str] | None = None) -> int:
     if "--mutate" in (sys.argv[1:] if argv is None else argv):
-        from experiments import fuzz_mutate
+        from experiments.fuzzing import fuzz_mutate
 
         return fuzz_mutate.main(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m experiments fuzz", description=__doc__,

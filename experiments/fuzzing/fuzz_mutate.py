@@ -3,7 +3,7 @@
 ``python -m experiments fuzz --mutate --n N --seed S [--out DIR] [--results [FILE]]``
 (``--recheck DIR``: check the kept findings of a run again, after a fix)
 
-The HLO texts of generated programs (:mod:`experiments.fuzz_programs`, TensorFlow
+The HLO texts of generated programs (:mod:`experiments.fuzzing.fuzz_programs`, TensorFlow
 and JAX, each before and after exla's rewrite, so loops and tuples are in it
 too) are mutated deterministically (:func:`mutate`): an operand dropped, an
 instruction renamed or given another's name, a dimension or an element type
@@ -49,10 +49,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from experiments import fuzz_programs as fp
+from experiments import REPO_ROOT, RESULTS_DIR
+from experiments.fuzzing import fuzz_programs as fp
 
 DEFAULT_OUT = Path(tempfile.gettempdir()) / "exla-fuzz-mutate"
-RESULTS_FILE = Path(__file__).resolve().parent / "results" / "fuzz_mutation_summary.json"
+RESULTS_FILE = RESULTS_DIR / "fuzz_mutation_summary.json"
 MUTANTS_PER_BASE = 12  # mutants of each base text (a program before or after exla)
 
 
@@ -591,17 +592,15 @@ def _read(progress: Path) -> tuple[list[Mutant], int | None, str]:
 
 def _run_batch(mutant_file: Path, records: dict[int, dict], ids: list[int], timeout_s: float,
                record: Callable[[Mutant], None]) -> None:
-    from experiments.fuzz import fp_root
-
     remaining = list(ids)
     while remaining:
         with tempfile.TemporaryDirectory() as tmp:
             progress = Path(tmp) / "progress.jsonl"
             errors = open(Path(tmp) / "stderr.txt", "w+")
             child = subprocess.Popen(
-                [sys.executable, "-m", "experiments.fuzz_mutate", "--worker", str(progress),
+                [sys.executable, "-m", "experiments.fuzzing.fuzz_mutate", "--worker", str(progress),
                  "--mutants", str(mutant_file), "--ids", ",".join(map(str, remaining))],
-                cwd=str(fp_root()), stdout=subprocess.DEVNULL, stderr=errors)
+                cwd=str(REPO_ROOT), stdout=subprocess.DEVNULL, stderr=errors)
             last, seen, hung = time.monotonic(), 0, False
             while child.poll() is None:
                 time.sleep(0.2)
@@ -643,15 +642,13 @@ def _run_batch(mutant_file: Path, records: dict[int, dict], ids: list[int], time
 
 
 def _exla_in_child(text: str, where: Path) -> str:
-    from experiments.fuzz import fp_root
-
     path = where / "exla_only.hlo"
     path.write_text(text)
     code = ("import sys; from experiments import exla_source_paths; "
             "sys.path[:0] = exla_source_paths(); "
-            "from experiments.fuzz_mutate import _exla_verdict; "
+            "from experiments.fuzzing.fuzz_mutate import _exla_verdict; "
             f"print(_exla_verdict(open({str(path)!r}).read()))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=str(fp_root()), capture_output=True,
+    done = subprocess.run([sys.executable, "-c", code], cwd=str(REPO_ROOT), capture_output=True,
                           text=True, timeout=120)
     if done.returncode != 0:
         return "crash"
@@ -807,7 +804,7 @@ def main(argv: list[str]) -> int:
             print(f"mutant {m.id} ({m.base}, {m.mutation}): {m.category}: exla {m.exla[:200]!r}")
         print(summary.line())
         return 0 if not summary.failures() else 1
-    from experiments.fuzz import _git_commit
+    from experiments.fuzzing.fuzz import _git_commit
 
     start, commit = time.time(), _git_commit()
     summary = run(args.n, args.seed, args.out, args.batch, args.timeout)

@@ -1,4 +1,4 @@
-"""Random programs for the differential fuzzer (:mod:`experiments.fuzz`).
+"""Random programs for the differential fuzzer (:mod:`experiments.fuzzing.fuzz`).
 
 A program is a short, seeded sequence of the operations people write in
 TensorFlow and JAX models: a producer of a large pairwise matrix (squared

@@ -49,8 +49,7 @@ def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, text=True,
                               capture_output=True, timeout=10).stdout.strip()
-        code = ["python", "cc", "setup.py", "pyproject.toml", "experiments/harness",
-                ":(glob)experiments/*.py"]
+        code = ["python", "cc", "setup.py", "pyproject.toml", ":(glob)experiments/**/*.py"]
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", *code],
                                cwd=root, text=True, capture_output=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):

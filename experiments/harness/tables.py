@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from experiments.harness.plots import group_of, latest_rows, series_label
-from experiments.harness.runner import RESULTS_DIR, read_rows
+from experiments import REPO_ROOT, RESULTS_DIR
+from experiments.harness.runner import read_rows
 
 __all__ = ["write_report", "headlines", "credit", "memory_limit_section"]
 
@@ -174,13 +175,13 @@ def write_report(results_dir: Path = RESULTS_DIR) -> Path:
 
     lines += ["## Headlines", "", *headline_table(results_dir), ""]
     lines += memory_limit_section(results_dir)
-    from experiments.cost_rank import cost_rank_section
+    from experiments.tools.cost_rank import cost_rank_section
 
     lines += cost_rank_section(results_dir)
-    from experiments.memory_model import memory_model_section
+    from experiments.tools.memory_model import memory_model_section
 
     lines += memory_model_section(results_dir)
-    from experiments.attention import attention_section
+    from experiments.workloads.attention import attention_section
 
     lines += attention_section(results_dir)
     for name, module_name in EXPERIMENTS.items():
@@ -211,12 +212,12 @@ def write_report(results_dir: Path = RESULTS_DIR) -> Path:
     target.write_text("\n".join(lines) + "\n")
     if results_dir.resolve() == RESULTS_DIR:
         # The README's headline table comes from the same files.
-        update_readme(RESULTS_DIR.parents[1] / "README.md", results_dir)
+        update_readme(REPO_ROOT / "README.md", results_dir)
     return target
 
 
 def memory_limit_section(results_dir: Path) -> list[str]:
-    """The table of ``memory_limit.csv`` (``python -m experiments.memory_limit``), if any."""
+    """The table of ``memory_limit.csv`` (``python -m experiments.workloads.memory_limit``), if any."""
     rows = read_rows(results_dir / "memory_limit.csv")
     if not rows:
         return []
@@ -228,7 +229,7 @@ def memory_limit_section(results_dir: Path) -> list[str]:
             "search: peak (MiB), candidates, XLA compiles", "plain XLA (s)", "exla (s)",
             "exla / plain", "timed calls", "rel. difference", "load", "run"]
     out = ["## memory_limit", "",
-           "`python -m experiments.memory_limit`: the program-level limit on three gradient "
+           "`python -m experiments.workloads.memory_limit`: the program-level limit on three gradient "
            "workloads, in one process without a memory cap; planned peaks are TensorFlow's "
            "XLA's buffer assignment of the two executables that ran; times median [min-max].",
            "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

@@ -30,8 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-RESULTS_DIR = REPO_ROOT / "experiments" / "results"
+from experiments import RESULTS_DIR
 
 
 def _normalise(text: str) -> str:

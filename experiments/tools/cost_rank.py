@@ -1,7 +1,7 @@
 """How well exla's cost model orders the plans of a program by their measured time.
 
-    PYTHONPATH=python python -m experiments.cost_rank [--repeats 5] [--out experiments/results/cost_rank.csv]
-    PYTHONPATH=python python -m experiments.cost_rank --replay experiments/results/cost_rank.csv \
+    PYTHONPATH=python python -m experiments.tools.cost_rank [--repeats 5] [--out experiments/results/cost_rank.csv]
+    PYTHONPATH=python python -m experiments.tools.cost_rank --replay experiments/results/cost_rank.csv \
         [--set dot_thin_width=256 ...]
 
 Five programs, lowered from JAX at reduced sizes (a few seconds each on two
@@ -55,10 +55,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-from experiments import prefer_checkout_exla  # noqa: E402 - needs REPO_ROOT on the path
+from experiments import prefer_checkout_exla
 
 prefer_checkout_exla()
 
@@ -341,7 +338,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 def _calibration() -> str:
     """What cost_constants.h says of when and where it was calibrated (and
     which rates were measured again since)."""
-    from experiments.calibrate_cost import read_header
+    from experiments.tools.calibrate_cost import read_header
 
     try:
         *_, lines = read_header()
@@ -362,7 +359,7 @@ def cost_rank_section(results_dir: Path) -> list[str]:
         return []
     programs = list(dict.fromkeys(r["program"] for r in rows))
     return ["## cost_rank", "",
-            f"`python -m experiments.cost_rank --repeats {rows[0].get('repeats', '?')}`: "
+            f"`python -m experiments.tools.cost_rank --repeats {rows[0].get('repeats', '?')}`: "
             f"{len(programs)} JAX programs at reduced sizes (kernel matvec 3000 x 16, cross "
             "entropy value and gradients 512 x 128 x vocabulary 16,000, attention 2048 x 64, a "
             "wide MLP layer's gradient 1024 x 64 x 8192, kNN top-8 of 256 queries among 16,384 "
@@ -502,7 +499,7 @@ def _constant(text: str) -> tuple[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.cost_rank", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.tools.cost_rank", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--programs", nargs="*", default=list(PROGRAMS))

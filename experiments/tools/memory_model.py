@@ -20,8 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-RESULTS_DIR = REPO_ROOT / "experiments" / "results"
+from experiments import RESULTS_DIR
+
 COLUMNS = ["program", "variant", "source", "framework", "xla_peak_bytes", "xla_temp_bytes",
            "xla_constant_bytes", "predicted_peak_bytes", "ratio", "within_10pct",
            "predict_ms", "xla_compile_ms"]

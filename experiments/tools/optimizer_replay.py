@@ -3,8 +3,8 @@
 A structure change (moving code, splitting functions, new ways to pass settings)
 must not change what exla does. This tool makes that checkable:
 
-    python -m experiments.optimizer_replay record before.jsonl   # on the old commit
-    python -m experiments.optimizer_replay compare before.jsonl  # on the new one
+    python -m experiments.tools.optimizer_replay record before.jsonl   # on the old commit
+    python -m experiments.tools.optimizer_replay compare before.jsonl  # on the new one
 
 ``record`` runs :func:`exla.optimize_hlo` on every module of the test corpus
 (the real TensorFlow/JAX programs of ``experiments/corpus`` and the HLO modules
@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from experiments import REPO_ROOT
 
 # Settings each module is optimised under; "forced" is an eighth of the
 # module's largest tensor, as experiments/corpus/checks.forced_threshold chooses.
@@ -194,7 +194,7 @@ def _compare(path: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: ``record FILE`` or ``compare FILE``."""
-    parser = argparse.ArgumentParser(prog="python -m experiments.optimizer_replay",
+    parser = argparse.ArgumentParser(prog="python -m experiments.tools.optimizer_replay",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("record", "compare"))
     parser.add_argument("file", type=Path)

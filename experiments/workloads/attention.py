@@ -1,6 +1,6 @@
 """Causal attention, forward and backward, beside what a user would write instead.
 
-    python -m experiments.attention [--seqs 8192 16384 32768] [--time-up-to 8192]
+    python -m experiments.workloads.attention [--seqs 8192 16384 32768] [--time-up-to 8192]
 
 The user's code is ``jax.nn.dot_product_attention(q, k, v, is_causal=True,
 implementation="xla")``, loss ``sum(o * g)`` and its gradients in q, k and v,
@@ -33,17 +33,13 @@ import argparse
 import datetime
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-from experiments import prefer_checkout_exla  # noqa: E402 - needs REPO_ROOT on the path
+from experiments import RESULTS_DIR, prefer_checkout_exla
 
 prefer_checkout_exla()
 
@@ -225,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", help=f"exla's memory limit at every seq (default: "
                         f"{LIMITS} and {DEFAULT_LIMIT} above)")
     parser.add_argument("--backends", nargs="+", default=["jax", "torch"], choices=["jax", "torch"])
-    parser.add_argument("--results-dir", type=Path, default=REPO_ROOT / "experiments" / "results")
+    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     args = parser.parse_args(argv)
     from experiments.harness.machine import machine_info
     from experiments.harness.runner import append_rows
@@ -259,7 +255,7 @@ if __name__ == "__main__":
 
 def attention_section(results_dir: Path) -> list[str]:
     """The RESULTS.md table of ``attention.csv``: the newest row per seq, backend and limit."""
-    from experiments.harness.report import _num
+    from experiments.harness.tables import _num
     from experiments.harness.runner import read_rows
 
     rows = read_rows(results_dir / "attention.csv")
@@ -270,7 +266,7 @@ def attention_section(results_dir: Path) -> list[str]:
             "planned peak (MiB)", "planned temp (MiB)", "time (s) [min-max]", "vs plain XLA",
             "rel. error vs float64", "load", "run"]
     out = ["## attention", "", (__doc__ or "").strip().splitlines()[0], "",
-           "`python -m experiments.attention`: 1 x seq x 8 heads x 64, f32, loss and gradients "
+           "`python -m experiments.workloads.attention`: 1 x seq x 8 heads x 64, f32, loss and gradients "
            "in q, k, v; planned figures are XLA's buffer assignment of the JAX executable that "
            "ran (none for PyTorch); error: largest normwise relative error of the four results "
            "against float64.", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

@@ -49,6 +49,8 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from experiments import REPO_ROOT
+
 __all__ = ["WORKLOADS", "SCALES", "run_child", "main"]
 
 
@@ -333,12 +335,12 @@ def _save(out: Any) -> str:
 
 
 def _child(name: str, mode: str, args: argparse.Namespace) -> dict:
-    command = [sys.executable, "-m", "experiments.gpu_check", "--child", name, mode,
+    command = [sys.executable, "-m", "experiments.workloads.gpu_check", "--child", name, mode,
                "--scale", args.scale, "--repeats", str(args.repeats)]
     start = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout,
-                              cwd=Path(__file__).resolve().parents[1])
+                              cwd=REPO_ROOT)
     except subprocess.TimeoutExpired:
         return {"workload": name, "mode": mode, "status": f"timeout after {args.timeout:.0f} s"}
     if done.returncode != 0:

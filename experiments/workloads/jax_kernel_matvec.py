@@ -1,6 +1,6 @@
 """Experiment 1 in JAX: kernel matrix-vector product K(X, X) v with ``jax.jit``.
 
-The JAX twin of :mod:`experiments.kernel_matvec`: the same naive
+The JAX twin of :mod:`experiments.workloads.kernel_matvec`: the same naive
 squared-exponential kernel matvec (float64, d = 3, the n x n x d broadcast),
 written as a user would in JAX. Backends:
 
@@ -8,7 +8,7 @@ written as a user would in JAX. Backends:
 * ``exla``: the *unchanged* script with exla's flags in ``XLA_FLAGS`` (exla
   rewrites the program at JAX's compile step).
 
-Inputs, reference and error as in :mod:`experiments.kernel_matvec`.
+Inputs, reference and error as in :mod:`experiments.workloads.kernel_matvec`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 from experiments.harness import backends
 from experiments.harness.child import Recorder, measure
 from experiments.harness.sweep import grid
-from experiments.kernel_matvec import SPLIT_SIZE, _inputs, _reference_rows
+from experiments.workloads.kernel_matvec import SPLIT_SIZE, _inputs, _reference_rows
 
 NAME = "jax_kernel_matvec"
 SIZE = "n"

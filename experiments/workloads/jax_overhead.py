@@ -1,6 +1,6 @@
 """Per-call overhead of exla's JAX integration on a program exla leaves unchanged.
 
-Run: python experiments/jax_overhead.py [--calls 5000] [--rounds 7]
+Run: python experiments/workloads/jax_overhead.py [--calls 5000] [--rounds 7]
 
 A small step (a 64 x 64 matmul layer) called eagerly, median time per call of
 
@@ -20,9 +20,10 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from experiments import prefer_checkout_exla
+
+prefer_checkout_exla()
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402

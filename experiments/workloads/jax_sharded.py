@@ -5,7 +5,7 @@ Three workloads, each an ordinary JAX program over a mesh of 8 devices
 one process, so the process's memory is all eight devices' together):
 
 * ``kernel_matvec``: the squared-exponential kernel matvec K(X, X) v of
-  :mod:`experiments.jax_kernel_matvec` (f64, d = 3), the points X cut by rows
+  :mod:`experiments.workloads.jax_kernel_matvec` (f64, d = 3), the points X cut by rows
   over the devices (``NamedSharding(mesh, P("x"))``), v on every device. At
   n = 80,000 the kernel is 51 GB, 6.4 GB per device.
 * ``knn``: the k = 10 nearest of ``n`` database points (on every device) for
@@ -13,7 +13,7 @@ one process, so the process's memory is all eight devices' together):
   rows of distances: under plain ``jax.jit`` XLA's partitioner gathers the
   whole distance matrix onto every device, and exla refuses a loop over the
   cut queries; see the README, "More than one device").
-* ``mlp``: one full-batch Adam step of :mod:`experiments.jax_wide_mlp`, data
+* ``mlp``: one full-batch Adam step of :mod:`experiments.workloads.jax_wide_mlp`, data
   parallel: the examples cut over the devices, the parameters and the Adam
   state on every device, the gradients summed across devices.
 
@@ -26,7 +26,7 @@ partitioned executable (``collectives``, ``collectives_in_loops``,
 ``largest_gather_mb``). ``error``: kernel matvec, relative to a blocked
 float64 NumPy reference on 256 rows; kNN, 1 - recall of the 10 nearest on 256
 queries against float64 NumPy; MLP, the losses against the float64 NumPy Adam
-steps of :mod:`experiments.wide_mlp`.
+steps of :mod:`experiments.workloads.wide_mlp`.
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ def kernel_matvec(config: dict[str, Any], mesh: Any) -> tuple[Any, tuple, Any]:
     """``(function, arguments, check)``: the kernel matvec, points cut by rows."""
     import jax
 
-    from experiments.jax_kernel_matvec import kmv
-    from experiments.kernel_matvec import _inputs, _reference_rows
+    from experiments.workloads.jax_kernel_matvec import kmv
+    from experiments.workloads.kernel_matvec import _inputs, _reference_rows
 
     jax.config.update("jax_enable_x64", True)
     n = int(config["n"])
@@ -162,8 +162,8 @@ def mlp_case(config: dict[str, Any], mesh: Any) -> tuple[Any, tuple, Any]:
     """``(function, arguments, check)``: one data-parallel full-batch Adam step."""
     import jax
 
-    from experiments.jax_wide_mlp import make_mlp
-    from experiments.wide_mlp import adam_reference
+    from experiments.workloads.jax_wide_mlp import make_mlp
+    from experiments.workloads.wide_mlp import adam_reference
 
     step, (x, y), state = make_mlp(int(config["n"]), int(config["examples"]))
     initial = [np.asarray(state["params"][k]) for k in ("w1", "b1", "w2")]

@@ -1,11 +1,11 @@
 """Experiment 5 in JAX: full-batch Adam on a one-hidden-layer MLP as the width grows.
 
-The JAX twin of :mod:`experiments.wide_mlp`: the same data, model and Adam
+The JAX twin of :mod:`experiments.workloads.wide_mlp`: the same data, model and Adam
 (as tf_keras implements it, written by hand in JAX), one ``jax.jit`` training
 step (forward, gradients, update; parameters and Adam state donated).
 Backends ``jax`` (plain) and ``exla`` (the unchanged script with exla's flags in
 ``XLA_FLAGS``). ``error``: largest relative difference of the losses from the
-float64 NumPy reference of :mod:`experiments.wide_mlp`.
+float64 NumPy reference of :mod:`experiments.workloads.wide_mlp`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from experiments.harness import backends
 from experiments.harness.child import Recorder, measure
 # The same options and grid as the TensorFlow twin.
-from experiments.wide_mlp import (INPUT_DIM, LEARNING_RATE, LIMITS,  # noqa: F401
+from experiments.workloads.wide_mlp import (INPUT_DIM, LEARNING_RATE, LIMITS,  # noqa: F401
                                   adam_reference, add_arguments, configs)
 
 NAME = "jax_wide_mlp"
@@ -40,7 +40,7 @@ def make_mlp(hidden: int, examples: int = 2000, dim: int = INPUT_DIM, seed: int 
     import jax
     import jax.numpy as jnp
 
-    rng = np.random.default_rng(seed)  # the same numbers as experiments.wide_mlp
+    rng = np.random.default_rng(seed)  # the same numbers as experiments.workloads.wide_mlp
     x = jnp.asarray(rng.normal(size=(examples, dim)).astype(np.float32))
     y = jnp.asarray(rng.normal(size=(examples, 1)).astype(np.float32))
     params = {"w1": jnp.asarray(rng.normal(size=(dim, hidden)).astype(np.float32) / np.sqrt(dim)),

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from experiments import RESULTS_DIR
 from experiments.harness.blocks import block_slices
 from experiments.harness.child import Recorder, measure
 from experiments.harness.sweep import grid
@@ -101,7 +102,7 @@ def _chunked(n: int, x: Any, v: Any) -> Any:
 def keops_build_folder() -> str:
     """pykeops' build cache, kept inside the results folder."""
     return os.environ.setdefault(
-        "KEOPS_CACHE_FOLDER", str(Path(__file__).resolve().parent / "results" / "keops_cache"))
+        "KEOPS_CACHE_FOLDER", str(RESULTS_DIR / "keops_cache"))
 
 
 def run(config: dict[str, Any], rec: Recorder) -> None:

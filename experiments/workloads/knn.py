@@ -147,7 +147,7 @@ def _exact(q: np.ndarray, p: np.ndarray, metric: str, k: int) -> np.ndarray:
 
 def _keops(q: np.ndarray, p: np.ndarray, metric: str, k: int) -> Any:
     """The KeOps version: ``ArgKMin`` over the same cost."""
-    from experiments.kernel_matvec import keops_build_folder
+    from experiments.workloads.kernel_matvec import keops_build_folder
 
     keops_build_folder()
     import pykeops

@@ -1,6 +1,6 @@
 """kNN chunk study: exla's time against the split size of its loop, with KeOps alongside.
 
-The kNN program of :mod:`experiments.knn` (k = 10, L2, d = 3, float32,
+The kNN program of :mod:`experiments.workloads.knn` (k = 10, L2, d = 3, float32,
 10,000 queries against n = 1,000,000 points) at one exla threshold (1GB),
 with the split size (``--xla_tensor_split_size``) swept. At d = 3 the
 distance expansion does not pay (it would save less than 8x), so exla splits
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.harness.sweep import grid
-from experiments.knn import FAST_MATH, run  # noqa: F401  (the child runs knn's code)
+from experiments.workloads.knn import FAST_MATH, run  # noqa: F401  (the child runs knn's code)
 
 NAME = "knn_split"
 SIZE = "split_mb"

@@ -1,6 +1,6 @@
 """The program-level memory limit on three gradient workloads.
 
-    PYTHONPATH=python python -m experiments.memory_limit [attention|sgpr|cross_entropy ...]
+    PYTHONPATH=python python -m experiments.workloads.memory_limit [attention|sgpr|cross_entropy ...]
 
 * attention forward + backward, 2 x 4 heads x 4,096 x 64 f32,
   ``memory_limit="256MB"``;
@@ -39,10 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-from experiments import prefer_checkout_exla  # noqa: E402 - needs REPO_ROOT on the path
+from experiments import RESULTS_DIR, prefer_checkout_exla
 
 # The checkout's exla only where its extension is built in place; otherwise
 # the installed package (CI installs exla, the checkout has no extension).
@@ -77,7 +74,7 @@ def sgpr(n: int = 20_000, m: int = 1_500):
     """GPflow SGPR training loss and its gradients (f64)."""
     import gpflow
 
-    from experiments import sgpr as sgpr_experiment
+    from experiments.workloads import sgpr as sgpr_experiment
 
     x, y, _, _ = sgpr_experiment.make_data(n)
     model = gpflow.models.SGPR((x, y), gpflow.kernels.SquaredExponential(lengthscales=[0.5] * 3),
@@ -245,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workloads", nargs="*", help=f"of {', '.join(WORKLOADS)} (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--results-dir", type=Path, default=REPO_ROOT / "experiments" / "results")
+    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument("--smoke", action="store_true", help="attention only, tiny (for tests)")
     parser.add_argument("--limit", help="memory limit instead of each workload's own (e.g. 1100MB)")
     args = parser.parse_args(argv)
@@ -269,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                                        + dump_flags(dump_dir))
     args.results_dir.mkdir(parents=True, exist_ok=True)
     info = machine_info()
-    info["command"] = "python -m experiments.memory_limit " + " ".join(argv or sys.argv[1:])
+    info["command"] = "python -m experiments.workloads.memory_limit " + " ".join(argv or sys.argv[1:])
     (args.results_dir / "memory_limit.machine.json").write_text(json.dumps(info, indent=2) + "\n")
     run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     for name in args.workloads:

@@ -1,6 +1,6 @@
 """Overhead of exla's TensorFlow integration (issue 3).
 
-Run: python experiments/overhead.py [--calls 3000] [--json PATH]
+Run: python experiments/workloads/overhead.py [--calls 3000] [--json PATH]
 
 1. Per-call overhead when no pass changes anything: a small jit-compiled step
    (a 64x64 matmul layer that also updates a variable) called eagerly. Median
@@ -88,8 +88,7 @@ def _sgpr(n: int, m: int):
     import gpflow
     import numpy as np
 
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from experiments import sgpr
+    from experiments.workloads import sgpr
 
     rng = np.random.default_rng(1)
     x = rng.uniform(0, 10, (n, 1))

@@ -1,10 +1,10 @@
 """The memory floor of the SGPR experiment: how large M can get under a memory cap.
 
-    PYTHONPATH=python python -m experiments.sgpr_floor [--ms 1000 2000 4000 ...]
+    PYTHONPATH=python python -m experiments.workloads.sgpr_floor [--ms 1000 2000 4000 ...]
 
 GPflow's SGPR loss and gradients need some M x M matrices whole (the Cholesky
 factors and what is solved against them), whatever exla splits. This plans,
-without running, the experiment's program (:mod:`experiments.sgpr`: N =
+without running, the experiment's program (:mod:`experiments.workloads.sgpr`: N =
 20,000 points, float64) at several M under memory limits too small to meet,
 so that exla's search halves its threshold until the planned peak stops
 falling; the smallest planned peak reached (XLA's CPU buffer assignment:
@@ -29,16 +29,11 @@ import argparse
 import logging
 import math
 import statistics
-import sys
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-for _path in (str(REPO_ROOT), str(REPO_ROOT / "python")):
-    if _path not in sys.path:
-        sys.path.append(_path)
-
-from experiments.harness.runner import RESULTS_DIR, read_rows  # noqa: E402
+from experiments import RESULTS_DIR
+from experiments.harness.runner import read_rows
 
 DEFAULT_MS = [1000, 2000, 4000, 6000, 8000]
 _MIB = 2**20
@@ -49,7 +44,7 @@ def floor_of(m: int, n_train: int, limits: list[int]) -> dict[str, float]:
     each of ``limits`` (bytes); planned only, nothing runs."""
     import exla
 
-    from experiments import sgpr
+    from experiments.workloads import sgpr
     from experiments.harness import backends
 
     model = sgpr.make_model(m, n_train)
@@ -79,7 +74,7 @@ def working_set_units(m: int, n_small: int = 50) -> float:
     import numpy as np
 
     from exla.bridge.xla import planned_memory, proto_to_text
-    from experiments import sgpr
+    from experiments.workloads import sgpr
     from experiments.harness import backends
 
     rng = np.random.default_rng(0)

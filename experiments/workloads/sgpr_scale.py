@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from experiments import sgpr as _sgpr
+from experiments.workloads import sgpr as _sgpr
 from experiments.harness.child import Recorder, current_rss_mb, peak_rss_so_far_mb, record_times
 from experiments.harness.sweep import grid
 
@@ -320,7 +320,7 @@ def run(config: dict[str, Any], rec: Recorder) -> None:
     runner(config, rec, data)
 
 
-# exla's initial loss against plain XLA's at the same M, as in experiments.sgpr.
+# exla's initial loss against plain XLA's at the same M, as in experiments.workloads.sgpr.
 fill_error = _sgpr.fill_error
 
 

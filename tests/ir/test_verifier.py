@@ -142,7 +142,7 @@ INVALID = [
     ("reshape that changes the element count",
      _module("  a = f32[4,5] parameter(0)\n  ROOT r = f32[21] reshape(a)"),
      ["changes the element count"]),
-    # Found by the mutation fuzzer (experiments/fuzz_mutate.py); XLA refuses each.
+    # Found by the mutation fuzzer (experiments/fuzzing/fuzz_mutate.py); XLA refuses each.
     ("dynamic-update-slice with a start index missing",
      _module("  a = f32[4,5] parameter(0)\n  u = f32[2,5] parameter(1)\n"
              "  i = s32[] parameter(2)\n"

@@ -1,6 +1,6 @@
-"""The differential fuzzer (experiments/fuzz.py): a quick slice, proof that it
+"""The differential fuzzer (experiments/fuzzing/fuzz.py): a quick slice, proof that it
 catches a wrong rewrite and blames the right pass; and a slice of the
-text-mutation fuzzer (experiments/fuzz_mutate.py)."""
+text-mutation fuzzer (experiments/fuzzing/fuzz_mutate.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 
 from exla.optimize import default_pipeline
 
-from experiments import fuzz
+from experiments import REPO_ROOT
+from experiments.fuzzing import fuzz
 from tests._extension import load_extension
 
 load_extension()
@@ -137,12 +138,11 @@ def _replay(seed: int, out_dir) -> tuple[int, dict]:
 
     import exla
 
-    root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env["PYTHONPATH"] = os.pathsep.join([str(root), str(Path(exla.__file__).resolve().parents[1]),
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), str(Path(exla.__file__).resolve().parents[1]),
                                          env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, "-m", "experiments", "fuzz", "--replay", str(seed),
-                           "--out", str(out_dir)], cwd=root, env=env, capture_output=True,
+                           "--out", str(out_dir)], cwd=REPO_ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
     verdict = done.stdout[done.stdout.find("\n{") + 1:]  # after the program's description
     assert verdict.startswith("{"), done.stdout[-3000:] + done.stderr[-2000:]
@@ -190,9 +190,9 @@ def test_mean_of_log1p_square_is_judged_over_input_draws(tmp_path):
     assert verdict["error_rewritten"] <= 2 * verdict["error_original"], verdict
 
 
-# ----- the text-mutation fuzzer (experiments/fuzz_mutate.py) ---------------------------
+# ----- the text-mutation fuzzer (experiments/fuzzing/fuzz_mutate.py) ---------------------------
 
-from experiments import fuzz_mutate  # noqa: E402
+from experiments.fuzzing import fuzz_mutate  # noqa: E402
 
 SMALL = """HloModule m, entry_computation_layout={(f32[4,3]{1,0}, f32[3]{0})->(f32[4]{0})}
 

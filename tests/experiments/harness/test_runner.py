@@ -7,7 +7,7 @@ import pytest
 from exla.memory_cap import make_cgroup
 from experiments.harness import runner
 
-_MODULE = "tests.experiments._toy_experiment"
+_MODULE = "tests.experiments.harness._toy_experiment"
 _MIB = 2**20
 
 

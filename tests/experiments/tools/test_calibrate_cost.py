@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from experiments import calibrate_cost
+from experiments.tools import calibrate_cost
 
 
 @pytest.mark.parametrize("exponent", [0.0, 0.19, 0.5])

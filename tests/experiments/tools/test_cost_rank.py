@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments import cost_rank
+from experiments.tools import cost_rank
 
 
 def test_median_interval_of_21_samples_is_the_6th_to_16th():

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments import gpu_check
-
-REPO = Path(__file__).resolve().parents[2]
+from experiments import REPO_ROOT as REPO
+from experiments.workloads import gpu_check
 
 
 @pytest.fixture(scope="module")

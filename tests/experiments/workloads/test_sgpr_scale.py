@@ -1,10 +1,10 @@
-"""The data of experiments/sgpr_scale.py: 3droad's shape, reproducible."""
+"""The data of experiments/workloads/sgpr_scale.py: 3droad's shape, reproducible."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from experiments.sgpr_scale import make_data
+from experiments.workloads.sgpr_scale import make_data
 
 
 def test_data_has_the_paper_split_and_three_inputs_in_the_unit_cube() -> None:

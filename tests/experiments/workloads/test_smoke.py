@@ -16,8 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-
-ROOT = Path(__file__).resolve().parents[2]
+from experiments import REPO_ROOT as ROOT
 
 
 def _run(name: str, results: Path, *extra: str) -> list[dict[str, str]]:
@@ -132,13 +131,13 @@ def test_knn_split_smoke(tmp_path: Path) -> None:
 
 
 def test_memory_limit_script_smoke(tmp_path: Path) -> None:
-    # experiments/memory_limit.py writes its own rows, read from what ran.
+    # experiments/workloads/memory_limit.py writes its own rows, read from what ran.
     import exla
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(Path(exla.__file__).resolve().parents[1]),
                                          env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-m", "experiments.memory_limit", "--smoke",
+    proc = subprocess.run([sys.executable, "-m", "experiments.workloads.memory_limit", "--smoke",
                            "--repeats", "3", "--results-dir", str(tmp_path)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -174,7 +173,7 @@ def test_sgpr_scale_smoke(tmp_path: Path) -> None:
 
 
 def test_attention_script_smoke(tmp_path: Path) -> None:
-    # experiments/attention.py at seq = 1,024 under a 24MB limit (plain XLA
+    # experiments/workloads/attention.py at seq = 1,024 under a 24MB limit (plain XLA
     # plans 179 MB): exla's rewrite is what ran, within the limit, and every
     # JAX backend is as accurate as plain XLA against the float64 reference.
     import exla
@@ -182,7 +181,7 @@ def test_attention_script_smoke(tmp_path: Path) -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(Path(exla.__file__).resolve().parents[1]),
                                          env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-m", "experiments.attention", "--seqs", "1024",
+    proc = subprocess.run([sys.executable, "-m", "experiments.workloads.attention", "--seqs", "1024",
                            "--time-up-to", "1024", "--limit", "24MB", "--repeats", "1",
                            "--backends", "jax", "--results-dir", str(tmp_path)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.experiments.test_smoke import _check, _run
+from tests.experiments.workloads.test_smoke import _check, _run
 
 
 def test_jax_kernel_matvec_smoke(tmp_path: Path) -> None:
