@@ -17,12 +17,13 @@ prefer_checkout_exla()
 
 # Commands with options and output of their own, run before the harness (and
 # TensorFlow) is imported: gpu_check must run where only JAX is installed.
-_COMMANDS = {"fuzz": "experiments.fuzzing.fuzz", "corpus_report": "experiments.tools.corpus_report",
+_COMMANDS = {"fuzz": "experiments.fuzzing.fuzz", "fuzz_mutate": "experiments.fuzzing.fuzz_mutate",
+             "corpus_report": "experiments.tools.corpus_report",
              "memory_model": "experiments.tools.memory_model", "gpu_check": "experiments.workloads.gpu_check"}
 if __name__ == "__main__" and sys.argv[1:2] and sys.argv[1] in _COMMANDS:
     sys.exit(importlib.import_module(_COMMANDS[sys.argv[1]]).main(sys.argv[2:]))
 
-from experiments.harness import tables as report  # noqa: E402
+from experiments import report  # noqa: E402
 from experiments import RESULTS_DIR  # noqa: E402
 from experiments.harness.runner import run_configs  # noqa: E402
 from experiments.harness.sweep import add_limit_arguments  # noqa: E402

@@ -10,4 +10,11 @@ both read it, and tests may import experiments but not the other way round.
 It imports neither pytest nor anything of tests/: a program whose framework
 is not installed raises `programs.MissingFramework`, which the tests' conftest
 turns into their environment's skip or failure.
+
+Importing the package registers every program: programs.py holds the
+registry and the programs written for the corpus, and the two modules below
+add the frameworks' own models and the constants of every rank and type
+(they use programs.py's helpers, so programs.py cannot import them).
 """
+
+from . import constants, frameworks, programs  # noqa: F401  (registers the programs)

@@ -3,7 +3,8 @@
 TensorFlow and JAX embed the arrays a function closes over as HLO
 ``constant`` instructions, printed by XLA; from rank 3 on, XLA's printer
 writes index comments into the literal (``{ /*i0=0*/ { /*i1=0*/ {1} } }``).
-Registered into `experiments.corpus.programs.REGISTRY` (imported from there).
+Registered into `experiments.corpus.programs.REGISTRY` when the package is
+imported (experiments/corpus/__init__.py).
 """
 
 from __future__ import annotations

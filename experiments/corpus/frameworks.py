@@ -1,7 +1,7 @@
 """Corpus programs from the frameworks' own models, at tiny sizes.
 
-Registered into `experiments.corpus.programs.REGISTRY` when that module is imported
-(it imports this one last). Every program is a framework's model or API
+Registered into `experiments.corpus.programs.REGISTRY` when the package is
+imported (experiments/corpus/__init__.py). Every program is a framework's model or API
 called as a user would: tf_keras applications built with ``weights=None``,
 Keras layers, GPflow models with their kernels and natural gradients,
 TensorFlow Probability distributions, flax linen modules, optax optimizers,

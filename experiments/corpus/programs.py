@@ -826,8 +826,3 @@ def jax_attention_grad():
                         description="causal multi-head attention forward and "
                                     "VJP in jax")
 
-
-# The frameworks' own models and the constants of every rank and type register
-# themselves into REGISTRY (they use the helpers above).
-from . import constants as _constants  # noqa: E402,F401
-from . import frameworks as _frameworks  # noqa: E402,F401

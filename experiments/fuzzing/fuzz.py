@@ -1,7 +1,7 @@
 """Differential fuzzer: random TensorFlow and JAX programs, unrewritten against rewritten.
 
 ``python -m experiments fuzz --n 2000 --seed S [--jobs 2] [--out DIR] [--results [FILE]]``
-(``--mutate``: the text-mutation fuzzer of :mod:`experiments.fuzzing.fuzz_mutate`)
+(the text-mutation fuzzer is ``python -m experiments fuzz_mutate``)
 
 Each program (:mod:`experiments.fuzzing.fuzz_programs`) is lowered to HLO, rewritten by
 ``exla.optimize_hlo`` at a threshold small enough to force splitting, and both
@@ -61,6 +61,7 @@ import numpy as np
 
 from experiments import REPO_ROOT, RESULTS_DIR
 from experiments.fuzzing import fuzz_programs as fp
+from experiments.harness.machine import commit
 
 EPS = {"float32": float(np.finfo(np.float32).eps), "float64": float(np.finfo(np.float64).eps)}
 DEFAULT_OUT = Path(tempfile.gettempdir()) / "exla-fuzz"
@@ -573,14 +574,6 @@ def _runs(out_dir: Path) -> list[dict[str, Any]]:
     return list(runs.values())
 
 
-def _git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
-                              text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
 def write_results(summary: "Summary", out_dir: Path, path: Path, n: int | None = None) -> dict:
     """Writes the figures of the run recorded in `out_dir` to `path` (JSON).
 
@@ -655,7 +648,7 @@ def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: i
     run = {"started": time.time(), "command": " ".join(
         ["python -m experiments fuzz", f"--n {n} --seed {seed} --jobs {jobs}"]
         + ([f"--inject {inject}"] if inject else []) + (["--resume"] if resume else [])),
-        "commit": _git_commit()}
+        "commit": commit()}
     with open(out_dir / "runs.jsonl", "a") as runs:
         runs.write(json.dumps(run) + "\n")
 
@@ -677,10 +670,6 @@ def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: i
 
 
 def main(argv: list[str] | None = None) -> int:
-    if "--mutate" in (sys.argv[1:] if argv is None else argv):
-        from experiments.fuzzing import fuzz_mutate
-
-        return fuzz_mutate.main(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m experiments fuzz", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200, help="programs to try")

@@ -1,6 +1,6 @@
 """Text-mutation fuzzer: exla's parser and verifier against XLA's on broken HLO.
 
-``python -m experiments fuzz --mutate --n N --seed S [--out DIR] [--results [FILE]]``
+``python -m experiments fuzz_mutate --n N --seed S [--out DIR] [--results [FILE]]``
 (``--recheck DIR``: check the kept findings of a run again, after a fix)
 
 The HLO texts of generated programs (:mod:`experiments.fuzzing.fuzz_programs`, TensorFlow
@@ -51,6 +51,7 @@ import numpy as np
 
 from experiments import REPO_ROOT, RESULTS_DIR
 from experiments.fuzzing import fuzz_programs as fp
+from experiments.harness import machine
 
 DEFAULT_OUT = Path(tempfile.gettempdir()) / "exla-fuzz-mutate"
 RESULTS_FILE = RESULTS_DIR / "fuzz_mutation_summary.json"
@@ -785,8 +786,8 @@ def write_results(summary: MutationSummary, path: Path, command: str, wall_s: fl
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments fuzz --mutate")
-    parser.add_argument("--mutate", action="store_true")
+    parser = argparse.ArgumentParser(prog="python -m experiments fuzz_mutate",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=500, help="mutants to check")
     parser.add_argument("--seed", type=int, default=0, help="run seed")
     parser.add_argument("--batch", type=int, default=200, help="mutants per child process")
@@ -804,15 +805,13 @@ def main(argv: list[str]) -> int:
             print(f"mutant {m.id} ({m.base}, {m.mutation}): {m.category}: exla {m.exla[:200]!r}")
         print(summary.line())
         return 0 if not summary.failures() else 1
-    from experiments.fuzzing.fuzz import _git_commit
-
-    start, commit = time.time(), _git_commit()
+    start, commit = time.time(), machine.commit()
     summary = run(args.n, args.seed, args.out, args.batch, args.timeout)
     wall = time.time() - start
     print(summary.report())
     print(f"({wall:.0f} s; reproducers in {args.out}/mutants)")
     if args.results:
-        write_results(summary, args.results, f"python -m experiments fuzz --mutate --n {args.n} "
+        write_results(summary, args.results, f"python -m experiments fuzz_mutate --n {args.n} "
                       f"--seed {args.seed}", wall, commit)
     return 0 if not summary.failures() and not summary.bases_rejected else 1
 

@@ -8,7 +8,7 @@ import os
 import platform
 from typing import Any
 
-__all__ = ["machine_info"]
+__all__ = ["machine_info", "commit"]
 
 _PACKAGES = ("tensorflow", "jax", "jaxlib", "numpy", "gpflow", "pykeops", "exla", "scikit-learn")
 
@@ -35,7 +35,7 @@ def _memory_bytes() -> int:
     return 0
 
 
-def _commit() -> str:
+def commit() -> str:
     """The checkout's commit, or '' outside git.
 
     ``+dirty`` when the code that runs has uncommitted changes (exla's
@@ -67,7 +67,7 @@ def machine_info() -> dict[str, Any]:
             versions[name] = "not installed"
     return {
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
-        "commit": _commit(),
+        "commit": commit(),
         "cores": os.cpu_count(),
         "memory_gb": round(_memory_bytes() / 2**30, 1),
         "cpu": _cpu_model(),

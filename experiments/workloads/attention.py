@@ -255,7 +255,7 @@ if __name__ == "__main__":
 
 def attention_section(results_dir: Path) -> list[str]:
     """The RESULTS.md table of ``attention.csv``: the newest row per seq, backend and limit."""
-    from experiments.harness.tables import _num
+    from experiments.harness.tables import number as _num
     from experiments.harness.runner import read_rows
 
     rows = read_rows(results_dir / "attention.csv")

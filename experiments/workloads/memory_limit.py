@@ -40,6 +40,8 @@ from pathlib import Path
 import numpy as np
 
 from experiments import RESULTS_DIR, prefer_checkout_exla
+from experiments.harness.runner import read_rows
+from experiments.harness.tables import number
 
 # The checkout's exla only where its extension is built in place; otherwise
 # the installed package (CI installs exla, the checkout has no extension).
@@ -274,6 +276,40 @@ def main(argv: list[str] | None = None) -> int:
         row.update(run_id=run_id, commit=info.get("commit", ""))
         append_rows(args.results_dir / "memory_limit.csv", [row], COLUMNS)
     return 0
+
+
+def memory_limit_section(results_dir: Path) -> list[str]:
+    """The RESULTS.md section of ``memory_limit.csv``, if any."""
+    rows = read_rows(results_dir / "memory_limit.csv")
+    if not rows:
+        return []
+    newest: dict[tuple[str, str], dict[str, str]] = {}  # by workload and limit
+    for row in rows:
+        newest[(row["workload"], row["limit"])] = row
+    head = ["workload", "limit", "status", "exla's program ran", "loops (plain)",
+            "planned peak plain (MiB)", "planned peak exla (MiB)", "limit met",
+            "search: peak (MiB), candidates, XLA compiles", "plain XLA (s)", "exla (s)",
+            "exla / plain", "timed calls", "rel. difference", "load", "run"]
+    out = ["## memory_limit", "",
+           "`python -m experiments.workloads.memory_limit`: the program-level limit on three gradient "
+           "workloads, in one process without a memory cap; planned peaks are TensorFlow's "
+           "XLA's buffer assignment of the two executables that ran; times median [min-max].",
+           "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in newest.values():
+        out.append("| " + " | ".join([
+            f"{row['workload']} ({row.get('shape', '')})", row["limit"], row["status"],
+            row.get("ran_rewritten", ""), f"{row.get('loops', '')} ({row.get('loops_plain', '')})",
+            number(row.get("planned_peak_plain_mb")), number(row.get("planned_peak_mb")),
+            row.get("limit_met", ""),
+            f"{number(row.get('search_peak_mb'))}, {row.get('candidates', '')}, "
+            f"{row.get('xla_compiles', '')}",
+            f"{number(row.get('plain_time_s'))} [{number(row.get('plain_time_min_s'))}-"
+            f"{number(row.get('plain_time_max_s'))}]",
+            f"{number(row.get('exla_time_s'))} [{number(row.get('exla_time_min_s'))}-"
+            f"{number(row.get('exla_time_max_s'))}]",
+            number(row.get("ratio")), row.get("repeats", ""), number(row.get("error")),
+            row.get("load_avg", ""), row.get("run_id", "")]) + " |")
+    return out + [""]
 
 
 if __name__ == "__main__":

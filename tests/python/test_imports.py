@@ -7,7 +7,6 @@ depended on each other.
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -15,69 +14,24 @@ from pathlib import Path
 import pytest
 
 import exla
+from tests import _import_graph as import_graph
 
 PACKAGE = Path(exla.__file__).resolve().parent
 
 
 def _modules() -> dict[str, Path]:
-    modules = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        modules[".".join(parts)] = path
-    return modules
-
-
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """exla modules that ``name`` imports anywhere in its source (package __init__s excluded)."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1]
-                                + ([base] if base else []))
-            # `from exla import _core` names a module; `from exla import Report` a re-export.
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                       for alias in node.names]
-        else:
-            continue
-        for target in targets:
-            while target and target not in modules:
-                target = target.rpartition(".")[0]
-            if target and target != name and modules[target].name != "__init__.py":
-                found.add(target)
-    return found
+    return import_graph.modules(PACKAGE)
 
 
 def test_no_import_cycles():
-    modules = _modules()
-    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    cycles = []
-
-    def visit(name: str, path: list[str]) -> None:
-        state[name] = 1
-        for target in sorted(graph[name]):
-            if state.get(target) == 1:
-                cycles.append(" -> ".join(path[path.index(target):] + [target]))
-            elif target not in state:
-                visit(target, path + [target])
-        state[name] = 2
-
-    for name in sorted(graph):
-        if name not in state:
-            visit(name, [name])
+    cycles = import_graph.cycles(import_graph.graph(PACKAGE))
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
 def test_explain_and_function_are_independent_of_each_other():
     modules = _modules()
-    assert "exla.explain" not in _imports("exla.function", modules["exla.function"], modules)
+    assert "exla.explain" not in import_graph.imports("exla.function", modules["exla.function"],
+                                                       modules)
 
 
 # The one module that is a TensorFlow script itself (the demo's program,
