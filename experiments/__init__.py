@@ -1,6 +1,11 @@
 """exla's experiments: the paper's workloads measured against the alternatives.
 
-Run ``python -m experiments <name> [--smoke] [options]``; see README.md.
+Run ``python -m experiments NAME [options]`` (``--help`` lists the names);
+see README.md. The parts, lowest first: this package's paths; corpus/ (real
+programs as HLO) and harness/ (capped children, CSV rows, plots); workloads/,
+tools/ and fuzzing/; report.py (RESULTS.md); the command line (commands.py, the
+table; sweep_command.py; launcher.py). tests/experiments/test_imports.py keeps imports pointing
+down.
 """
 
 import sys
@@ -26,16 +31,3 @@ def prefer_checkout_exla() -> None:
     """Puts :func:`exla_source_paths` first on ``sys.path`` (once), before exla is imported."""
     sys.path[:0] = [path for path in exla_source_paths() if path not in sys.path]
 
-
-EXPERIMENTS = {
-    "kernel_matvec": "experiments.workloads.kernel_matvec",
-    "sgpr": "experiments.workloads.sgpr",
-    "sgpr_scale": "experiments.workloads.sgpr_scale",
-    "knn": "experiments.workloads.knn",
-    "knn_split": "experiments.workloads.knn_split",
-    "transformer": "experiments.workloads.transformer",
-    "wide_mlp": "experiments.workloads.wide_mlp",
-    "jax_kernel_matvec": "experiments.workloads.jax_kernel_matvec",
-    "jax_wide_mlp": "experiments.workloads.jax_wide_mlp",
-    "jax_sharded": "experiments.workloads.jax_sharded",
-}

@@ -7,7 +7,8 @@ cost_rank, memory_model, attention), then each sweep's machine, plots,
 headlines and table, all read from the files in ``experiments/results/``.
 
 It sits above the workloads and tools because it reads what each of them
-wrote: only the launcher imports it.
+wrote: only the command line imports it. The sweeps are those of the
+table of commands (experiments/commands.py), in its order.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import json
 from pathlib import Path
 from types import ModuleType
 
-from experiments import EXPERIMENTS, REPO_ROOT, RESULTS_DIR
+from experiments import REPO_ROOT, RESULTS_DIR
+from experiments.commands import COMMANDS
 from experiments.harness.headline import headline_table, update_readme
 from experiments.harness.runner import read_rows
 from experiments.harness.tables import OLD_PLANNED, headlines, results_table
@@ -53,10 +55,10 @@ def write_report(results_dir: Path = RESULTS_DIR) -> Path:
     lines += cost_rank_section(results_dir)
     lines += memory_model_section(results_dir)
     lines += attention_section(results_dir)
-    for name, module_name in EXPERIMENTS.items():
+    for name in (name for name, command in COMMANDS.items() if command.sweep):
         rows = read_rows(results_dir / f"{name}.csv")
         if rows:
-            lines += _sweep_section(name, importlib.import_module(module_name), rows,
+            lines += _sweep_section(name, importlib.import_module(COMMANDS[name].module), rows,
                                     results_dir, target.parent)
     target.write_text("\n".join(lines) + "\n")
     if results_dir.resolve() == RESULTS_DIR:

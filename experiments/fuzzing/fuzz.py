@@ -457,7 +457,7 @@ def _run_batch(seeds: list[int], out_dir: Path, timeout_s: float,
     while remaining:
         with tempfile.TemporaryDirectory() as tmp:
             progress = Path(tmp) / "progress.jsonl"
-            command = [sys.executable, "-m", "experiments.fuzzing.fuzz", "--worker", str(progress),
+            command = [sys.executable, "-m", "experiments", "fuzz", "--worker", str(progress),
                        "--out", str(out_dir), "--seeds", ",".join(map(str, remaining))]
             if inject:
                 command += ["--inject", inject]
@@ -670,6 +670,7 @@ def fuzz(n: int, seed: int, out_dir: Path = DEFAULT_OUT, jobs: int = 1, batch: i
 
 
 def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     parser = argparse.ArgumentParser(prog="python -m experiments fuzz", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200, help="programs to try")
@@ -725,11 +726,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"figures in {args.results}")
     return 0 if summary.line().endswith(
         "mismatches 0 / crashes 0 / exceptions 0 / timeouts 0") else 1
-
-
-if __name__ == "__main__":
-    from experiments import prefer_checkout_exla
-
-    prefer_checkout_exla()
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    sys.exit(main())

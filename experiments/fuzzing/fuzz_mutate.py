@@ -599,7 +599,7 @@ def _run_batch(mutant_file: Path, records: dict[int, dict], ids: list[int], time
             progress = Path(tmp) / "progress.jsonl"
             errors = open(Path(tmp) / "stderr.txt", "w+")
             child = subprocess.Popen(
-                [sys.executable, "-m", "experiments.fuzzing.fuzz_mutate", "--worker", str(progress),
+                [sys.executable, "-m", "experiments", "fuzz_mutate", "--worker", str(progress),
                  "--mutants", str(mutant_file), "--ids", ",".join(map(str, remaining))],
                 cwd=str(REPO_ROOT), stdout=subprocess.DEVNULL, stderr=errors)
             last, seen, hung = time.monotonic(), 0, False
@@ -785,7 +785,8 @@ def write_results(summary: MutationSummary, path: Path, command: str, wall_s: fl
     path.write_text(json.dumps(figures, indent=1) + "\n")
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     parser = argparse.ArgumentParser(prog="python -m experiments fuzz_mutate",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=500, help="mutants to check")
@@ -798,7 +799,13 @@ def main(argv: list[str]) -> int:
                              "experiments/results/fuzz_mutation_summary.json)")
     parser.add_argument("--recheck", type=Path,
                         help="check again the mutants a run in this directory kept")
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--mutants", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--ids", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker is not None:
+        _worker(args.mutants, [int(i) for i in args.ids.split(",")], args.worker)
+        return 0
     if args.recheck:
         summary = recheck(args.recheck, args.timeout)
         for m in summary.mutants:
@@ -814,20 +821,3 @@ def main(argv: list[str]) -> int:
         write_results(summary, args.results, f"python -m experiments fuzz_mutate --n {args.n} "
                       f"--seed {args.seed}", wall, commit)
     return 0 if not summary.failures() and not summary.bases_rejected else 1
-
-
-def _worker_main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--worker", type=Path)
-    parser.add_argument("--mutants", type=Path)
-    parser.add_argument("--ids")
-    args = parser.parse_args()
-    _worker(args.mutants, [int(i) for i in args.ids.split(",")], args.worker)
-
-
-if __name__ == "__main__":
-    from experiments import prefer_checkout_exla
-
-    prefer_checkout_exla()
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    _worker_main()

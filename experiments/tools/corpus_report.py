@@ -26,7 +26,6 @@ import json
 import logging
 import platform
 import re
-import sys
 import time
 from pathlib import Path
 
@@ -152,7 +151,3 @@ def main(argv: list[str] | None = None) -> int:
           f"{summary['seconds']} s")
     print(f"wrote {out}")
     return 1 if summary["verdicts_disagree"] else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """How well exla's cost model orders the plans of a program by their measured time.
 
-    PYTHONPATH=python python -m experiments.tools.cost_rank [--repeats 5] [--out experiments/results/cost_rank.csv]
-    PYTHONPATH=python python -m experiments.tools.cost_rank --replay experiments/results/cost_rank.csv \
+    python -m experiments cost_rank [--repeats 5] [--out experiments/results/cost_rank.csv]
+    python -m experiments cost_rank --replay experiments/results/cost_rank.csv \
         [--set dot_thin_width=256 ...]
 
 Five programs, lowered from JAX at reduced sizes (a few seconds each on two
@@ -48,18 +48,13 @@ import math
 import os
 import re
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from experiments import prefer_checkout_exla
-
-prefer_checkout_exla()
-
-from exla._memory_limit import CLEAR_GAIN as CLEAR  # noqa: E402 - the search's own margin
+from exla._memory_limit import CLEAR_GAIN as CLEAR  # the search's own margin
 
 NEAR = 1.05  # a choice within 5% of the fastest measured time is as fast, on this machine
 
@@ -359,7 +354,7 @@ def cost_rank_section(results_dir: Path) -> list[str]:
         return []
     programs = list(dict.fromkeys(r["program"] for r in rows))
     return ["## cost_rank", "",
-            f"`python -m experiments.tools.cost_rank --repeats {rows[0].get('repeats', '?')}`: "
+            f"`python -m experiments cost_rank --repeats {rows[0].get('repeats', '?')}`: "
             f"{len(programs)} JAX programs at reduced sizes (kernel matvec 3000 x 16, cross "
             "entropy value and gradients 512 x 128 x vocabulary 16,000, attention 2048 x 64, a "
             "wide MLP layer's gradient 1024 x 64 x 8192, kNN top-8 of 256 queries among 16,384 "
@@ -499,7 +494,7 @@ def _constant(text: str) -> tuple[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.tools.cost_rank", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments cost_rank", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--programs", nargs="*", default=list(PROGRAMS))
@@ -540,7 +535,3 @@ def main(argv: list[str] | None = None) -> int:
             writer.writeheader()
             writer.writerows(all_rows)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

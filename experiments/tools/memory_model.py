@@ -16,7 +16,6 @@ import argparse
 import csv
 import logging
 import platform
-import sys
 import time
 from pathlib import Path
 
@@ -118,7 +117,3 @@ def main(argv: list[str] | None = None) -> int:
     print(summarise(comparisons))
     print(f"{time.perf_counter() - start:.0f} s on {platform.platform()}; wrote {out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

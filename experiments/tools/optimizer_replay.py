@@ -3,8 +3,8 @@
 A structure change (moving code, splitting functions, new ways to pass settings)
 must not change what exla does. This tool makes that checkable:
 
-    python -m experiments.tools.optimizer_replay record before.jsonl   # on the old commit
-    python -m experiments.tools.optimizer_replay compare before.jsonl  # on the new one
+    python -m experiments optimizer_replay record before.jsonl   # on the old commit
+    python -m experiments optimizer_replay compare before.jsonl  # on the new one
 
 ``record`` runs :func:`exla.optimize_hlo` on every module of the test corpus
 (the real TensorFlow/JAX programs of ``experiments/corpus`` and the HLO modules
@@ -22,7 +22,6 @@ import hashlib
 import json
 import logging
 import re
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -194,14 +193,10 @@ def _compare(path: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: ``record FILE`` or ``compare FILE``."""
-    parser = argparse.ArgumentParser(prog="python -m experiments.tools.optimizer_replay",
+    parser = argparse.ArgumentParser(prog="python -m experiments optimizer_replay",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("record", "compare"))
     parser.add_argument("file", type=Path)
     args = parser.parse_args(argv)
     logging.getLogger("exla").setLevel(logging.ERROR)
     return _record(args.file) if args.mode == "record" else _compare(args.file)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Causal attention, forward and backward, beside what a user would write instead.
 
-    python -m experiments.workloads.attention [--seqs 8192 16384 32768] [--time-up-to 8192]
+    python -m experiments attention [--seqs 8192 16384 32768] [--time-up-to 8192]
 
 The user's code is ``jax.nn.dot_product_attention(q, k, v, is_causal=True,
 implementation="xla")``, loss ``sum(o * g)`` and its gradients in q, k and v,
@@ -39,9 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from experiments import RESULTS_DIR, prefer_checkout_exla
-
-prefer_checkout_exla()
+from experiments import RESULTS_DIR
 
 HEADS, HEAD_SIZE = 8, 64
 LIMITS = {8192: "256MB"}  # the issue's limit at 8k; 1GB above
@@ -213,7 +211,8 @@ def _memory_bytes() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m experiments attention",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--seqs", type=int, nargs="+", default=[8192, 16384, 32768])
     parser.add_argument("--time-up-to", type=int, default=8192, help="run only up to this seq")
     parser.add_argument("--reference-up-to", type=int, default=8192)
@@ -249,14 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
 def attention_section(results_dir: Path) -> list[str]:
     """The RESULTS.md table of ``attention.csv``: the newest row per seq, backend and limit."""
-    from experiments.harness.tables import number as _num
     from experiments.harness.runner import read_rows
+    from experiments.harness.tables import number as _num
 
     rows = read_rows(results_dir / "attention.csv")
     if not rows:
@@ -266,7 +261,7 @@ def attention_section(results_dir: Path) -> list[str]:
             "planned peak (MiB)", "planned temp (MiB)", "time (s) [min-max]", "vs plain XLA",
             "rel. error vs float64", "load", "run"]
     out = ["## attention", "", (__doc__ or "").strip().splitlines()[0], "",
-           "`python -m experiments.workloads.attention`: 1 x seq x 8 heads x 64, f32, loss and gradients "
+           "`python -m experiments attention`: 1 x seq x 8 heads x 64, f32, loss and gradients "
            "in q, k, v; planned figures are XLA's buffer assignment of the JAX executable that "
            "ran (none for PyTorch); error: largest normwise relative error of the four results "
            "against float64.", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

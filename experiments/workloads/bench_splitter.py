@@ -1,6 +1,6 @@
 """Benchmarks of the tensor splitter (issue 4): time, peak memory, pass time.
 
-Run: python experiments/workloads/bench_splitter.py [--large]
+Run: python -m experiments bench_splitter [--large]
 
 1. Kernel matvec, N = 20,000, f64: plain TensorFlow jit vs the same program
    rewritten by exla (threshold 100MB, split 20MB); both fit in memory here.
@@ -104,8 +104,8 @@ def bench_beyond_memory(n: int, cap: int = 8 * 10**9) -> dict:
     exla_path = str(pathlib.Path(exla.__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([exla_path, str(REPO_ROOT)]),
                TF_CPP_MIN_LOG_LEVEL="2")
-    run = run_capped([sys.executable, "-m", "experiments.workloads.bench_splitter", "--child",
-                      str(n)], cap, env=env)
+    run = run_capped([sys.executable, "-m", "experiments", "bench_splitter", "--child", str(n)],
+                     cap, env=env)
     if run.returncode != 0:
         return {"n": n, "failed": run.returncode, "out_of_memory": run.out_of_memory,
                 "stderr": run.stderr[-500:]}
@@ -167,22 +167,23 @@ def bench_chain(sizes=(400, 800, 2000, 5000)) -> list[dict]:
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments bench_splitter",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--large", action="store_true", help="also N = 200,000 (takes minutes)")
     parser.add_argument("--chain-only", action="store_true", help="only the pass-time chain")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.child:
         _child(args.child)
-        return
+        return 0
     results = {"machine": {"cores": os.cpu_count(), "python": platform.python_version()}}
     results["pass_time_chain"] = bench_chain()
     for row in results["pass_time_chain"]:
         print("splitter pass on a chain:", row, flush=True)
     if args.chain_only:
         _append(results)
-        return
+        return 0
     results["overhead_20k"] = bench_overhead()
     print("kernel matvec N=20,000:", results["overhead_20k"], flush=True)
     results["pass_time_sgpr"] = bench_pass_time()
@@ -191,13 +192,10 @@ def main() -> None:
         results[f"beyond_memory_{n}"] = bench_beyond_memory(n)
         print(f"kernel matvec N={n:,}:", results[f"beyond_memory_{n}"], flush=True)
     _append(results)
+    return 0
 
 
 def _append(results: dict) -> None:
     RESULTS_DIR.mkdir(exist_ok=True)
     with open(RESULTS_DIR / "bench_splitter.json", "a") as f:
         f.write(json.dumps(results) + "\n")
-
-
-if __name__ == "__main__":
-    main()

@@ -335,7 +335,7 @@ def _save(out: Any) -> str:
 
 
 def _child(name: str, mode: str, args: argparse.Namespace) -> dict:
-    command = [sys.executable, "-m", "experiments.workloads.gpu_check", "--child", name, mode,
+    command = [sys.executable, "-m", "experiments", "gpu_check", "--child", name, mode,
                "--scale", args.scale, "--repeats", str(args.repeats)]
     start = time.perf_counter()
     try:
@@ -424,7 +424,3 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"scale": args.scale, "rows": rows}, indent=1))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Per-call overhead of exla's JAX integration on a program exla leaves unchanged.
 
-Run: python experiments/workloads/jax_overhead.py [--calls 5000] [--rounds 7]
+Run: python -m experiments jax_overhead [--calls 5000] [--rounds 7]
 
 A small step (a 64 x 64 matmul layer) called eagerly, median time per call of
 
@@ -18,18 +18,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 
-from experiments import prefer_checkout_exla
+import jax
+import jax.numpy as jnp
+import numpy as np
 
-prefer_checkout_exla()
-
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-
-import exla  # noqa: E402
+import exla
 
 
 def layer(w, x):
@@ -52,7 +47,8 @@ def _first_call_s(fn, args) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m experiments jax_overhead",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args(argv)
@@ -79,7 +75,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:15s} {statistics.median(values):7.2f} us/call "
               f"(spread {min(values):.2f}..{max(values):.2f}); first call {first[name] * 1e3:.1f} ms")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """The program-level memory limit on three gradient workloads.
 
-    PYTHONPATH=python python -m experiments.workloads.memory_limit [attention|sgpr|cross_entropy ...]
+    python -m experiments memory_limit [attention|sgpr|cross_entropy ...]
 
 * attention forward + backward, 2 x 4 heads x 4,096 x 64 f32,
   ``memory_limit="256MB"``;
@@ -39,13 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments import RESULTS_DIR, prefer_checkout_exla
+from experiments import RESULTS_DIR
 from experiments.harness.runner import read_rows
 from experiments.harness.tables import number
-
-# The checkout's exla only where its extension is built in place; otherwise
-# the installed package (CI installs exla, the checkout has no extension).
-prefer_checkout_exla()
 
 
 def attention(batch: int = 2, heads: int = 4, seq: int = 4096, head_size: int = 64):
@@ -241,7 +237,8 @@ def measure(name: str, repeats: int, dump_dir: Path, smoke: bool = False,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m experiments memory_limit",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("workloads", nargs="*", help=f"of {', '.join(WORKLOADS)} (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
@@ -268,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
                                        + dump_flags(dump_dir))
     args.results_dir.mkdir(parents=True, exist_ok=True)
     info = machine_info()
-    info["command"] = "python -m experiments.workloads.memory_limit " + " ".join(argv or sys.argv[1:])
+    info["command"] = "python -m experiments memory_limit " + " ".join(
+        sys.argv[1:] if argv is None else argv)
     (args.results_dir / "memory_limit.machine.json").write_text(json.dumps(info, indent=2) + "\n")
     run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     for name in args.workloads:
@@ -291,7 +289,7 @@ def memory_limit_section(results_dir: Path) -> list[str]:
             "search: peak (MiB), candidates, XLA compiles", "plain XLA (s)", "exla (s)",
             "exla / plain", "timed calls", "rel. difference", "load", "run"]
     out = ["## memory_limit", "",
-           "`python -m experiments.workloads.memory_limit`: the program-level limit on three gradient "
+           "`python -m experiments memory_limit`: the program-level limit on three gradient "
            "workloads, in one process without a memory cap; planned peaks are TensorFlow's "
            "XLA's buffer assignment of the two executables that ran; times median [min-max].",
            "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -310,7 +308,3 @@ def memory_limit_section(results_dir: Path) -> list[str]:
             number(row.get("ratio")), row.get("repeats", ""), number(row.get("error")),
             row.get("load_avg", ""), row.get("run_id", "")]) + " |")
     return out + [""]
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

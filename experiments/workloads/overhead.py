@@ -1,6 +1,6 @@
 """Overhead of exla's TensorFlow integration (issue 3).
 
-Run: python experiments/workloads/overhead.py [--calls 3000] [--json PATH]
+Run: python -m experiments overhead [--calls 3000] [--json PATH]
 
 1. Per-call overhead when no pass changes anything: a small jit-compiled step
    (a 64x64 matmul layer that also updates a variable) called eagerly. Median
@@ -157,7 +157,8 @@ def first_call_cost(n: int = 2000, m: int = 100, threshold: str = "100KB",
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m experiments overhead",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args(argv)
@@ -196,7 +197,3 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w") as f:
             json.dump({"per_call_us": overhead, "sgpr_first_call": first}, f, indent=2)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

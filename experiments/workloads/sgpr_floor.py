@@ -1,6 +1,6 @@
 """The memory floor of the SGPR experiment: how large M can get under a memory cap.
 
-    PYTHONPATH=python python -m experiments.workloads.sgpr_floor [--ms 1000 2000 4000 ...]
+    python -m experiments sgpr_floor [--ms 1000 2000 4000 ...]
 
 GPflow's SGPR loss and gradients need some M x M matrices whole (the Cholesky
 factors and what is solved against them), whatever exla splits. This plans,
@@ -103,7 +103,8 @@ def largest_m(units: float, cap_mb: float, base_mb: float) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m experiments sgpr_floor",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--ms", type=int, nargs="+", default=DEFAULT_MS)
     parser.add_argument("--n-train", type=int, default=20_000)
     parser.add_argument("--limit", default="4MB", help="the fixed tiny limit of the first search")
@@ -149,7 +150,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"exla's smallest plan at M = {top['m']}: {top['units']:.2f} M x M matrices; fits "
           f"the cap up to M = {largest_m(top['units'], cap_mb, base)}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,8 +1,9 @@
 """experiments/'s import structure: no cycles, dependencies one way, nothing from tests/.
 
-Layers, lowest first: the package's paths (experiments/__init__.py); the
-corpus and the harness; the workloads, tools and fuzzers; the report
-(RESULTS.md, which reads what they wrote); the command line. A module
+Layers, lowest first: the package's paths (experiments/__init__.py) and the
+table of commands (which names modules, imports none); the corpus and the
+harness; the workloads, tools and fuzzers; the report (RESULTS.md, which
+reads what they wrote); the sweeps' command line; the launcher. A module
 imports only from its own part or from a lower layer, and imports inside
 functions count (tests/_import_graph.py). The tests import experiments,
 never the other way round: no module of experiments/ imports tests, runs a
@@ -25,11 +26,13 @@ from tests import _import_graph as import_graph
 PACKAGE = REPO_ROOT / "experiments"
 
 LAYERS = {
-    "experiments": 0,
+    "experiments": 0, "experiments.commands": 0,
     "experiments.corpus": 1, "experiments.harness": 1,
     "experiments.workloads": 2, "experiments.tools": 2, "experiments.fuzzing": 2,
     "experiments.report": 3,
-    "experiments.__main__": 4,
+    "experiments.sweep_command": 4,
+    "experiments.launcher": 5,
+    "experiments.__main__": 6,
 }
 """Each part of experiments/ and its layer; a part imports from lower layers only."""
 

@@ -137,7 +137,7 @@ def test_memory_limit_script_smoke(tmp_path: Path) -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(Path(exla.__file__).resolve().parents[1]),
                                          env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-m", "experiments.workloads.memory_limit", "--smoke",
+    proc = subprocess.run([sys.executable, "-m", "experiments", "memory_limit", "--smoke",
                            "--repeats", "3", "--results-dir", str(tmp_path)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -181,7 +181,7 @@ def test_attention_script_smoke(tmp_path: Path) -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(Path(exla.__file__).resolve().parents[1]),
                                          env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-m", "experiments.workloads.attention", "--seqs", "1024",
+    proc = subprocess.run([sys.executable, "-m", "experiments", "attention", "--seqs", "1024",
                            "--time-up-to", "1024", "--limit", "24MB", "--repeats", "1",
                            "--backends", "jax", "--results-dir", str(tmp_path)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
