@@ -127,20 +127,6 @@ def _gpflow_kernel() -> Any:
     return gpflow.kernels.SquaredExponential(lengthscales=[LENGTHSCALE] * 3, variance=VARIANCE)
 
 
-def loss_and_gradients(model: Any) -> Callable[[], tuple[Any, list[Any]]]:
-    """The user's code: a GPflow model's training loss and its gradients."""
-    import tensorflow as tf
-
-    variables = list(model.trainable_variables)
-
-    def loss_and_grads() -> tuple[Any, list[Any]]:
-        with tf.GradientTape() as tape:
-            loss = model.training_loss()
-        return loss, tape.gradient(loss, variables)
-
-    return loss_and_grads
-
-
 def _scores(mean: np.ndarray, var: np.ndarray, y: np.ndarray) -> dict[str, float]:
     rmse = float(np.sqrt(np.mean((mean - y) ** 2)))
     nlpd = float(np.mean(0.5 * np.log(2 * np.pi * var) + (y - mean) ** 2 / (2 * var)))
@@ -172,7 +158,7 @@ def _run_sgpr(config: dict[str, Any], rec: Recorder, data: tuple[np.ndarray, ...
     m = int(config["m"])
     model = gpflow.models.SGPR((x, y), _gpflow_kernel(), inducing_variable=x[:m].copy(),
                                noise_variance=NOISE)
-    loss_and_grads = loss_and_gradients(model)
+    loss_and_grads = _sgpr.loss_and_gradients(model)
     rec.update(program=loss_and_grads.__name__)
     compile_, limit = backends.jit, backends.limit_of(config)
     if limit is not None:
