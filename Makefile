@@ -49,7 +49,8 @@ NEWEST_TESTS := tests/python/jax tests/python/bridge tests/ir \
   tests/python/test_cli.py tests/python/test_imports.py tests/python/test_options.py \
   tests/python/test_settings.py tests/python/test_hlo_signature.py \
   tests/python/memory_limit/test_limit_plan.py tests/python/memory_limit/test_search.py \
-  tests/test_size_syntax.py tests/experiments/test_gpu_check.py
+  tests/test_size_syntax.py tests/experiments/workloads/test_gpu_check.py \
+  tests/experiments/test_launcher.py
 
 $(NEWEST):
 	$(PYTHON_NEWEST) -m venv .venv-newest

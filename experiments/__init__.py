@@ -1,12 +1,19 @@
 """exla's experiments: the paper's workloads measured against the alternatives.
 
-Run ``python -m experiments <name> [--smoke] [options]``; see README.md.
+Run ``python -m experiments NAME [options]`` (``--help`` lists the names);
+see README.md. The parts, lowest first: this package's paths; corpus/ (real
+programs as HLO) and harness/ (capped children, CSV rows, plots); workloads/,
+tools/ and fuzzing/; report.py (RESULTS.md); the command line (commands.py, the
+table; sweep_command.py; launcher.py). tests/experiments/test_imports.py keeps imports pointing
+down.
 """
 
 import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULTS_DIR = REPO_ROOT / "experiments" / "results"
+"""Where every experiment and tool writes its results, and the report reads them."""
 
 
 def exla_source_paths() -> list[str]:
@@ -24,16 +31,3 @@ def prefer_checkout_exla() -> None:
     """Puts :func:`exla_source_paths` first on ``sys.path`` (once), before exla is imported."""
     sys.path[:0] = [path for path in exla_source_paths() if path not in sys.path]
 
-
-EXPERIMENTS = {
-    "kernel_matvec": "experiments.kernel_matvec",
-    "sgpr": "experiments.sgpr",
-    "sgpr_scale": "experiments.sgpr_scale",
-    "knn": "experiments.knn",
-    "knn_split": "experiments.knn_split",
-    "transformer": "experiments.transformer",
-    "wide_mlp": "experiments.wide_mlp",
-    "jax_kernel_matvec": "experiments.jax_kernel_matvec",
-    "jax_wide_mlp": "experiments.jax_wide_mlp",
-    "jax_sharded": "experiments.jax_sharded",
-}

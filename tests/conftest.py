@@ -1,1 +1,33 @@
-"""Makes the repository root importable, so that tests share `tests._extension`."""
+"""Makes the repository root importable, so that tests share `tests._extension`.
+
+It also applies the test environments' rule for missing frameworks
+(`tests._frameworks.require`) to the HLO corpus: `experiments.corpus` knows
+nothing of pytest and raises `MissingFramework` for a program whose framework
+is not installed; a test (or fixture) that meets it is skipped where its
+environment leaves that framework out by design, and fails anywhere else.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments.corpus.programs import MissingFramework
+from tests._frameworks import require
+
+
+def _missing_framework_as_the_environment_says():
+    try:
+        return (yield)
+    except MissingFramework as missing:
+        require(missing.name)  # skips or fails the test
+        raise
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _missing_framework_as_the_environment_says())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _missing_framework_as_the_environment_says())

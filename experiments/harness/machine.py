@@ -8,7 +8,7 @@ import os
 import platform
 from typing import Any
 
-__all__ = ["machine_info"]
+__all__ = ["machine_info", "commit"]
 
 _PACKAGES = ("tensorflow", "jax", "jaxlib", "numpy", "gpflow", "pykeops", "exla", "scikit-learn")
 
@@ -35,7 +35,7 @@ def _memory_bytes() -> int:
     return 0
 
 
-def _commit() -> str:
+def commit() -> str:
     """The checkout's commit, or '' outside git.
 
     ``+dirty`` when the code that runs has uncommitted changes (exla's
@@ -49,8 +49,7 @@ def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, text=True,
                               capture_output=True, timeout=10).stdout.strip()
-        code = ["python", "cc", "setup.py", "pyproject.toml", "experiments/harness",
-                ":(glob)experiments/*.py"]
+        code = ["python", "cc", "setup.py", "pyproject.toml", ":(glob)experiments/**/*.py"]
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", *code],
                                cwd=root, text=True, capture_output=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
@@ -68,7 +67,7 @@ def machine_info() -> dict[str, Any]:
             versions[name] = "not installed"
     return {
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
-        "commit": _commit(),
+        "commit": commit(),
         "cores": os.cpu_count(),
         "memory_gb": round(_memory_bytes() / 2**30, 1),
         "cpu": _cpu_model(),

@@ -24,15 +24,12 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from experiments import exla_source_paths, prefer_checkout_exla
+from experiments import REPO_ROOT, RESULTS_DIR, exla_source_paths, prefer_checkout_exla
 from experiments.harness.machine import machine_info
 
-__all__ = ["COMMON_COLUMNS", "run_configs", "RESULTS_DIR", "append_rows", "read_rows"]
+__all__ = ["COMMON_COLUMNS", "run_configs", "append_rows", "read_rows"]
 
 _log = logging.getLogger("exla")
-
-RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 COMMON_COLUMNS = [
     "run_id", "experiment", "backend", "exla_path", "limit", "limit_kind", "split_size", "cap_gb",

@@ -1,6 +1,6 @@
 """exla's memory model (``exla.predict_peak``) against XLA's own buffer assignment.
 
-On every module of `tests/corpus/memory_corpus.py` (the corpus programs as
+On every module of `experiments/corpus/memory_corpus.py` (the corpus programs as
 lowered, rewritten by exla's pipeline at the forced threshold, and their f64
 variants: TensorFlow, tf_keras, GPflow, TFP, JAX, flax, optax), the model's
 predicted peak is compared with XLA's planned peak, constants included
@@ -15,14 +15,10 @@ The XLA figures are computed once per session (one compilation per module).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
-
-from corpus import memory_corpus  # noqa: E402
+from experiments.corpus import memory_corpus
 from tests._extension import load_extension  # noqa: E402
 
 load_extension()

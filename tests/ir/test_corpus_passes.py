@@ -1,6 +1,6 @@
 """Every pass on every corpus program, at a threshold that forces splitting.
 
-For each program of `tests/corpus` (TensorFlow, tf_keras, GPflow, TFP, JAX,
+For each program of `experiments/corpus` (TensorFlow, tf_keras, GPflow, TFP, JAX,
 flax, optax and constants of every rank and type):
 
 (a) the default pipeline (every pass exla has) at `forced_threshold` (an
@@ -23,14 +23,10 @@ flax, optax and constants of every rank and type):
 from __future__ import annotations
 
 import logging
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
-
-from corpus import checks, programs  # noqa: E402
+from experiments.corpus import checks, programs
 from tests._extension import load_extension  # noqa: E402
 
 _exla = load_extension()
@@ -43,7 +39,7 @@ MAX_FLOAT64_INSTRUCTIONS = 2000
 
 @pytest.fixture(scope="module")
 def xla_verdicts():
-    from corpus.xla_verdicts import XlaVerdicts
+    from experiments.corpus.xla_verdicts import XlaVerdicts
 
     verdicts = XlaVerdicts()
     yield verdicts

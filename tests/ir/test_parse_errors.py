@@ -84,7 +84,7 @@ TOKEN_CASES = {
     "bad_slice_attribute": (
         _replace("add(x, y)", "slice(x), slice={[0:two]}"),
         "slice={", "two"),
-    # Found by the mutation fuzzer (experiments/fuzz_mutate.py): XLA's parser
+    # Found by the mutation fuzzer (experiments/fuzzing/fuzz_mutate.py): XLA's parser
     # refuses each of these, and exla accepted them.
     "operand_used_before_its_definition": (
         _replace("y = f32[4]{0} parameter(1)",

@@ -1,6 +1,6 @@
 """Round-trip tests of exla's HLO parser and printer over the real-program corpus.
 
-For every program of `tests/corpus/programs.py` (TensorFlow, GPflow, tf_keras
+For every program of `experiments/corpus/programs.py` (TensorFlow, GPflow, tf_keras
 and JAX programs lowered to HLO text by exla's bridge):
 
 (a) `exla._exla.round_trip(text)` reproduces the text up to whitespace (runs of
@@ -25,18 +25,12 @@ the module is skipped if `exla._exla` has not been built.
 from __future__ import annotations
 
 import re
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
-
-from corpus import programs  # noqa: E402
-
-
+from experiments.corpus import programs
 from tests._extension import load_extension  # noqa: E402
 
 _exla = load_extension()
@@ -126,7 +120,7 @@ def _is_inexact(dtype: np.dtype) -> bool:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_reprinted_program_executes_identically(name):
-    from corpus import checks
+    from experiments.corpus import checks
 
     program = programs.get(name)
     original = checks.run_hlo(program.hlo_text, program.inputs)

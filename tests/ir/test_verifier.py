@@ -4,14 +4,10 @@ pass output verifies clean."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
-
-from corpus import programs  # noqa: E402
+from experiments.corpus import programs
 from tests._extension import core_optimize, load_extension  # noqa: E402
 from tests._frameworks import require  # noqa: E402
 
@@ -146,7 +142,7 @@ INVALID = [
     ("reshape that changes the element count",
      _module("  a = f32[4,5] parameter(0)\n  ROOT r = f32[21] reshape(a)"),
      ["changes the element count"]),
-    # Found by the mutation fuzzer (experiments/fuzz_mutate.py); XLA refuses each.
+    # Found by the mutation fuzzer (experiments/fuzzing/fuzz_mutate.py); XLA refuses each.
     ("dynamic-update-slice with a start index missing",
      _module("  a = f32[4,5] parameter(0)\n  u = f32[2,5] parameter(1)\n"
              "  i = s32[] parameter(2)\n"

@@ -1,7 +1,7 @@
 """exla's verifier agrees with XLA's on every corpus program and its mutants.
 
-For each program of `tests/corpus` and each of its deterministic mutants
-(`tests/corpus/mutations.py`: a dropped operand, an instruction renamed onto
+For each program of `experiments/corpus` and each of its deterministic mutants
+(`experiments/corpus/mutations.py`: a dropped operand, an instruction renamed onto
 its neighbour's name, a changed dimension or element type, a changed opcode,
 an undefined operand, a constant whose literal is a name, a parameter number
 out of range, an unknown attribute, a dropped ROOT, the text cut in half),
@@ -10,22 +10,18 @@ exla's verdict (`exla._core.verify`: accept or ValueError) must equal XLA's
 importer and MLIR verifier, in a child process because XLA's parser aborts
 on some texts; an abort counts as a rejection). A disagreement fails the
 test with both messages, unless it is one of the listed exceptions,
-`tests/corpus/checks.py`'s STRICTER_ON_PURPOSE: places where XLA's text path
+`experiments/corpus/checks.py`'s STRICTER_ON_PURPOSE: places where XLA's text path
 is lax and exla is stricter on purpose (each with its reason).
 """
 
 from __future__ import annotations
 
 import collections
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
-
-from corpus import checks, programs  # noqa: E402
-from corpus.mutations import mutants  # noqa: E402
+from experiments.corpus import checks, programs
+from experiments.corpus.mutations import mutants
 from tests._extension import load_extension  # noqa: E402
 
 _exla = load_extension()
@@ -35,7 +31,7 @@ NAMES = programs.names()
 
 @pytest.fixture(scope="module")
 def xla_verdicts():
-    from corpus.xla_verdicts import XlaVerdicts
+    from experiments.corpus.xla_verdicts import XlaVerdicts
 
     verdicts = XlaVerdicts()
     yield verdicts

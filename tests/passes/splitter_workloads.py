@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from experiments import sgpr, wide_mlp
+from experiments.workloads import sgpr, wide_mlp
 
 
 def kernel_matvec(form: str):
@@ -112,7 +112,7 @@ def sgpr_loss_and_grads(n: int, m: int, seed: int = 0):
 
 
 # The wide-MLP workload and its float64 reference are the experiment's own
-# (experiments/wide_mlp.py), so the test and the experiment measure one program.
+# (experiments/workloads/wide_mlp.py), so the test and the experiment measure one program.
 MLP_LEARNING_RATE = wide_mlp.LEARNING_RATE
 
 

@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/
 
 import _pass_tools as tools  # noqa: E402
 
@@ -31,7 +30,7 @@ _SQUARE_CONSTANT = re.compile(rf"= f64\[{M},{M}\]\S* constant\(")
 
 @pytest.fixture(scope="module")
 def sgpr():
-    from corpus import programs
+    from experiments.corpus import programs
 
     fn = programs.sgpr_function(n=1000, m=M)
     return programs._tf_program("sgpr_m400", fn, [], rtol=1e-9, atol=1e-9)

@@ -33,7 +33,7 @@ def _peak_rss() -> int:
 
 def _exla(model, limit: str, threshold: str | None, split: str | None) -> dict:
     import exla
-    from experiments import sgpr
+    from experiments.workloads import sgpr
 
     settings = {"threshold": threshold, "split_size": split} if threshold else {}
     f = exla.function(sgpr.loss_and_gradients(model), memory_limit=limit, strict=True,
@@ -54,7 +54,7 @@ def main(mode: str, n: int, m: int, limit: str, threshold: str | None = None,
          split: str | None = None) -> None:
     import tensorflow as tf
 
-    from experiments import sgpr
+    from experiments.workloads import sgpr
 
     model = sgpr.make_model(m, n)
     out: dict = {"import_seconds": time.perf_counter() - _START}

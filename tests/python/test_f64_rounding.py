@@ -30,7 +30,7 @@ def _model(order: np.ndarray):
     (the inducing points stay the first M inputs of the original order)."""
     import gpflow
 
-    from experiments import sgpr
+    from experiments.workloads import sgpr
 
     x, y, _, _ = sgpr.make_data(N)
     return gpflow.models.SGPR(
@@ -48,7 +48,7 @@ def _flat(results) -> list[np.ndarray]:
 def _plain(order: np.ndarray) -> list[np.ndarray]:
     import tensorflow as tf
 
-    from experiments import sgpr
+    from experiments.workloads import sgpr
 
     return _flat(tf.function(sgpr.loss_and_gradients(_model(order)), jit_compile=True)())
 
@@ -59,7 +59,7 @@ def _relative(a: list[np.ndarray], b: list[np.ndarray]) -> np.ndarray:
 
 
 def test_sgpr_loop_sums_round_no_worse_than_reordering_the_data():
-    from experiments import sgpr
+    from experiments.workloads import sgpr
 
     identity = np.arange(N)
     f = exla.function(sgpr.loss_and_gradients(_model(identity)), memory_limit=LIMIT,

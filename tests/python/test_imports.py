@@ -23,6 +23,8 @@ import pytest
 
 import exla
 
+from tests import _import_graph as import_graph
+
 PACKAGE = Path(exla.__file__).resolve().parent
 
 # Lowest first. A module is in the layer of its longest matching prefix ("exla"
@@ -54,13 +56,7 @@ class Import(NamedTuple):
 
 
 def _modules() -> dict[str, Path]:
-    modules = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        modules[".".join(parts)] = path
-    return modules
+    return import_graph.modules(PACKAGE)
 
 
 def _within(name: str, prefix: str) -> bool:
@@ -134,21 +130,8 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
 def test_no_import_cycles():
     modules = _modules()
     graph = {name: _imports(name, path, modules) for name, path in modules.items()}
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    cycles = []
-
-    def visit(name: str, path: list[str]) -> None:
-        state[name] = 1
-        for target in sorted(graph.get(name, ())):  # the extension imports nothing of exla
-            if state.get(target) == 1:
-                cycles.append(" -> ".join(path[path.index(target):] + [target]))
-            elif target not in state:
-                visit(target, path + [target])
-        state[name] = 2
-
-    for name in sorted(graph):
-        if name not in state:
-            visit(name, [name])
+    graph.setdefault(EXTENSION, set())  # the extension imports nothing of exla
+    cycles = import_graph.cycles({name: targets & set(graph) for name, targets in graph.items()})
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 

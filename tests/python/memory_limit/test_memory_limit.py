@@ -167,7 +167,7 @@ def test_cross_entropy_writes_its_weight_gradient_under_the_limit():
     # would read all of W per slice): one loop for the softmax's statistics,
     # one that writes the gradient's columns, computing the logits again.
     require("tensorflow")
-    from experiments.memory_limit import cross_entropy
+    from experiments.workloads.memory_limit import cross_entropy
 
     xent, (h, w, labels) = cross_entropy(batch=64, width=16, vocab=5000)
     explanation = exla.explain(xent, h, w, labels, memory_limit="1MB")

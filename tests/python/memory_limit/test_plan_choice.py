@@ -52,7 +52,7 @@ def test_the_cost_model_chooses_between_two_dimensions_that_fit():
     # the rows (a remainder trip), both within the limit, and the search
     # takes the one the cost model predicts faster. (XLA on this machine ran
     # the two alike, 2026-11-27: 1.48 ms median by rows, 1.56 ms by columns,
-    # within the model's error; over experiments/cost_rank.py's cases,
+    # within the model's error; over experiments/tools/cost_rank.py's cases,
     # following the model chose better than any fixed order.)
     from exla.bridge import xla as bridge
 
@@ -140,7 +140,7 @@ def test_a_shared_loop_is_chosen_over_a_dimension_that_recomputes(tmp_path):
     # slower (2026-11-28: 299 ms against 286 ms).
     import tensorflow as tf
 
-    from experiments import sgpr
+    from experiments.workloads import sgpr
 
     model = sgpr.make_model(400, 4000)
     fn = sgpr.loss_and_gradients(model)

@@ -13,7 +13,7 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 import numpy as np  # noqa: E402
 
-from experiments import sgpr  # noqa: E402
+from experiments.workloads import sgpr  # noqa: E402
 
 THRESHOLD = "100KB"
 
