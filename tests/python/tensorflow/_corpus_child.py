@@ -84,7 +84,7 @@ def main() -> None:
         info = f.programs[0]
         plan = info.report.limit_plan
         out[fn.__name__] = {"planned_peak": plan.peak_bytes, "plain_planned_peak":
-                            plan.peak_bytes_before, "fits": plan.fits, "runs": info.runs,
+                            plan.peak_bytes_before, "fits": plan.fits, "runs": info.runs, "limit": plan.limit,
                             "rewritten": info.rewritten}
     print(json.dumps(out), flush=True)
 
