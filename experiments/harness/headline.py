@@ -8,8 +8,9 @@ program (``ran_rewritten=yes``) count as exla's; a size where exla changed
 nothing is named as such, and rows from before the harness read the
 executable say so with their run date.
 
-The table replaces the lines between ``<!-- headline:start -->`` and
-``<!-- headline:end -->`` in the README.
+RESULTS.md holds :func:`headline_table`; the README the short form,
+:func:`summary_table` (the same rows, without provenance and timings), between
+markers that :func:`replace_block` rewrites.
 """
 
 from __future__ import annotations
@@ -21,9 +22,7 @@ from typing import Any, Sequence
 from experiments.harness.plots import latest_rows, series_label
 from experiments.harness.runner import read_rows
 
-__all__ = ["WORKLOADS", "headline_table", "update_readme"]
-
-START, END = "<!-- headline:start -->", "<!-- headline:end -->"
+__all__ = ["WORKLOADS", "binary_size", "headline_table", "summary_table", "replace_block"]
 
 # (title, experiment, size column, size name, plain backend, exla series, row filter, params);
 # the exla series may be several labels (limits used in different runs), read as one.
@@ -62,10 +61,10 @@ def _f(value: Any) -> float | None:
     return out if out == out else None
 
 
-def _gb(mib: Any) -> str:
+def binary_size(mib: Any) -> str:
     """A size given in MiB, in GiB from 1 GiB up.
 
-    >>> _gb("2048"), _gb("1010.4"), _gb("3.25"), _gb("")
+    >>> binary_size("2048"), binary_size("1010.4"), binary_size("3.25"), binary_size("")
     ('2.00 GiB', '1010 MiB', '3.25 MiB', '?')
     """
     v = _f(mib)
@@ -106,7 +105,7 @@ def _charged(row: dict[str, str]) -> str:
     counts pages of files already in the page cache (TensorFlow's libraries,
     read by earlier processes), which are charged to the cgroup that read them
     first: near the cap the RSS can exceed it while the cgroup does not."""
-    return f" ({_gb(row['cgroup_peak_mb'])} cgroup peak)" if _f(row.get("cgroup_peak_mb")) else ""
+    return f" ({binary_size(row['cgroup_peak_mb'])} cgroup peak)" if _f(row.get("cgroup_peak_mb")) else ""
 
 
 def _timing(row: dict[str, str]) -> str:
@@ -130,7 +129,7 @@ def _workload_row(title: str, rows: list[dict[str, str]], size_key: str, size_na
     ok_plain = [r for r in plain_rows if r["status"] == "ok"]
     failed = next((r for r in plain_rows if r["status"] != "ok"), None)
     plain_text = (f"{size_name} = {_size(float(ok_plain[-1][size_key]))}, "
-                  f"{_gb(ok_plain[-1]['peak_rss_mb'])} peak RSS" if ok_plain else "nothing ran")
+                  f"{binary_size(ok_plain[-1]['peak_rss_mb'])} peak RSS" if ok_plain else "nothing ran")
     if failed is not None:
         plain_text += f" ({failed['status']} at {_size(float(failed[size_key]))})"
     # exla: only rows whose executable was exla's program count.
@@ -141,12 +140,12 @@ def _workload_row(title: str, rows: list[dict[str, str]], size_key: str, size_na
     exla_text = "—"
     if ran:
         top = ran[-1]
-        exla_text = (f"{size_name} = {_size(float(top[size_key]))}, {_gb(top['peak_rss_mb'])} peak "
-                     f"RSS{_charged(top)}, {_gb(top.get('planned_peak_mb'))} planned (executable), "
+        exla_text = (f"{size_name} = {_size(float(top[size_key]))}, {binary_size(top['peak_rss_mb'])} peak "
+                     f"RSS{_charged(top)}, {binary_size(top.get('planned_peak_mb'))} planned (executable), "
                      f"{_timing(top)}")
     if unrecorded and (not ran or float(unrecorded[-1][size_key]) > float(ran[-1][size_key])):
         top = unrecorded[-1]
-        old = (f"{size_name} = {_size(float(top[size_key]))}, {_gb(top['peak_rss_mb'])} peak RSS "
+        old = (f"{size_name} = {_size(float(top[size_key]))}, {binary_size(top['peak_rss_mb'])} peak RSS "
                f"(run {_run_date(top)}, not re-run; whether exla's program ran was not recorded)")
         if ran:
             notes.append("older rows: " + old)
@@ -197,13 +196,75 @@ def headline_table(results_dir: Path) -> list[str]:
     return lines
 
 
-def update_readme(readme: Path, results_dir: Path) -> bool:
-    """Replaces the README's headline block; False when it has no markers."""
-    text = readme.read_text()
-    if START not in text or END not in text:
-        return False
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    block = "\n".join([START, *headline_table(results_dir), END])
-    readme.write_text(head + block + tail)
-    return True
+def _ratio_range(ratios: list[float]) -> str:
+    """``0.62×`` or ``0.62–1.21× (4 sizes)``: exla's time over a peer's across sizes."""
+    if not ratios:
+        return "—"
+    lo, hi = min(ratios), max(ratios)
+    return f"{lo:.2f}×" if len(ratios) == 1 else f"{lo:.2f}–{hi:.2f}× ({len(ratios)} sizes)"
+
+
+def _summary_row(title: str, rows: list[dict[str, str]], size_key: str, size_name: str,
+                 plain: str, exla: str | tuple[str, ...]) -> str:
+    """One workload in a line: largest size each ran, exla's peak RSS, time ratios."""
+    labels = (exla,) if isinstance(exla, str) else exla
+
+    def ok(label_set: tuple[str, ...]) -> list[dict[str, str]]:
+        return sorted((r for r in rows if series_label(r) in label_set and r["status"] == "ok"),
+                      key=lambda r: float(r[size_key]))
+
+    plain_ok, keops_ok = ok((plain,)), ok(("keops",))
+    ran = [r for r in ok(labels) if r.get("ran_rewritten") == "yes"]
+    failed = sorted((r for r in rows if series_label(r) == plain and r["status"] != "ok"),
+                    key=lambda r: float(r[size_key]))
+    plain_text = (f"{size_name} = {_size(float(plain_ok[-1][size_key]))}" if plain_ok
+                  else "nothing ran")
+    if failed:
+        plain_text += f" ({failed[0]['status']} at {_size(float(failed[0][size_key]))})"
+    exla_text = (f"{size_name} = {_size(float(ran[-1][size_key]))}, "
+                 f"{binary_size(ran[-1]['peak_rss_mb'])} peak RSS" if ran else "—")
+    unrecorded = [r for r in ok(labels) if not r.get("ran_rewritten")]
+    if unrecorded and (not ran or float(unrecorded[-1][size_key]) > float(ran[-1][size_key])):
+        exla_text += (f" ({size_name} = {_size(float(unrecorded[-1][size_key]))} in a run of "
+                      f"{_run_date(unrecorded[-1])}, which did not record what ran)")
+
+    def ratios(peers: list[dict[str, str]]) -> list[float]:
+        out = []
+        for r in ran:  # times compare only within one run (one load on the shared machine)
+            p = next((q for q in peers if q[size_key] == r[size_key]
+                      and q.get("run_id") == r.get("run_id")), None)
+            if p is not None and _f(p.get("time_s")):
+                out.append(_f(r["time_s"]) / _f(p["time_s"]))
+        return out
+
+    cap = next((r.get("cap_gb") for r in rows if r.get("cap_gb")), "")
+    cells = [f"{title} ({cap} GiB)" if cap else title, plain_text, exla_text,
+             _ratio_range(ratios(plain_ok)), _ratio_range(ratios(keops_ok))]
+    return "| " + " | ".join(cells) + " |"
+
+
+def summary_table(results_dir: Path) -> list[str]:
+    """The README's short table: what plain XLA and exla reach under one cap, and time ratios.
+
+    exla counts only where its own program ran (read from the executable);
+    ratios compare rows of one run. Sizes in binary units (MiB, GiB).
+    """
+    lines = ["| workload (memory cap) | plain XLA runs up to | exla runs up to (its program ran) "
+             "| exla time / plain XLA | exla time / KeOps |", "|---|---|---|---|---|"]
+    for title, name, size_key, size_name, plain, exla, where, params in WORKLOADS:
+        rows = latest_rows(read_rows(results_dir / f"{name}.csv"), size_key, params)
+        rows = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+        if rows:
+            lines.append(_summary_row(title, rows, size_key, size_name, plain, exla))
+    return lines
+
+
+def replace_block(text: str, name: str, lines: list[str]) -> str:
+    """``text`` with the lines between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->``
+    replaced; ``ValueError`` when the markers are missing."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    if start not in text or end not in text:
+        raise ValueError(f"no {start} ... {end} block")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return head + "\n".join([start, *lines, end]) + tail

@@ -270,8 +270,57 @@ def attention_section(results_dir: Path) -> list[str]:
         time_cell = (f"{_num(r.get('time_s'))} [{_num(r.get('time_min_s'))}-"
                      f"{_num(r.get('time_max_s'))}]" if r.get("time_s") else "")
         out.append("| " + " | ".join([
-            f"{seq:,}", backend, limit, r["status"], r.get("ran_rewritten", ""), r.get("loops", ""),
+            f"{seq:,}", backend, limit, r["status"], _ran_cell(r), r.get("loops", ""),
             _num(r.get("planned_peak_mb")), _num(r.get("planned_temp_mb")), time_cell,
             _num(r.get("ratio_to_plain")), _num(r.get("error")), r.get("load_avg", ""),
             r.get("run_id", "")]) + " |")
     return out + [""]
+
+
+def _ran_cell(row: dict[str, str]) -> str:
+    """Whether exla's program ran; a row only compiled says what was compiled."""
+    ran = row.get("ran_rewritten", "")
+    if ran and row["status"] != "ok":
+        return f"not run (compiled: {'exla' if ran == 'yes' else 'plain'}'s program)"
+    return ran
+
+
+def _summary_cell(row: dict[str, str] | None, run_id: str) -> str:
+    """A backend's time (or why none) and XLA's planned peak, for the README; the run's
+    date where it is not ``run_id``'s."""
+    from experiments.harness.headline import binary_size
+    from experiments.harness.tables import number as _num
+
+    if row is None:
+        return "—"
+    planned = (f"{binary_size(row['planned_peak_mb'])} planned" if row.get("planned_peak_mb")
+               else "")
+    if row["status"] != "ok" or not row.get("time_s"):
+        return f"{planned}: {row['status']}" if planned else row["status"]
+    other_run = row.get("run_id", "") != run_id
+    ratio = (f" ({float(row['ratio_to_plain']):.2f}×" + (" in its run" if other_run else "") + ")"
+             if row.get("ratio_to_plain") and row["backend"] != "plain" else "")
+    when = f"run of {row['run_id'][:4]}-{row['run_id'][4:6]}-{row['run_id'][6:8]}"
+    return ", ".join(x for x in [f"{_num(row['time_s'])} s{ratio}", planned,
+                                 when if other_run else ""] if x)
+
+
+def attention_summary(results_dir: Path) -> list[str]:
+    """The README's attention table: per seq and exla limit, each backend's time and plan.
+
+    Times are medians of one run's calls (ratios to plain ``jax.jit`` of the
+    same run); sizes in MiB (2**20 bytes).
+    """
+    from experiments.harness.runner import read_rows
+
+    newest = {(int(r["seq"]), r["backend"], r.get("limit", "")): r
+              for r in read_rows(results_dir / "attention.csv")}
+    lines = ["| seq (exla's limit) | plain `jax.jit` | exla | hand-blocked JAX | PyTorch SDPA |",
+             "|---|---|---|---|---|"]
+    for seq, backend, limit in sorted(k for k in newest if k[1] == "exla"):
+        peers = [next((r for (s, b, _), r in newest.items() if s == seq and b == name), None)
+                 for name in ("plain", "blocked", "torch")]
+        exla = newest[(seq, backend, limit)]
+        cells = [_summary_cell(row, exla.get("run_id", "")) for row in (peers[0], exla, *peers[1:])]
+        lines.append("| " + " | ".join([f"{seq:,} ({limit})", *cells]) + " |")
+    return lines

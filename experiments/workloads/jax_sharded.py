@@ -12,7 +12,7 @@ one process, so the process's memory is all eight devices' together):
   40,000 queries cut over the devices, in ``shard_map`` (top-k needs whole
   rows of distances: under plain ``jax.jit`` XLA's partitioner gathers the
   whole distance matrix onto every device, and exla refuses a loop over the
-  cut queries; see the README, "More than one device").
+  cut queries; see python/README.md, "More than one device").
 * ``mlp``: one full-batch Adam step of :mod:`experiments.workloads.jax_wide_mlp`, data
   parallel: the examples cut over the devices, the parameters and the Adam
   state on every device, the gradients summed across devices.

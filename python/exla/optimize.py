@@ -116,7 +116,7 @@ def optimize_hlo(hlo: str | bytes, *, planned_memory: bool = False,
     device holds: ``threshold``, ``split_size`` and ``memory_limit`` apply
     per device, the planned memory is that of one device's partitioned
     program, and no loop runs over a dimension that is cut between devices
-    (see the README, "More than one device"). With ``memory_limit``, exla
+    (see python/README.md, "More than one device"). With ``memory_limit``, exla
     checks each candidate with XLA (see ``report.limit_plan``).
 
     Returns:

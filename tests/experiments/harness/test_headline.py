@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.harness.headline import END, START, headline_table, update_readme
+import pytest
+
+from experiments.harness.headline import headline_table, replace_block, summary_table
 from experiments.harness.runner import COMMON_COLUMNS, append_rows
 
 _BASE = {"experiment": "sgpr", "cap_gb": "4", "n_train": "20000", "iterations": "1",
@@ -34,11 +36,19 @@ def test_unchanged_and_unrecorded_rows_are_not_credited(tmp_path: Path) -> None:
     assert "1.10× at 2,000" in line and "at 1,000" not in line.split("|")[4]
     assert "exla changed nothing (plain XLA's program ran) at M = 1,000" in line
     assert "M = 3,000" in line and "not re-run" in line and "(OOM at 3,000)" in line
-    readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{START}\nold table\n{END}\nrest\n")
-    assert update_readme(readme, tmp_path)
-    text = readme.read_text()
-    assert "old table" not in text and "GPflow SGPR" in text and text.endswith("rest\n")
+    (short,) = [l for l in summary_table(tmp_path) if l.startswith("| GPflow SGPR")]
+    # Only the size where exla's program ran is exla's; its one ratio is of one run.
+    assert short.split(" | ")[1:] == [
+        "M = 2,000 (OOM at 3,000)", "M = 2,000, 2.00 GiB peak RSS (M = 3,000 in a run of "
+        "2026-11-24, which did not record what ran)", "1.10×", "— |"]
+
+
+def test_a_block_is_replaced_between_its_markers() -> None:
+    text = "intro\n<!-- t:start -->\nold table\n<!-- t:end -->\nrest\n"
+    assert replace_block(text, "t", ["| new |"]) == (
+        "intro\n<!-- t:start -->\n| new |\n<!-- t:end -->\nrest\n")
+    with pytest.raises(ValueError, match="no <!-- u:start -->"):
+        replace_block(text, "u", [])
 
 
 def test_a_workload_without_the_headline_series(tmp_path: Path) -> None:

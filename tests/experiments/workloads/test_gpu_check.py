@@ -1,6 +1,6 @@
 """``python -m experiments gpu_check`` on the CPU: its logic, where CI can run it.
 
-The GPU run itself needs a GPU (README: "On a GPU"); here the same command
+The GPU run itself needs a GPU (python/README.md: "On a GPU"); here the same command
 runs at the CPU scale in a JAX-only process, and every row it prints must
 be a real measurement: exla's program ran, within its limit, as close to
 float64 as plain jax.jit.
