@@ -203,7 +203,9 @@ def out_shardings_case(results):
 def memory_limit_case(results):
     rng = np.random.default_rng(3)
     x64, v64 = rng.uniform(size=(2048, 3)), rng.normal(size=2048)
-    x, v = on(x64, "x"), on(v64)
+    # Put each array on the devices once, as float64: jax 0.12 can hand a
+    # program an earlier float32 copy of the same NumPy array (plain jax.jit
+    # too: RuntimeProgramInputMismatch) when it was also put without x64.
     with enable_x64():
         x, v = on(x64, "x"), on(v64)
         ours = exla.jit(kernel_matvec, memory_limit="2MB", strict=True).lower(x, v).compile()
