@@ -14,6 +14,8 @@ from typing import Callable
 
 import numpy as np
 
+from .frameworks import _loss_and_grads
+
 __all__ = ["BUILDERS"]
 
 
@@ -51,22 +53,13 @@ def tf_kernel_matvec() -> str:
 
 def gpflow_sgpr_matern52() -> str:
     import gpflow
-    import tensorflow as tf
 
     rng = np.random.default_rng(431)
     x = rng.uniform(size=(700, 2))
     y = np.cos(3.0 * x[:, :1]) * x[:, 1:] + 0.1 * rng.normal(size=(700, 1))
     model = gpflow.models.SGPR((x, y), kernel=gpflow.kernels.Matern52(lengthscales=[0.4, 0.6]),
                                inducing_variable=x[::10].copy())
-    variables = model.trainable_variables
-
-    @tf.function(jit_compile=True)
-    def f():
-        with tf.GradientTape() as tape:
-            loss = model.training_loss()
-        return [loss] + list(tape.gradient(loss, variables))
-
-    return _tf_text(f)
+    return _tf_text(_loss_and_grads(model))
 
 
 def jax_mlp_grad() -> str:
