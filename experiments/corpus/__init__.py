@@ -15,6 +15,10 @@ Importing the package registers every program: programs.py holds the
 registry and the programs written for the corpus, and the two modules below
 add the frameworks' own models and the constants of every rank and type
 (they use programs.py's helpers, so programs.py cannot import them).
+
+`heldout` is apart: the memory model's held-out modules, stored as HLO files
+(`heldout_modules/`) and never registered with the corpus, so that no tool
+or test tunes anything against them.
 """
 
 from . import constants, frameworks, programs  # noqa: F401  (registers the programs)

@@ -22,7 +22,7 @@ import dataclasses
 import logging
 from typing import Iterator
 
-__all__ = ["Module", "modules", "compare", "Comparison", "MAX_FLOAT64_INSTRUCTIONS", "TOLERANCE"]
+__all__ = ["Module", "modules", "rewritten", "compare", "Comparison", "MAX_FLOAT64_INSTRUCTIONS", "TOLERANCE"]
 
 MAX_FLOAT64_INSTRUCTIONS = 2000
 TOLERANCE = 0.10
@@ -42,7 +42,7 @@ class Module:
         return f"{self.program}[{self.variant}]"
 
 
-def _rewritten(text: str) -> str | None:
+def rewritten(text: str) -> str | None:
     """The pipeline's module at the forced threshold, or None when unchanged."""
     import exla
 
@@ -71,9 +71,9 @@ def modules(names: list[str] | None = None) -> Iterator[Module]:
             if variant is not None:
                 forms.append(("f64", variant[0]))
         for variant, text in list(forms):
-            rewritten = _rewritten(text)
-            if rewritten is not None:
-                forms.append((f"{variant}-rewritten".replace("original-", ""), rewritten))
+            changed = rewritten(text)
+            if changed is not None:
+                forms.append((f"{variant}-rewritten".replace("original-", ""), changed))
         for variant, text in forms:
             if text not in seen:
                 seen.add(text)

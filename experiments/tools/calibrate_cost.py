@@ -1,6 +1,6 @@
 """Calibrates exla's cost model (cc/model/cost/cost_model.cc) on this machine.
 
-    python -m experiments calibrate_cost [--write] [--repeats 7]
+    python -m experiments calibrate_cost [--write] [--repeats 7] [--only PART] [--check]
 
 Each constant of ``cc/model/cost/cost_constants.h`` is measured by one small HLO
 program compiled and run by XLA's CPU backend (jaxlib, through
@@ -47,17 +47,30 @@ after a warm-up:
   update touches, checking whether each lies inside it, so a trip costs the
   array's rows, not the block: ``update_scan_elements_per_second`` is the
   elements visited outside the blocks over the time;
-* ``trip`` and ``op``: a while loop of 20,000 trips that adds one to a
-  scalar and does 1 (``trip``) or 8 (``op``) small dependent matrix products,
-  each a kernel of its own: the extra time per product is the launch overhead,
-  what is left of a trip without it the trip overhead. (A loop that did no
-  kernel's work would be compiled by XLA into one loop of machine code.)
+* ``loop_1`` ... ``loop_8``: a while loop of 20,000 trips that adds one to
+  a scalar and does 1, 2, 4 or 8 small dependent matrix products, each a
+  kernel of its own. A line through the time per trip against the products
+  per trip (least squares, :func:`fit_loop`) gives both overheads: its
+  slope is the launch of one kernel (``op_seconds``), its intercept what a
+  trip costs without any (``trip_seconds``). (A loop that did no kernel's
+  work would be compiled by XLA into one loop of machine code, so the trip
+  cannot be timed alone.) An intercept that is not positive is refused with
+  the figures, not written: the trip is then below what the loop resolves
+  on this machine now (an earlier version took the 1-product loop's time
+  less one launch, which came out negative, and wrote 0).
 
 ``--only selection`` measures the sort and top-k rates alone and keeps the
 header's other constants (``--only thin`` the thin products' efficiency,
-``--only transcendental`` the exponential's rate): a
+``--only transcendental`` the exponential's rate, ``--only trip`` the trip
+overhead, the launch overhead kept): a
 full calibration on a shared machine moves every rate by up to 2x between
 runs, so a rate added later is measured alone.
+
+``--check`` measures a few rates again (DRIFT_BENCHMARKS: a large product,
+the elementwise chain, the stream, the top-k; seconds) and fails when one is
+more than MAX_DRIFT times above or below the header's: the header belongs to
+another machine, or this one is loaded (calibrations on this shared machine
+have moved rates by up to 2x; a 2x drift is past that).
 
 With ``--write`` the constants are written to ``cc/model/cost/cost_constants.h``
 with the date, the machine and its load average (the machine is shared: a
@@ -67,6 +80,7 @@ loaded machine measures slow rates). Rebuild the extension afterwards.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import math
 import os
@@ -87,7 +101,7 @@ _N = 1024           # dot side
 _ELEMENTS = 1 << 20  # compute-bound elementwise programs
 _STREAM = 1 << 24    # the memory-bound add
 _TRIPS = 20_000
-_OPS_PER_TRIP = 8
+_OPS_PER_TRIP = (1, 2, 4, 8)
 
 
 def median_seconds(text: str, args: list[np.ndarray], repeats: int = 7,
@@ -391,40 +405,70 @@ def measure_cache(repeats: int, memory_bandwidth: float,
             "cache_bytes_per_second": cache_bandwidth}
 
 
+@dataclasses.dataclass(frozen=True)
+class _Direct:
+    """A benchmark whose constant is its work over its time."""
+
+    constant: str  # the CostConstants field it measures
+    work: float  # operations (or bytes) one run does
+    program: Callable[[], str]
+    inputs: Callable[[np.random.Generator], list[np.ndarray]]
+
+
+def _pair(shape: tuple[int, ...], dtype: type) -> Callable[[np.random.Generator], list[np.ndarray]]:
+    def draw(rng: np.random.Generator) -> list[np.ndarray]:
+        a = rng.standard_normal(shape).astype(dtype)
+        return [a, a]
+    return draw
+
+
+DIRECT: dict[str, _Direct] = {
+    "dot_f32": _Direct("dot_f32_flops_per_second", 2.0 * _N ** 3, lambda: _dot("f32"),
+                       _pair((_N, _N), np.float32)),
+    "dot_f64": _Direct("dot_f64_flops_per_second", 2.0 * _N ** 3, lambda: _dot("f64"),
+                       _pair((_N, _N), np.float64)),
+    "elementwise": _Direct("elementwise_per_second", 32.0 * _ELEMENTS,
+                           lambda: _chain(16, _multiply_add),
+                           lambda rng: [rng.uniform(0, 1, _ELEMENTS).astype(np.float32)]),
+    "bandwidth": _Direct("bytes_per_second", 3.0 * 4 * _STREAM, _stream,
+                         _pair((_STREAM,), np.float32)),
+    "update_scan": _Direct(
+        "update_scan_elements_per_second",
+        _SCAN_TRIPS * _SCAN_ROWS * (_SCAN_COLUMNS - _SCAN_COLUMNS // _SCAN_TRIPS), _update_scan,
+        lambda rng: [rng.standard_normal((_SCAN_ROWS, _SCAN_COLUMNS)).astype(np.float32)]),
+    "sort": _Direct("sort_comparisons_per_second", _SORT_ROWS * _SORT_N * math.log2(_SORT_N),
+                    _sort, lambda rng: [rng.standard_normal((_SORT_ROWS, _SORT_N))
+                                        .astype(np.float32)]),
+    "topk": _Direct("topk_elements_per_second", float(_TOPK_ROWS * _TOPK_N), _topk,
+                    lambda rng: [rng.standard_normal((_TOPK_ROWS, _TOPK_N)).astype(np.float32)]),
+}
+"""The benchmarks whose constant is the work of one run over its median time."""
+
+
+def direct_rates(seconds: dict[str, float]) -> dict[str, float]:
+    """The constants of the DIRECT benchmarks timed in ``seconds``."""
+    return {DIRECT[name].constant: DIRECT[name].work / took
+            for name, took in seconds.items() if name in DIRECT}
+
+
+def measure_direct(names: list[str], repeats: int,
+                   seconds: dict[str, float]) -> dict[str, float]:
+    """Times the DIRECT benchmarks ``names`` (added to ``seconds``); their constants."""
+    rng = np.random.default_rng(0)
+    timed = {name: median_seconds(DIRECT[name].program(), DIRECT[name].inputs(rng), repeats)
+             for name in names}
+    seconds.update(timed)
+    return direct_rates(timed)
+
+
 def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
     """``(constants, seconds per benchmark)``, constants named as CostConstants' fields."""
-    rng = np.random.default_rng(0)
     seconds: dict[str, float] = {}
-    for dtype, np_type in (("f32", np.float32), ("f64", np.float64)):
-        a = rng.standard_normal((_N, _N)).astype(np_type)
-        seconds[f"dot_{dtype}"] = median_seconds(_dot(dtype), [a, a], repeats)
-    y = rng.uniform(0, 1, _ELEMENTS).astype(np.float32)
-    seconds["elementwise"] = median_seconds(_chain(16, _multiply_add), [y], repeats)
-    s = rng.standard_normal(_STREAM).astype(np.float32)
-    seconds["bandwidth"] = median_seconds(_stream(), [s, s], repeats)
-    x = (np.eye(8) * 0.5).astype(np.float32)
-    seconds["trip"] = median_seconds(_loop(1), [x], repeats)
-    seconds["op"] = median_seconds(_loop(_OPS_PER_TRIP), [x], repeats)
-    columns = rng.standard_normal((_SCAN_ROWS, _SCAN_COLUMNS)).astype(np.float32)
-    seconds["update_scan"] = median_seconds(_update_scan(), [columns], repeats)
-
-    dot_flops = 2.0 * _N ** 3
-    elementwise = 32.0 * _ELEMENTS / seconds["elementwise"]
-    # The products' own arithmetic (1 kFLOP each) is nothing beside the launch.
-    op = max(0.0, (seconds["op"] - seconds["trip"]) / (_TRIPS * (_OPS_PER_TRIP - 1)))
-    trip = max(0.0, seconds["trip"] / _TRIPS - op)
-    constants = {
-        "dot_f32_flops_per_second": dot_flops / seconds["dot_f32"],
-        "dot_f64_flops_per_second": dot_flops / seconds["dot_f64"],
-        "elementwise_per_second": elementwise,
-        "bytes_per_second": 3.0 * 4 * _STREAM / seconds["bandwidth"],
-        "op_seconds": op,
-        "trip_seconds": trip,
-        "update_scan_elements_per_second":
-            _SCAN_TRIPS * _SCAN_ROWS * (_SCAN_COLUMNS - _SCAN_COLUMNS // _SCAN_TRIPS)
-            / seconds["update_scan"],
-    }
-    constants.update(measure_transcendental(repeats, elementwise, seconds))
+    constants = measure_direct(["dot_f32", "dot_f64", "elementwise", "bandwidth", "update_scan"],
+                               repeats, seconds)
+    constants.update(measure_loop(repeats, seconds))
+    constants.update(measure_transcendental(repeats, constants["elementwise_per_second"],
+                                            seconds))
     constants.update(measure_thin(repeats, constants["dot_f32_flops_per_second"], seconds))
     constants.update(measure_cache(repeats, constants["bytes_per_second"], seconds))
     selection, selection_seconds = measure_selection(repeats)
@@ -433,20 +477,72 @@ def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
     return constants, seconds
 
 
+class CalibrationError(RuntimeError):
+    """A benchmark's figures do not determine the constant they measure."""
+
+
+def fit_loop(per_trip: dict[int, float]) -> dict[str, float]:
+    """``op_seconds`` and ``trip_seconds`` from the seconds a loop's trip
+    takes with each number of kernels in it: the slope and the intercept of
+    the least-squares line. (The products' own arithmetic, 1 kFLOP each, is
+    nothing beside a launch.)
+
+    Raises:
+      CalibrationError: the slope or the intercept is not positive.
+    """
+    kernels = np.array(list(per_trip), dtype=float)
+    seconds = np.array(list(per_trip.values()))
+    slope, intercept = np.polyfit(kernels, seconds, 1)
+    said = ", ".join(f"{k}: {s * 1e6:.3f} us" for k, s in per_trip.items())
+    if slope <= 0 or intercept <= 0:
+        raise CalibrationError(
+            f"the loop benchmark does not resolve the trip overhead now: a trip takes {said} "
+            f"by kernels in it, a line through them {slope * 1e6:.3f} us a kernel and "
+            f"{intercept * 1e6:.3f} us a trip without any; measure again on a quieter "
+            "machine (--only trip)")
+    return {"op_seconds": float(slope), "trip_seconds": float(intercept)}
+
+
+def measure_loop(repeats: int, seconds: dict[str, float]) -> dict[str, float]:
+    """The launch and trip overheads; the loops' times added to ``seconds``."""
+    x = (np.eye(8) * 0.5).astype(np.float32)
+    per_trip = {}
+    for ops in _OPS_PER_TRIP:
+        seconds[f"loop_{ops}"] = took = median_seconds(_loop(ops), [x], repeats)
+        per_trip[ops] = took / _TRIPS
+    return fit_loop(per_trip)
+
+
+def _trip_alone(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    seconds: dict[str, float] = {}
+    return {"trip_seconds": measure_loop(repeats, seconds)["trip_seconds"]}, seconds
+
+
 def measure_selection(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
     """The sort and top-k rates, which depend on no other benchmark."""
-    rng = np.random.default_rng(2)
-    seconds = {
-        "sort": median_seconds(
-            _sort(), [rng.standard_normal((_SORT_ROWS, _SORT_N)).astype(np.float32)], repeats),
-        "topk": median_seconds(
-            _topk(), [rng.standard_normal((_TOPK_ROWS, _TOPK_N)).astype(np.float32)], repeats),
-    }
-    constants = {
-        "sort_comparisons_per_second": _SORT_ROWS * _SORT_N * math.log2(_SORT_N) / seconds["sort"],
-        "topk_elements_per_second": _TOPK_ROWS * _TOPK_N / seconds["topk"],
-    }
-    return constants, seconds
+    seconds: dict[str, float] = {}
+    return measure_direct(["sort", "topk"], repeats, seconds), seconds
+
+
+DRIFT_BENCHMARKS = ("dot_f32", "elementwise", "bandwidth", "topk")
+"""What ``--check`` measures again: a few seconds, one rate of each kind of work."""
+
+MAX_DRIFT = 2.0
+"""``--check`` fails when a rate measured now is this many times above or below the header's."""
+
+
+def drift(repeats: int = 3) -> dict[str, tuple[float, float]]:
+    """``{constant: (the header's, measured now)}`` for DRIFT_BENCHMARKS."""
+    header = read_header()[0]
+    measured = measure_direct(list(DRIFT_BENCHMARKS), repeats, {})
+    return {name: (header[name], value) for name, value in measured.items()}
+
+
+def drifted(rates: dict[str, tuple[float, float]]) -> list[str]:
+    """The rates of ``drift()`` that moved by more than MAX_DRIFT either way, said."""
+    return [f"{name}: {now:.4g} now against {then:.4g} in the header ({now / then:.2f}x)"
+            for name, (then, now) in rates.items()
+            if not 1 / MAX_DRIFT <= now / then <= MAX_DRIFT]
 
 
 # What --only can measure alone: the function, and how the header says so.
@@ -455,6 +551,7 @@ _PARTS: dict[str, tuple[Callable[[int], tuple[dict[str, float], dict[str, float]
     "thin": (measure_thin_alone, "Thin products measured again"),
     "transcendental": (_transcendental_alone,
                        "Exponentials measured again"),
+    "trip": (_trip_alone, "The loop trip measured again"),
 }
 
 
@@ -527,8 +624,8 @@ def header_text(constants: dict[str, float], seconds: dict[str, float],
 {said}
 // Median times of the benchmarks:
 {measured}
-#ifndef EXLA_ANALYSIS_COST_CONSTANTS_H_
-#define EXLA_ANALYSIS_COST_CONSTANTS_H_
+#ifndef EXLA_MODEL_COST_COST_CONSTANTS_H_
+#define EXLA_MODEL_COST_COST_CONSTANTS_H_
 
 namespace exla {{
 
@@ -539,8 +636,22 @@ struct CostConstants {{
 
 }}  // namespace exla
 
-#endif  // EXLA_ANALYSIS_COST_CONSTANTS_H_
+#endif  // EXLA_MODEL_COST_COST_CONSTANTS_H_
 """
+
+
+def _check(repeats: int) -> int:
+    rates = drift(min(repeats, 3))
+    for name, (then, now) in rates.items():
+        print(f"{name:<26} header {then:.4g}, now {now:.4g} ({now / then:.2f}x)")
+    moved = drifted(rates)
+    print(f"load average {os.getloadavg()}")
+    if moved:
+        print("drifted by more than {MAX_DRIFT:g}x (recalibrate, or the machine is loaded):\n  "
+              .format(MAX_DRIFT=MAX_DRIFT) + "\n  ".join(moved))
+        return 1
+    print(f"no rate moved by more than {MAX_DRIFT:g}x")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -551,16 +662,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=sorted(_PARTS),
                         help="measure only these rates and keep the header's others (on a "
                              "loaded machine every rate moves: this changes a few)")
+    parser.add_argument("--check", action="store_true",
+                        help=f"measure {', '.join(DRIFT_BENCHMARKS)} again (seconds) and fail "
+                             f"when a rate moved by more than {MAX_DRIFT:g}x from the header's")
     args = parser.parse_args(argv)
+    if args.check:
+        return _check(args.repeats)
     where = machine()
-    if args.only:
-        constants, seconds, lines = read_header()
-        measure_part, said = _PARTS[args.only]
-        measured, measured_seconds = measure_part(args.repeats)
-        constants.update(measured)
-        seconds.update(measured_seconds)
-    else:
-        constants, seconds = measure(args.repeats)
+    try:
+        if args.only:
+            constants, seconds, lines = read_header()
+            measure_part, said = _PARTS[args.only]
+            measured, measured_seconds = measure_part(args.repeats)
+            constants.update(measured)
+            seconds.update(measured_seconds)
+        else:
+            constants, seconds = measure(args.repeats)
+    except CalibrationError as e:
+        print(f"not calibrated: {e}")
+        return 1
     where["load"] = tuple((a + b) / 2 for a, b in zip(where["load"], os.getloadavg()))
     lines = lines + provenance(where, said) if args.only else provenance(where)
     for name, value in seconds.items():

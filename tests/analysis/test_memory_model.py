@@ -5,10 +5,11 @@ lowered, rewritten by exla's pipeline at the forced threshold, and their f64
 variants: TensorFlow, tf_keras, GPflow, TFP, JAX, flax, optax), the model's
 predicted peak is compared with XLA's planned peak, constants included
 (`exla.bridge.xla.planned_memory`). The target of issue 27: within 10% for at
-least 90% of the modules and never more than 10% below. The model meets it
-(the modules it still misses, all above XLA, are listed in
-experiments/README.md); the distribution last measured is also a bar it may
-not fall below.
+least 90% of the modules and never more than 10% below; and none more than
+1.5x above, but for the modules named in OVER_PREDICTED with the reason.
+
+The corpus is what the model was tuned on; its figures on modules it was
+never tuned to are `test_memory_model_heldout.py`'s.
 
 The XLA figures are computed once per session (one compilation per module).
 """
@@ -23,22 +24,32 @@ from tests._extension import load_extension  # noqa: E402
 
 load_extension()
 
-# The distribution last measured (experiments/results/memory_model.csv,
-# breadth-first schedule over the module as XLA inlines calls and loops of
-# one trip, folds literals and reads of tuples, drops unread sort arrays
-# and merges common subexpressions, the producers XLA's fusion leaves out
-# of loops (at most six reductions in one), XLA's copies of loop state,
-# rotated loop elements, conditional operands and state a body still reads
-# after updating it, the transposed copies dots read, sorts in place, the
-# loop state its simplifier drops, the pointer tables it allocates beside
-# the heap, the loops, copies and early values of its expansions, the
-# literals it keeps and the temporaries it places in the allocations of
-# the entry's results: 150 modules, 90% within 10%, none more than 10%
-# below, the lowest at 0.91x), with a little room for lowering differences
-# between runs (one module below at most).
-MIN_MODULES = 60
-MIN_WITHIN = 0.88
-MAX_TOO_LOW = 0.01
+# The distribution last measured (this test, 2026-11-28; the 150 modules of
+# experiments/results/memory_model.csv, 2026-11-27, and two added since): 152
+# modules, 137 (90.1%) within 10%, none more than 10% below (the lowest
+# 0.909x), the highest 1.61x. The bar is the target itself, one module above
+# it (136.8 of 152): the model reached the target and little more, so one or
+# two corpus modules that drift out of 10% fail the test. That is on purpose:
+# a bar below the target would let the model fall short of it unseen, and a
+# bar above it needs the model to improve first (the 15 modules above 1.1x,
+# printed by test_issue_27_target, are where to start).
+TARGET_WITHIN = 0.90
+MIN_MODULES = 148
+"""The corpus has 152 distinct modules (jaxlib 0.7.1, every framework
+installed); a few may merge or part with another framework version."""
+
+MAX_RATIO = 1.5
+"""No module predicted more than this much above XLA: an over-prediction
+makes exla split a program that would have fit, and past 1.5x it is the
+model that is wrong, not a detail of packing."""
+
+OVER_PREDICTED = {
+    "mlp_adam_step": (1.65, "XLA lets the ReluGrad loop fusion write its f32[128,64] result "
+                            "into the buffer of the first layer's product, which dies there "
+                            "(an elementwise fusion in place of an operand); the model keeps "
+                            "both (1.61x, original and f64)"),
+}
+"""Programs allowed above MAX_RATIO: (their own bound, why)."""
 
 
 @pytest.fixture(scope="session")
@@ -72,17 +83,20 @@ def test_corpus_is_large_and_varied(comparisons):
     assert {c.module.source for c in comparisons} == {"tensorflow", "jax"}
 
 
-def test_distribution_does_not_regress(comparisons):
+def test_issue_27_target(comparisons):
     print("\n" + _summary(comparisons))
     within = sum(c.within for c in comparisons) / len(comparisons)
-    too_low = sum(c.too_low for c in comparisons) / len(comparisons)
-    assert within >= MIN_WITHIN, _summary(comparisons)
-    assert too_low <= MAX_TOO_LOW, _summary(comparisons)
+    assert within >= TARGET_WITHIN and not any(c.too_low for c in comparisons), \
+        _summary(comparisons)
 
 
-def test_issue_27_target(comparisons):
-    within = sum(c.within for c in comparisons) / len(comparisons)
-    assert within >= 0.9 and not any(c.too_low for c in comparisons), _summary(comparisons)
+def test_over_prediction_is_bounded(comparisons):
+    bound = {name: limit for name, (limit, _) in OVER_PREDICTED.items()}
+    over = [c for c in comparisons if c.ratio > bound.get(c.module.program, MAX_RATIO)]
+    assert not over, _summary(over)
+    # An exception the model no longer needs is removed, so that it bounds nothing unseen.
+    needed = {c.module.program for c in comparisons if c.ratio > MAX_RATIO}
+    assert needed == set(OVER_PREDICTED), (needed, set(OVER_PREDICTED))
 
 
 def test_prediction_is_fast(comparisons):
