@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 
 import jax
@@ -15,6 +14,7 @@ from exla.bridge.jax import enable_x64
 import exla
 from exla import ExlaError
 from exla.jax import compile_hook
+from tests.python._what_ran import jax_rewrites as _rewrites
 from tests.python.jax._workloads import WORKLOADS
 
 pytestmark = pytest.mark.usefixtures("extension")
@@ -96,20 +96,6 @@ def test_explain_reports_the_largest_tensor_below_the_threshold():
     assert report.rewritten and "tensor-splitter" in report.changed_passes
     assert report.largest_tensor_bytes_before > limit >= report.largest_tensor_bytes_after
     assert report.planned_temp_bytes_before > limit > report.planned_temp_bytes_after
-
-
-@contextlib.contextmanager
-def _rewrites():
-    """The names of the programs JAX compiled from exla's rewrite inside the block.
-
-    Recorded once XLA has compiled the rewritten module, so JAX runs it; a
-    program exla fell back on is never listed (unlike a log line written
-    when the rewrite is built).
-    """
-    before = len(compile_hook.rewritten_programs())
-    names: list[str] = []
-    yield names
-    names.extend(compile_hook.rewritten_programs()[before:])
 
 
 def test_transformations_inside():
@@ -305,4 +291,6 @@ def test_fast_math_keyword_allows_the_distance_expansion():
     assert "algebraic-rewriter" not in exact.changed_passes
     assert "algebraic-rewriter" in fast.changed_passes
     jitted = exla.jit(nearest, threshold="1MB", fast_math=True)
-    _assert_close(jitted(x, y), jax.jit(nearest)(x, y), 1e-3)
+    with _rewrites() as rewritten:
+        _assert_close(jitted(x, y), jax.jit(nearest)(x, y), 1e-3)
+    assert rewritten, "exla's executable did not run"
