@@ -99,6 +99,21 @@ def test_tensorflow_function_strict_raises(stage, extension, monkeypatch):
         _kmv_function(strict=True)(*workloads.kmv_inputs())
 
 
+@pytest.mark.parametrize("strict", [False, True])
+def test_tensorflow_noop_runs_the_original_silently(strict, extension, monkeypatch, caplog):
+    import tensorflow as tf
+
+    inputs = workloads.kmv_inputs()
+    monkeypatch.setenv(_fault_injection.VARIABLE, _fault_injection.NOOP)
+    f = _kmv_function(strict=strict)
+    with caplog.at_level(logging.WARNING, logger="exla"):
+        result = f(*inputs).numpy()
+    assert [(p.rewritten, p.runs) for p in f.programs] == [(True, 0)]  # reported, not run
+    expected = tf.function(workloads.kernel_matvec, jit_compile=True)(*inputs).numpy()
+    np.testing.assert_array_equal(result, expected)
+    assert not _warnings(caplog)
+
+
 def test_limit_below_the_programs_own_memory_is_an_error_not_a_fallback(extension):
     import exla
 
