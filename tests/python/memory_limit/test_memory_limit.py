@@ -378,9 +378,10 @@ def test_report_states_the_fixed_runtime_cost_measured_once_per_process():
     explanation = exla.explain(kernel_matvec, x, v, memory_limit="1MB")
     cost = explanation.limit_plan.runtime_cost
     assert cost.framework == "TensorFlow"
-    # TensorFlow alone is hundreds of MB resident; its XLA runtime adds some.
-    assert cost.resident_bytes > 200 * 2**20 and cost.runtime_bytes >= 0
-    assert cost.fixed_bytes == cost.resident_bytes + cost.runtime_bytes
+    # TensorFlow alone is hundreds of MB resident. (What starting its XLA
+    # runtime adds depends on what this process ran before: see
+    # test_runtime_memory.py.)
+    assert cost.resident_bytes > 200 * 2**20
     f = exla.function(kernel_matvec, memory_limit="1MB", strict=True)
     f(x, v)
     assert f.programs[0].report.limit_plan.runtime_cost is cost  # measured once
