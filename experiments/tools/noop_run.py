@@ -34,43 +34,58 @@ __all__ = ["END_TO_END", "NOT_REWRITING", "expected_to_pass", "passed_tests", "m
 REPO = Path(__file__).resolve().parents[2]
 
 # The files whose tests run a rewrite end to end through a frontend (issue 43).
-END_TO_END = (
-    "tests/python/test_topk_split.py",
-    "tests/python/test_softmax_split.py",
-    "tests/python/jax/test_jit.py",
-    "tests/python/jax/test_jax_compile.py",
-    "tests/python/tensorflow/test_function.py",
-)
+END_TO_END = tuple(f"tests/python/{name}.py" for name in (
+    "test_topk_split", "test_softmax_split", "test_attention_split", "test_f64_rounding",
+    "test_autoload", "jax/test_jit", "jax/test_jax_compile", "jax/test_training",
+    "jax/test_sharded", "jax/test_backend_planner", "jax/test_two_processes",
+    "tensorflow/test_function", "tensorflow/test_executed_plan",
+    "memory_limit/test_memory_limit", "memory_limit/test_plan_choice"))
+
+
+def _listed(module: str, names: str, reason: str) -> dict[str, str]:
+    return {f"tests/python/{module}.py::{name}": reason for name in names.split()}
+
+
+_HLO_LEVEL = ("the HLO-level API (optimize_hlo, or exla.explain's text run with call_hlo): no "
+              "frontend that could fall back")
+_BEFORE = "exla fails, or refuses the input, before anything could run"
 
 # Tests that pass under noop by design, by node id prefix, with the reason.
-_SOFTMAX = "tests/python/test_softmax_split.py::"
 NOT_REWRITING: dict[str, str] = {
-    **{_SOFTMAX + name: "runs exla.explain's rewritten text directly (call_hlo): no frontend "
-                        "that could fall back"
-       for name in ("test_tf_sparse_cross_entropy_splits_the_vocabulary",
-                    "test_masked_row_gives_what_the_program_gives",
-                    "test_tf_softmax_and_log_softmax_with_gradients")},
-    "tests/python/jax/test_jit.py::test_calling_convention": "no program above a threshold",
-    "tests/python/jax/test_jit.py::test_bad_input_is_rejected_clearly": "input errors only",
-    "tests/python/jax/test_jit.py::test_explain_": "exla.explain: reports, runs nothing",
-    "tests/python/jax/test_jit.py::test_docstring_example": "the doctest compares numbers "
-                                                           "and exla.explain's report",
-    "tests/python/jax/test_jit.py::test_memory_limit_that_cannot_be_met": "an error before "
-                                                                          "anything runs",
-    "tests/python/jax/test_jit.py::test_failure_falls_back": "exla fails before the noop",
-    "tests/python/jax/test_jit.py::test_strict_raises": "exla fails before the noop",
-    "tests/python/jax/test_jit.py::test_a_module_xla_rejects": "exla fails before the noop",
-    "tests/python/jax/test_jit.py::test_strict_": "strict errors before anything runs",
-    "tests/python/jax/test_jit.py::test_settings_not_found": "exla fails before the noop",
-    "tests/python/jax/test_jax_compile.py::test_exla_disable": "exla switched off",
-    "tests/python/jax/test_jax_compile.py::test_misspelt_flag": "an import error",
-    "tests/python/tensorflow/test_function.py::test_exla_disable": "exla switched off",
-    "tests/python/tensorflow/test_function.py::test_failing_pass": "exla fails before the noop",
-    "tests/python/tensorflow/test_function.py::test_broken_artifact": "exla fails before "
-                                                                      "the noop",
-    "tests/python/tensorflow/test_function.py::test_user_errors": "the user's error",
-    "tests/python/tensorflow/test_function.py::test_disabled_passes": "the splitter is off",
-    "tests/python/tensorflow/test_function.py::test_bad_options": "input errors only",
+    **_listed("test_softmax_split", "test_tf_sparse_cross_entropy_splits_the_vocabulary "
+              "test_masked_row_gives_what_the_program_gives "
+              "test_tf_softmax_and_log_softmax_with_gradients", _HLO_LEVEL),
+    **_listed("memory_limit/test_memory_limit", "test_kernel_matvec_fits_and_computes_the_same "
+              "test_report_counts_the_work_loops_repeat test_met_limit_is_not_split_further "
+              "test_cross_entropy_writes_its_weight_gradient_under_the_limit "
+              "test_attention_gradients_fit_in_one_pass_without_recomputation "
+              "test_constants_count_in_the_limit test_limit_that_cannot_be_met "
+              "test_strict_from_environment test_threshold_ test_limit_below_inputs "
+              "test_cli_memory_limit", _HLO_LEVEL),
+    **_listed("memory_limit/test_memory_limit", "test_flag_from_xla_flags_and_exla_flags "
+              "test_function_reads_the_flag", "reads settings, runs nothing"),
+    **_listed("memory_limit/test_plan_choice", "test_the_cost_model_chooses "
+              "test_the_models_rank test_a_value_is_kept_whole", _HLO_LEVEL),
+    **_listed("jax/test_backend_planner", "test_the_report_says "
+              "test_the_cpu_planner_is_the_default", "exla.explain's report: runs nothing"),
+    **_listed("test_autoload", "test_pth_ test_unknown_exla_flag test_should_activate "
+              "test_invalid_exla_disable test_flags_leave_xla_flags test_bad_flag",
+              "the start-up hook's flag handling: no program"),
+    **_listed("jax/test_jit", "test_explain_", "exla.explain's report: runs nothing"),
+    **_listed("jax/test_jit", "test_docstring_example", "the doctest checks numbers and "
+              "exla.explain's report (the rewrite's run is test_float32_...'s)"),
+    **_listed("jax/test_jit", "test_calling_convention", "jax.jit's conventions on programs "
+              "below any threshold"),
+    **_listed("jax/test_jit", "test_bad_input test_memory_limit_that_cannot_be_met "
+              "test_failure_falls_back test_strict_ test_settings_not_found "
+              "test_a_module_xla_rejects", _BEFORE),
+    **_listed("jax/test_jax_compile", "test_exla_disable", "exla switched off"),
+    **_listed("jax/test_jax_compile", "test_misspelt_flag", _BEFORE),
+    **_listed("tensorflow/test_function", "test_exla_disable", "exla switched off"),
+    **_listed("tensorflow/test_function", "test_failing_pass test_broken_artifact "
+              "test_user_errors test_bad_options", _BEFORE),
+    **_listed("tensorflow/test_function", "test_disabled_passes", "the splitter is off: "
+              "checks that it changed nothing"),
 }
 
 _NAMED = re.compile(r"unchanged|no_rewrite")
