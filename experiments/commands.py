@@ -46,7 +46,8 @@ COMMANDS: dict[str, Command] = {
                 "jax_kernel_matvec jax_wide_mlp jax_sharded", sweep=True),
     **_commands("workloads", "attention memory_limit sgpr_floor bench_splitter overhead "
                 "jax_overhead gpu_check"),
-    **_commands("tools", "calibrate_cost cost_rank memory_model corpus_report optimizer_replay"),
+    **_commands("tools", "calibrate_cost cost_rank memory_model corpus_report optimizer_replay "
+                "noop_run"),
     **_commands("fuzzing", "fuzz fuzz_mutate heldout_corpus"),
     "report": Command("experiments.report"),
 }

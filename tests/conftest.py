@@ -1,5 +1,8 @@
 """Makes the repository root importable, so that tests share `tests._extension`.
 
+Tests marked `needs_cgroup` are skipped where no memory cgroup can be created,
+and the run's summary says how many were and why (`tests._cgroup`).
+
 It also applies the test environments' rule for missing frameworks
 (`tests._frameworks.require`) to the HLO corpus: `experiments.corpus` knows
 nothing of pytest and raises `MissingFramework` for a program whose framework
@@ -12,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from experiments.corpus.programs import MissingFramework
+from tests import _cgroup
 from tests._frameworks import require
 
 
@@ -31,3 +35,17 @@ def pytest_runtest_setup(item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     return (yield from _missing_framework_as_the_environment_says())
+
+
+@pytest.fixture(autouse=True)
+def _needs_cgroup(request):
+    if request.node.get_closest_marker(_cgroup.MARKER) is not None:
+        _cgroup.skip_without_cgroup(request.node)
+
+
+def pytest_terminal_summary(terminalreporter):
+    skipped = _cgroup.skipped()
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} test(s) skipped: no memory cgroup can be created here "
+            f"(marked {_cgroup.MARKER}): " + ", ".join(skipped))

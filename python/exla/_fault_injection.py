@@ -15,13 +15,20 @@ at which exla then fails:
   XLA backend implements, so XLA's compile of it fails. Only a module a
   pass rewrote is touched: an unchanged one never reaches XLA from exla.
 
+One value is no failure: ``noop`` makes every frontend run the original
+program as if no pass had changed it, silently (no warning, no error, strict
+or not), while exla's reports still say what it rewrote. It is what a silent
+fallback would look like to a test: a test of a rewrite that still passes in
+this mode does not check that the rewrite ran
+(``python -m experiments noop_run`` lists them).
+
 The variable is read at each use, so one process can change it between
 calls. It is not a setting: nothing but exla's tests should set it.
 
 >>> import os
 >>> os.environ[VARIABLE] = "compile"
->>> failing("compile"), failing("optimize")
-(True, False)
+>>> failing("compile"), failing("optimize"), noop()
+(True, False, False)
 >>> print(uncompilable("HloModule m\\n\\nENTRY e {\\n  ROOT x = f32[] parameter(0)\\n}\\n"))
 HloModule m
 <BLANKLINE>
@@ -37,10 +44,11 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["VARIABLE", "STAGES", "failing", "uncompilable"]
+__all__ = ["VARIABLE", "STAGES", "NOOP", "failing", "noop", "uncompilable"]
 
 VARIABLE = "EXLA_INJECT_FAILURE"
 STAGES = ("optimize", "stablehlo", "compile")
+NOOP = "noop"
 
 _CUSTOM_CALL = ('  exla_injected_failure = () custom-call(), custom_call_target="exla_injected_failure", '
                 'custom_call_has_side_effect=true\n')
@@ -50,6 +58,11 @@ def failing(stage: str) -> bool:
     """Whether ``EXLA_INJECT_FAILURE`` names ``stage``."""
     value = os.environ.get(VARIABLE)
     return bool(value) and stage in (s.strip() for s in value.split(","))
+
+
+def noop() -> bool:
+    """Whether ``EXLA_INJECT_FAILURE`` names ``noop``: the frontends run the original, silently."""
+    return failing(NOOP)
 
 
 def message(stage: str) -> str:

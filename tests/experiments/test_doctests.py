@@ -11,7 +11,8 @@ import pytest
 @pytest.mark.parametrize("name", ["experiments.harness.backends", "experiments.harness.plots",
                                   "experiments.harness.executed", "experiments.harness.tables",
                                   "experiments.harness.headline",
-                                  "experiments.harness.sweep", "experiments.workloads.sgpr_floor"])
+                                  "experiments.harness.sweep", "experiments.workloads.sgpr_floor",
+                                  "experiments.tools.noop_run"])
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0

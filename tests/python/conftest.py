@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._extension import extension_required
+
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_DIR = REPO / "python"
 
@@ -51,10 +53,6 @@ def exla_import_path() -> str:
     import exla
 
     return str(Path(exla.__file__).resolve().parents[1])
-
-
-def extension_required() -> bool:
-    return os.environ.get("EXLA_REQUIRE_EXTENSION", "") not in ("", "0")
 
 
 @pytest.fixture(scope="session")

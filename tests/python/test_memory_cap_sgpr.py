@@ -24,7 +24,7 @@ import threading
 
 import pytest
 
-from exla.memory_cap import make_cgroup, run_capped
+from exla.memory_cap import run_capped
 from exla.options import parse_size
 
 from .conftest import REPO, exla_import_path
@@ -70,13 +70,11 @@ def _capped_in_parallel(cap: int) -> dict:
     return runs
 
 
+# A memory cgroup: an address-space limit (RLIMIT_AS) is no cap on TensorFlow,
+# which reserves far more address space than it uses.
 @pytest.mark.slow
+@pytest.mark.needs_cgroup
 def test_sgpr_fits_cap_of_limit_plus_fixed_cost_where_plain_xla_does_not(extension):
-    probe = make_cgroup(2**30)
-    if probe is None:
-        pytest.skip("needs a memory cgroup: an address-space limit (RLIMIT_AS) is no cap on "
-                    "TensorFlow, which reserves far more address space than it uses")
-    probe.remove()
     reference = subprocess.run(_argv("reference"), env=_env(), capture_output=True, text=True,
                                timeout=600, cwd=REPO)
     assert reference.returncode == 0, reference.stderr[-3000:]

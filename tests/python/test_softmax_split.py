@@ -7,7 +7,7 @@ class slice, so no loop over rows reads all of W per slice
 (cc/passes/tensor_splitter/reduction_merge.h). Every test runs the
 rewritten program against the unrewritten one and, for f32, against a
 float64 reference, checks XLA's buffer assignment against the limit, and
-runs strict so that a silent fallback fails.
+runs strict and checks from the run that exla's program is what ran.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from tests._frameworks import require
 
 import exla
 from tests.python._accuracy import assert_as_close_to, cross_entropy64
+from tests.python._what_ran import jax_rewrites
 
 pytestmark = pytest.mark.usefixtures("extension")
 
@@ -194,7 +195,9 @@ def test_jax_logsumexp_and_its_gradient_split_the_classes():
     explanation = exla.explain(exla.jit(value_and_grad, memory_limit=LIMIT), h, w)
     _assert_split_along_classes(explanation)
     f = exla.jit(value_and_grad, memory_limit=LIMIT, strict=True)
-    value, (dh, dw) = f(h, w)
+    with jax_rewrites() as rewritten:
+        value, (dh, dw) = f(h, w)
+    assert len(rewritten) == 1, "exla's executable did not run"
     expected_value, (expected_dh, expected_dw) = jax.jit(value_and_grad)(h, w)
     logits = h.astype(np.float64) @ w.astype(np.float64)
     p = np.exp(logits - _logsumexp64(h, w)[:, None]) / BATCH
@@ -222,7 +225,9 @@ def test_jax_optax_cross_entropy_splits_the_vocabulary():
     _assert_split_along_classes(explanation)
     assert " gather(" not in explanation.hlo_after and " scatter(" not in explanation.hlo_after
     f = exla.jit(value_and_grad, memory_limit=LIMIT, strict=True)
-    value, (dh, dw) = f(h, w, labels)
+    with jax_rewrites() as rewritten:
+        value, (dh, dw) = f(h, w, labels)
+    assert len(rewritten) == 1, "exla's executable did not run"
     expected_value, (expected_dh, expected_dw) = jax.jit(value_and_grad)(h, w, labels)
     _assert_close(cross_entropy64(h, w, labels), [value, dh, dw],
                         [expected_value, expected_dh, expected_dw])
@@ -245,7 +250,9 @@ def test_jax_label_out_of_range_gives_what_the_program_gives():
     explanation = exla.explain(exla.jit(loss, memory_limit=LIMIT), h, w, labels)
     assert explanation.rewritten and " gather(" not in explanation.hlo_after
     f = exla.jit(loss, memory_limit=LIMIT, strict=True)
-    actual = np.asarray(f(h, w, labels))
+    with jax_rewrites() as rewritten:
+        actual = np.asarray(f(h, w, labels))
+    assert len(rewritten) == 1, "exla's executable did not run"
     expected = np.asarray(jax.jit(loss)(h, w, labels))
     assert np.isnan(expected[3]) and np.isfinite(np.delete(expected, 3)).all()
     np.testing.assert_allclose(actual, expected, rtol=1e-5, equal_nan=True)
@@ -303,7 +310,9 @@ def test_jax_softmax_and_log_softmax_with_gradients(log):
     explanation = exla.explain(exla.jit(value_and_grad, memory_limit=LIMIT), h, w, c)
     _assert_split_along_classes(explanation)
     f = exla.jit(value_and_grad, memory_limit=LIMIT, strict=True)
-    value, grads = f(h, w, c)
+    with jax_rewrites() as rewritten:
+        value, grads = f(h, w, c)
+    assert len(rewritten) == 1, "exla's executable did not run"
     expected_value, expected_grads = jax.jit(value_and_grad)(h, w, c)
     reference = _weighted_row_sum64(h, w, c, log)
     assert abs(value - reference) <= 4 * abs(expected_value - reference) + 1e-6 * abs(reference)

@@ -1,7 +1,8 @@
 """kNN through exla: top-k and arg-min split along the points, merged per chunk.
 
-Each program runs through exla (strict, so a silent fallback fails the test)
-and unchanged, at sizes where the distances are far above the limit. The
+Each program runs through exla (strict, and checked to have run exla's
+rewrite: identical indices are also what a silent fallback would give) and
+unchanged, at sizes where the distances are far above the limit. The
 indices must be the unchanged program's exactly, ties included (duplicated
 points); the distances also match a float64 reference; XLA's buffer
 assignment of the rewritten program is below the limit; and exla's report
@@ -25,6 +26,7 @@ from jax import lax  # noqa: E402
 from exla.bridge.jax import enable_x64  # noqa: E402
 
 import exla  # noqa: E402
+from tests.python._what_ran import jax_rewrites  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("extension")
 
@@ -117,7 +119,9 @@ def test_jax_matches_the_unrewritten_program(program):
     q, p = _inputs()
     report = exla.explain(exla.jit(program, threshold=THRESHOLD, strict=True), q, p)
     _check_memory(report, program)
-    ours = exla.jit(program, threshold=THRESHOLD, strict=True)(q, p)
+    with jax_rewrites() as rewritten:
+        ours = exla.jit(program, threshold=THRESHOLD, strict=True)(q, p)
+    assert len(rewritten) == 1, "exla's executable did not run"
     _assert_identical(ours, jax.jit(program)(q, p))
     if program is _jax_knn:
         chosen, best = _reference_distances(q, p, ours[1])
@@ -128,7 +132,9 @@ def test_jax_matches_the_unrewritten_program(program):
 def test_jax_float64_matches_the_unrewritten_program():
     with enable_x64():
         q, p = _inputs(np.float64)
-        ours = exla.jit(_jax_knn, threshold=THRESHOLD, strict=True)(q, p)
+        with jax_rewrites() as rewritten:
+            ours = exla.jit(_jax_knn, threshold=THRESHOLD, strict=True)(q, p)
+        assert len(rewritten) == 1, "exla's executable did not run"
         _assert_identical(ours, jax.jit(_jax_knn)(q, p))
 
 
@@ -142,12 +148,16 @@ def test_special_values_pick_the_same_indices():
     x[:, 9::97] = np.inf
     x[:, 10::89] = -np.inf
 
+    # Doubled (exact for all of them): JAX drops x * 1.0 while tracing, and a
+    # top-k of the parameter itself creates no tensor to split.
     def largest(x):
-        return lax.top_k(x * 1.0, K)
+        return lax.top_k(x * 2.0, K)
 
-    ours = exla.jit(largest, threshold="200KB", strict=True)(x)
+    with jax_rewrites() as rewritten:
+        ours = exla.jit(largest, threshold="200KB", strict=True)(x)
+    assert len(rewritten) == 1, "exla's executable did not run"
     _assert_identical(ours, jax.jit(largest)(x))
-    f = exla.function(lambda x: tf.math.top_k(x * 1.0, k=K), threshold="200KB", strict=True)
-    _assert_identical(f(x), tf.function(lambda x: tf.math.top_k(x * 1.0, k=K),
+    f = exla.function(lambda x: tf.math.top_k(x * 2.0, k=K), threshold="200KB", strict=True)
+    _assert_identical(f(x), tf.function(lambda x: tf.math.top_k(x * 2.0, k=K),
                                          jit_compile=True)(x))
     assert f.programs[0].runs >= 1

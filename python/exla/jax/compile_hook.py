@@ -5,9 +5,11 @@ decides what to do with it:
 
 * a program of an :func:`exla.jit` function carries a marker in its name
   (``jit_exla_<key>_f``, or a nested function ``exla_<key>_f`` when it was
-  called inside another ``jax.jit``); ``<key>`` names that function's settings.
-  The settings of the top-level function win; among nested ones the smallest
-  threshold does;
+  called inside another ``jax.jit``); ``<key>`` names that function's settings
+  (with an ``s`` after it when the function is strict). The settings of the
+  top-level function win; among nested ones the smallest threshold does. A
+  marked program whose settings this process does not hold (a key never
+  registered here) is a failure of exla's: a warning, an error under strict;
 * any other program is rewritten with the settings of the environment
   (``XLA_FLAGS``/``EXLA_FLAGS``) when the zero-code path is on
   (:func:`enable_environment`), and compiled unchanged otherwise.
@@ -20,8 +22,11 @@ partitions exla's loops with the rest. Programs with host callbacks are
 compiled as JAX made them.
 
 A program that no pass changes (the clean-ups aside) is compiled from JAX's
-own module. Any failure in exla logs one warning on logger ``"exla"`` and JAX
-compiles its own module; with ``strict`` the failure is raised instead.
+own module; one left above its threshold or memory limit is an error under
+``strict`` (:func:`exla.optimize_hlo`), as is one with host callbacks, which
+exla leaves as it is. Any failure in exla logs one warning on logger
+``"exla"`` and JAX compiles its own module; with ``strict`` the failure is
+raised instead, as :func:`exla.function` does.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Any, Mapping
 
 import jax
 
+from exla import _fault_injection
 from exla.bridge import jax as jax_bridge
 from exla.bridge import xla as xla_bridge
 from exla.errors import ExlaError, MemoryLimitError
@@ -46,7 +52,7 @@ __all__ = ["register", "enable_environment", "ensure_installed", "rewritten_prog
 
 _log = logging.getLogger("exla")
 
-_MARKER = re.compile(r"exla_([0-9a-f]{10})_")
+_MARKER = re.compile(r"exla_([0-9a-f]{10})(s?)_")
 
 
 _lock = threading.Lock()
@@ -80,9 +86,13 @@ def register(overrides: Mapping[str, Any]) -> str:
     return key
 
 
-def marker(key: str, name: str) -> str:
-    """The function name that carries ``key`` into JAX's modules."""
-    return f"exla_{key}_{name}"
+def marker(key: str, name: str, *, strict: bool = False) -> str:
+    """The function name that carries ``key`` into JAX's modules.
+
+    A strict function's marks itself so (``s`` after the key): a program
+    whose settings are not found still fails under ``strict``.
+    """
+    return f"exla_{key}{'s' if strict else ''}_{name}"
 
 
 def enable_environment() -> None:
@@ -121,14 +131,33 @@ def resolve(overrides: Mapping[str, Any]) -> Options:
     return resolve_options(**{k: v for k, v in overrides.items() if v is not None})
 
 
+class _SettingsNotFound(LookupError):
+    """A program marked as an :func:`exla.jit` function's whose settings this process does not hold."""
+
+    def __init__(self, keys: list[str], strict: bool) -> None:
+        super().__init__(f"the settings of exla.jit key(s) {', '.join(keys)} are not registered "
+                         f"in this process (was the program traced in another one?)")
+        self.strict = strict
+
+
 def _settings_for(program: jax_bridge.Program) -> dict[str, Any] | None:
+    """The settings to rewrite ``program`` with; None: not exla's to rewrite.
+
+    Raises:
+      _SettingsNotFound: the program is marked, but none of its keys is registered.
+    """
     top = _MARKER.search(program.name)
     if top and top.group(1) in _registry:
         return _registry[top.group(1)]
-    nested = [_registry[m.group(1)] for name in program.function_names
-              for m in [_MARKER.search(name)] if m and m.group(1) in _registry]
+    marks = [m for name in program.function_names for m in [_MARKER.search(name)] if m]
+    nested = [_registry[m.group(1)] for m in marks if m.group(1) in _registry]
     if nested:
         return min(nested, key=lambda s: s.get("threshold") or float("inf"))
+    if top:
+        marks.insert(0, top)
+    if marks:
+        raise _SettingsNotFound(sorted({m.group(1) for m in marks}),
+                               strict=any(m.group(2) for m in marks))
     return {} if _environment else None
 
 
@@ -146,9 +175,28 @@ def _fail(program: jax_bridge.Program, options: Options, error: Exception) -> No
     _log.warning("exla failed on JAX program %r (%s); running without exla", program.name, reason)
 
 
+def _options_without_settings(strict: bool) -> Options:
+    """The environment's settings (strict if the program's marker says so), or the defaults."""
+    try:
+        return resolve({"strict": strict or None})
+    except Exception:  # noqa: BLE001 - a bad flag is reported where the flags are used
+        return Options(strict=strict)
+
+
+def _leave_unchanged(program: jax_bridge.Program, options: Options, reason: str) -> None:
+    """A program exla does not handle runs as JAX made it: a log line, an error under strict."""
+    if options.strict:
+        raise ExlaError(f"exla cannot rewrite JAX program {program.name!r}: {reason}")
+    _log.info("exla: %s left unchanged: %s", program.name, reason)
+
+
 class _Hook:
     def rewrite(self, program: jax_bridge.Program) -> str | None:
-        settings = _settings_for(program)
+        try:
+            settings = _settings_for(program)
+        except _SettingsNotFound as missing:
+            _fail(program, _options_without_settings(missing.strict), missing)
+            return None
         if settings is None:
             return None
         options = None
@@ -157,14 +205,14 @@ class _Hook:
             if program.has_host_callbacks:
                 # Host callbacks carry annotations that the HLO round trip
                 # does not keep; they run as JAX compiled them.
-                _log.info("exla: %s left unchanged: it has host callbacks", program.name)
+                _leave_unchanged(program, options, "it has host callbacks")
                 return None
             text = program.hlo_text()
             with planner.planning_on(_planner_for(program)):
                 optimised, report = optimize_hlo(
                     text, **options.replace(dump_dir=_dump_dir(options, program)).keywords())
             runtime_memory.attach(report, "jax")
-            if not report.rewrote_program:
+            if not report.rewrote_program or _fault_injection.noop():
                 return None
             _log.info("exla rewrote JAX program %s: largest tensor %d -> %d bytes",
                       program.name, report.largest_tensor_bytes_before,

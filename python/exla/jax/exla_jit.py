@@ -109,7 +109,8 @@ def jit(fun: Callable[..., Any] | None = None, *,
 
     # The name is how the settings reach the module JAX compiles (module
     # jit_exla_<key>_<name>, or func exla_<key>_<name> when nested).
-    marked.__name__ = marked.__qualname__ = compile_hook.marker(key, name)
+    marked.__name__ = marked.__qualname__ = compile_hook.marker(
+        key, name, strict=bool(settings.get("strict")))
     jitted = jax.jit(marked, static_argnums=static_argnums, static_argnames=static_argnames,
                      donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                      **jax_jit_kwargs)

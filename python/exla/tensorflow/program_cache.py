@@ -3,11 +3,14 @@
 A signature's program (:class:`exla.tensorflow.program.Program`) is built the first
 time the function is traced for it. A failure is remembered in its place, so
 that retracing the same signature does not run exla's pipeline again: the
-function then runs the original for it.
+function then runs the original for it. A program that failed at run time
+stays listed, as not rewritten, with the runs its rewrite made before: what
+ran is never forgotten.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import Any, Callable, Hashable
 
@@ -17,10 +20,11 @@ __all__ = ["ProgramCache"]
 
 
 class _Failure:
-    """A signature exla failed on."""
+    """A signature exla failed on, and the program it had built for it (None: the build failed)."""
 
-    def __init__(self, exc: BaseException) -> None:
+    def __init__(self, exc: BaseException, program: Any = None) -> None:
         self.exc = exc
+        self.program = program
 
 
 class ProgramCache:
@@ -51,11 +55,23 @@ class ProgramCache:
     def forget(self, concrete: Any, failure: BaseException) -> None:
         """Marks every program of ``concrete`` as failed: it runs the original from now on."""
         with self._lock:
-            for key in list(self._programs):
+            for key, program in list(self._programs.items()):
                 if key[0] is concrete:
-                    self._programs[key] = _Failure(failure)
+                    built = program.program if isinstance(program, _Failure) else program
+                    self._programs[key] = _Failure(failure, built)
 
     def infos(self) -> list[ProgramInfo]:
-        """What exla did for each signature it did not fail on."""
+        """What exla did for each signature it built a program for.
+
+        A program that failed at run time is listed as not rewritten (the
+        original runs for its signature), with the runs of its rewrite.
+        """
         with self._lock:
-            return [p.info() for p in self._programs.values() if not isinstance(p, _Failure)]
+            built = [(p.program, False) if isinstance(p, _Failure) else (p, True)
+                     for p in self._programs.values()]
+        infos = []
+        for program, used in built:
+            if program is not None:
+                info = program.info()
+                infos.append(info if used else dataclasses.replace(info, rewritten=False))
+        return infos

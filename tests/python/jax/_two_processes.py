@@ -19,6 +19,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 import exla
+from exla.jax import compile_hook
 
 process_id, port, out_path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 jax.config.update("jax_cpu_collectives_implementation", "gloo")
@@ -60,6 +61,7 @@ result = {
     "temp": int(compiled.memory_analysis().temp_size_in_bytes),
     "plain_temp": int(plain.memory_analysis().temp_size_in_bytes),
     "rewrote": any("exla rewrote" in line for line in lines),
+    "compiled_rewrite": len(compile_hook.rewritten_programs()),
 }
 with open(out_path, "w") as out:
     json.dump(result, out)

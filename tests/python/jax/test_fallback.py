@@ -73,6 +73,25 @@ def test_jax_jit_strict_raises(stage, extension, monkeypatch):
         f(*_jax_inputs())
 
 
+@pytest.mark.parametrize("strict", [False, True])
+def test_jax_noop_runs_the_original_silently(strict, extension, monkeypatch, caplog):
+    import jax
+
+    import exla
+    from exla.jax import compile_hook
+
+    x, v = _jax_inputs()
+    monkeypatch.setenv(_fault_injection.VARIABLE, _fault_injection.NOOP)
+    f = exla.jit(lambda x, v: _jax_kmv(x, v), threshold="1MB", strict=strict)
+    before = len(compile_hook.rewritten_programs())
+    with caplog.at_level(logging.WARNING, logger="exla"):
+        result = np.asarray(f(x, v))
+    assert compile_hook.rewritten_programs()[before:] == []
+    assert exla.explain(f, x, v).rewritten  # what exla reports is unchanged
+    np.testing.assert_array_equal(result, np.asarray(jax.jit(_jax_kmv)(x, v)))
+    assert not _warnings(caplog)
+
+
 def test_jax_limit_below_the_programs_own_memory_is_an_error(extension):
     import exla
 

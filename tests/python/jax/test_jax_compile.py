@@ -22,9 +22,10 @@ import exla
 PYTHON_DIR = Path(exla.__file__).resolve().parents[1]
 
 # An ordinary JAX script: a kernel matvec on one device and a sharded program
-# over eight, printing what it sees.
+# over eight, printing what it sees; its last line (the test's probe) names the
+# programs JAX compiled from exla's rewrite, which it then ran.
 SCRIPT = textwrap.dedent("""
-    import os
+    import os, sys
     import jax, jax.numpy as jnp, numpy as np
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
@@ -42,6 +43,8 @@ SCRIPT = textwrap.dedent("""
     y = jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("d")))
     print("sharded", float(jax.jit(lambda y: jnp.sum(y * 2))(y)))
     print("cache", jax.config.jax_enable_compilation_cache)
+    hook = sys.modules.get("exla.jax.compile_hook")
+    print("rewritten", ",".join(hook.rewritten_programs()) if hook else "")
 """)
 
 
@@ -77,6 +80,8 @@ def test_xla_flags_route_jax_jit_through_exla(tmp_path):
     # The program over eight devices went through exla as well (unchanged).
     assert "jit_kmv" in dumped and "jit__lambda" in dumped
     assert any("tensor-splitter" in p.name for p in (dump / "jit_kmv").iterdir())
+    # The dump is written before XLA compiles: what ran is read from the run.
+    assert ours["rewritten"] == "jit_kmv" and theirs["rewritten"] == ""
 
 
 def test_exla_disable_turns_it_off(tmp_path):

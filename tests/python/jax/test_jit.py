@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 
 import jax
@@ -15,6 +14,7 @@ from exla.bridge.jax import enable_x64
 import exla
 from exla import ExlaError
 from exla.jax import compile_hook
+from tests.python._what_ran import jax_rewrites as _rewrites
 from tests.python.jax._workloads import WORKLOADS
 
 pytestmark = pytest.mark.usefixtures("extension")
@@ -96,20 +96,6 @@ def test_explain_reports_the_largest_tensor_below_the_threshold():
     assert report.rewritten and "tensor-splitter" in report.changed_passes
     assert report.largest_tensor_bytes_before > limit >= report.largest_tensor_bytes_after
     assert report.planned_temp_bytes_before > limit > report.planned_temp_bytes_after
-
-
-@contextlib.contextmanager
-def _rewrites():
-    """The names of the programs JAX compiled from exla's rewrite inside the block.
-
-    Recorded once XLA has compiled the rewritten module, so JAX runs it; a
-    program exla fell back on is never listed (unlike a log line written
-    when the rewrite is built).
-    """
-    before = len(compile_hook.rewritten_programs())
-    names: list[str] = []
-    yield names
-    names.extend(compile_hook.rewritten_programs()[before:])
 
 
 def test_transformations_inside():
@@ -260,6 +246,48 @@ def test_strict_raises(monkeypatch):
         exla.jit(fn, threshold=threshold, strict=True)(*make_args(np.float32))
 
 
+# -- strict raises wherever exla.function's does ---------------------------------
+
+
+def test_strict_raises_when_a_program_stays_above_its_threshold():
+    # The splitter cannot slice a sort along the dimension it sorts: no pass
+    # changes the program, and strict says so instead of compiling it.
+    x = np.random.default_rng(0).random(100_000).astype(np.float32)
+    with _rewrites() as rewritten, pytest.raises(ExlaError, match=r"cannot meet the threshold 1 KB"):
+        exla.jit(lambda x: jnp.sort(x * 2.0), threshold="1KB", strict=True)(x)
+    assert rewritten == []
+
+
+def test_settings_not_found_warn_and_strict_raises(monkeypatch, caplog):
+    # Marked as an exla.jit function's, but its settings are not registered
+    # here (as for a program traced in another process).
+    loose = exla.jit(lambda x: jnp.sum(x * 2.0), threshold="1KB")
+    strict = exla.jit(lambda x: jnp.sum(x * 3.0), threshold="1KB", strict=True)
+    from_environment = exla.jit(lambda x: jnp.sum(x * 4.0))
+    monkeypatch.setattr(compile_hook, "_registry", {})
+    with caplog.at_level(logging.WARNING, logger="exla"):
+        assert float(loose(jnp.ones(10))) == 20.0
+    assert any("are not registered in this process" in r.getMessage() for r in caplog.records)
+    with pytest.raises(ExlaError, match="are not registered in this process"):
+        strict(jnp.ones(10))
+    monkeypatch.setenv("EXLA_STRICT", "1")
+    with pytest.raises(ExlaError, match="are not registered in this process"):
+        from_environment(jnp.ones(10))
+
+
+def test_strict_raises_on_host_callbacks(caplog):
+    def with_callback(x):
+        y = jax.pure_callback(lambda a: a, jax.ShapeDtypeStruct(x.shape, x.dtype), x * 2.0)
+        return jnp.sum(y)
+
+    x = np.ones(1000, np.float32)
+    with caplog.at_level(logging.INFO, logger="exla"):
+        assert float(exla.jit(with_callback, threshold="1KB")(x)) == 2000.0
+    assert any("it has host callbacks" in r.getMessage() for r in caplog.records)
+    with pytest.raises(ExlaError, match="it has host callbacks"):
+        exla.jit(with_callback, threshold="1KB", strict=True)(x)
+
+
 def test_a_module_xla_rejects_falls_back(monkeypatch, caplog):
     from exla.report import PassRecord, Report
 
@@ -305,4 +333,6 @@ def test_fast_math_keyword_allows_the_distance_expansion():
     assert "algebraic-rewriter" not in exact.changed_passes
     assert "algebraic-rewriter" in fast.changed_passes
     jitted = exla.jit(nearest, threshold="1MB", fast_math=True)
-    _assert_close(jitted(x, y), jax.jit(nearest)(x, y), 1e-3)
+    with _rewrites() as rewritten:
+        _assert_close(jitted(x, y), jax.jit(nearest)(x, y), 1e-3)
+    assert rewritten, "exla's executable did not run"

@@ -157,7 +157,7 @@ def test_attention_function_fits(caplog):
     np.testing.assert_allclose(actual[0], expected[0], rtol=1e-4, atol=1e-5)
     f = exla.function(attention, memory_limit="2MB", strict=True)
     np.testing.assert_allclose(f(q, k, v).numpy(), expected[0], rtol=1e-4, atol=1e-5)
-    assert f.programs[0].rewritten
+    assert f.programs[0].rewritten and f.programs[0].runs == 1  # exla's program ran
 
 
 def test_cross_entropy_writes_its_weight_gradient_under_the_limit():
@@ -378,11 +378,13 @@ def test_report_states_the_fixed_runtime_cost_measured_once_per_process():
     explanation = exla.explain(kernel_matvec, x, v, memory_limit="1MB")
     cost = explanation.limit_plan.runtime_cost
     assert cost.framework == "TensorFlow"
-    # TensorFlow alone is hundreds of MB resident; its XLA runtime adds some.
-    assert cost.resident_bytes > 200 * 2**20 and cost.runtime_bytes >= 0
-    assert cost.fixed_bytes == cost.resident_bytes + cost.runtime_bytes
+    # TensorFlow alone is hundreds of MB resident. (What starting its XLA
+    # runtime adds depends on what this process ran before: see
+    # test_runtime_memory.py.)
+    assert cost.resident_bytes > 200 * 2**20
     f = exla.function(kernel_matvec, memory_limit="1MB", strict=True)
     f(x, v)
+    assert f.programs[0].runs == 1  # the program whose report this is ran
     assert f.programs[0].report.limit_plan.runtime_cost is cost  # measured once
     assert runtime_memory.measure("tensorflow") is cost
     assert cost.summary() in str(explanation)

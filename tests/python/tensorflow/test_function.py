@@ -2,7 +2,8 @@
 
 Every workload runs twice, through exla and through ``tf.function(jit_compile=True)``,
 at sizes where a 100KB threshold makes exla really rewrite the program (the
-tests check that it did), and the results must agree.
+tests check, from the run count each rewritten program keeps, that the
+rewrite is what ran), and the results must agree.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ def patched(monkeypatch):
     patch.uninstall()
 
 
-def _changed(exla_function) -> list[list[str]]:
-    return [p.report.changed_passes for p in exla_function.programs if p.changed]
+def _ran_rewritten(exla_function) -> list[list[str]]:
+    """The passes that changed each rewritten program that ran (counted by the program itself)."""
+    return [p.report.changed_passes for p in exla_function.programs if p.changed and p.runs >= 1]
 
 
 def test_nested_structured_outputs(exla):
@@ -60,7 +62,7 @@ def test_nested_structured_outputs(exla):
     f = exla.function(structured, threshold=THRESHOLD, strict=True)
     args = workloads.kmv_inputs()
     got, want = f(*args), tf.function(structured, jit_compile=True)(*args)
-    assert _changed(f), "exla did not rewrite the program"
+    assert _ran_rewritten(f), "exla's rewritten program did not run"
     assert list(got) == ["k", "parts"] and got["parts"][1] is None and got["parts"][2][1] == 3
     assert workloads.max_abs_difference(got, want) < 1e-9
     got = f(*args, scale=3.0)  # a Python argument: another signature
@@ -79,7 +81,7 @@ def test_variadic_and_keyword_only_arguments(exla):
     extra = [tf.constant(np.arange(4.0, dtype=np.float64)), tf.constant([1.5], tf.float64)]
     got = f(x, v, *extra, y=y, scale=3.0)
     want = tf.function(variadic, jit_compile=True)(x, v, *extra, y=y, scale=3.0)
-    assert _changed(f), "exla did not rewrite the program"
+    assert _ran_rewritten(f), "exla's rewritten program did not run"
     assert workloads.max_abs_difference(got, want) < 1e-9
 
 
@@ -104,7 +106,7 @@ def test_each_shape_is_its_own_entry(exla):
     for n in (400, 500, 400):
         args = workloads.kmv_inputs(n=n)
         np.testing.assert_allclose(f(*args), workloads.kernel_matvec(*args), rtol=1e-10)
-    assert len(f.programs) == 2 and all(p.changed for p in f.programs)
+    assert sorted(p.runs for p in f.programs if p.changed) == [1, 2]  # 400 twice, 500 once
 
 
 def test_variables_are_read_and_written_back(exla):
@@ -127,7 +129,7 @@ def test_variables_are_read_and_written_back(exla):
     args = workloads.kmv_inputs()
     for _ in range(3):
         np.testing.assert_allclose(f(*args), g(*args), rtol=1e-10)
-    assert _changed(f)
+    assert _ran_rewritten(f)
     assert len(f.programs[0].variables_written) == 2
     assert int(state_a[1].numpy()) == 3
     for a, b in zip(state_a, state_b):
@@ -149,11 +151,18 @@ def test_gradient_through_an_exla_function(exla):
             tape.watch([x, v])
             loss = tf.reduce_sum(h(x, y, v)["k"] ** 2)
         grads.append(tape.gradient(loss, [x, v, w]))
-    assert _changed(f)
+    assert _ran_rewritten(f)
     backward = next(iter(f._vjps.values()))
-    assert _changed(backward), "the backward program was not rewritten"
+    assert _ran_rewritten(backward), "the rewritten backward program did not run"
     for a, b in zip(*grads):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-8, atol=1e-10)
+
+
+def _plain_gradient(fn, x, y, v):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        out = tf.function(fn, jit_compile=True)(x, y, v)
+    return tape.gradient(out, x)
 
 
 def test_backward_pass_does_not_repeat_variable_writes(exla):
@@ -168,7 +177,9 @@ def test_backward_pass_does_not_repeat_variable_writes(exla):
     with tf.GradientTape() as tape:
         tape.watch(x)
         out = f(x, y, v)
-    assert tape.gradient(out, x) is not None
+    grad = tape.gradient(out, x)
+    assert _ran_rewritten(f) and _ran_rewritten(next(iter(f._vjps.values())))
+    np.testing.assert_allclose(grad, _plain_gradient(workloads.kernel_matvec, x, y, v), rtol=1e-8)
     assert float(count.numpy()) == 1.0
 
 
@@ -188,7 +199,9 @@ def test_inside_outer_tf_function_static_and_dynamic_shapes(exla):
         return f(x, y, v) + 1.0
 
     np.testing.assert_allclose(static(*args), want + 1.0, rtol=1e-10)
+    assert [p.runs for p in f.programs] == [1], "the graph call did not run the rewrite"
     np.testing.assert_allclose(dynamic(*args), want + 1.0, rtol=1e-10)
+    assert [p.runs for p in f.programs] == [2], "the py_function path did not run the rewrite"
     x, y, v = args
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -197,7 +210,8 @@ def test_inside_outer_tf_function_static_and_dynamic_shapes(exla):
         tape2.watch(x)
         ref = tf.reduce_sum(workloads.kernel_matvec(x, y, v))
     np.testing.assert_allclose(tape.gradient(out, x), tape2.gradient(ref, x), rtol=1e-8)
-    assert len(f.programs) == 1 and f.programs[0].changed
+    assert len(f.programs) == 1 and f.programs[0].changed and f.programs[0].runs == 3
+    assert _ran_rewritten(next(iter(f._vjps.values()))), "the backward program did not run"
 
 
 def test_hand_written_adam_training_loop(exla):
@@ -231,7 +245,7 @@ def test_hand_written_adam_training_loop(exla):
     step_b, params_b = make_step()
     f, g = exla.function(step_a, threshold=THRESHOLD, strict=True), tf.function(step_b, jit_compile=True)
     losses = [(float(f(x, y)), float(g(x, y))) for _ in range(5)]
-    assert _changed(f), "exla did not rewrite the training step"
+    assert _ran_rewritten(f), "exla's rewritten training step did not run"
     np.testing.assert_allclose(*zip(*losses), rtol=1e-5)
     assert losses[-1][0] < losses[0][0]
     for a, b in zip(params_a, params_b):
@@ -245,7 +259,7 @@ def test_gpflow_sgpr_loss_and_gradients(exla):
     # The reference runs eagerly: the same TensorFlow code without exla (and
     # without a second slow XLA compilation of the gradient program).
     (loss_a, grads_a), (loss_b, grads_b) = f(), workloads.sgpr_loss_and_grads(model)()
-    assert ["tensor-splitter" in passes for passes in _changed(f)] == [True]
+    assert ["tensor-splitter" in passes for passes in _ran_rewritten(f)] == [True]
     np.testing.assert_allclose(loss_a, loss_b, rtol=1e-9)
     # The inducing-point gradients are small sums of large cancelling terms
     # (loss ~1e3, gradients ~1e-4): compare them relative to their largest entry.
@@ -317,7 +331,9 @@ def test_thread_safe_signature_cache(exla):
     for t in threads:
         t.join()
     assert not errors
-    assert len(f.programs) == 2
+    # Each signature's rewritten program ran (counted by itself; concurrent
+    # increments of the count are not asserted exact).
+    assert len(f.programs) == 2 and all(p.changed and p.runs >= 1 for p in f.programs)
 
 
 def test_method_and_existing_tf_function(exla):
@@ -335,11 +351,13 @@ def test_method_and_existing_tf_function(exla):
     base = workloads.kernel_matvec(*args)
     np.testing.assert_allclose(m1(*args), base * 2.0, rtol=1e-10)
     np.testing.assert_allclose(m2(*args), base * 3.0, rtol=1e-10)
+    # Each instance's method is an exla function of its own, rewritten and run.
+    assert _ran_rewritten(m1.__call__) and _ran_rewritten(m2.__call__)
 
     existing = tf.function(workloads.kernel_matvec)  # not jit: exla compiles it with XLA
     f = exla.function(existing, threshold=THRESHOLD, strict=True)
     np.testing.assert_allclose(f(*args), base, rtol=1e-10)
-    assert _changed(f)
+    assert _ran_rewritten(f)
 
 
 # -- failures ----------------------------------------------------------------
@@ -408,6 +426,7 @@ def test_dump_to_writes_every_pass(exla, monkeypatch, tmp_path):
     (directory,) = tmp_path.iterdir()
     names = sorted(p.name for p in directory.iterdir())
     assert names[0] == "000-input.hlo" and any("tensor-splitter" in n for n in names)
+    assert _ran_rewritten(f)  # the dump is written before the run
 
 
 def test_disabled_passes_are_honoured(exla, monkeypatch):
@@ -416,7 +435,7 @@ def test_disabled_passes_are_honoured(exla, monkeypatch):
     f = exla.function(workloads.kernel_matvec, threshold=THRESHOLD, strict=True)
     assert "tensor-splitter" not in f.options().passes
     f(*workloads.kmv_inputs())
-    assert not any("tensor-splitter" in passes for passes in _changed(f))
+    assert not any("tensor-splitter" in p.report.changed_passes for p in f.programs)
 
 
 def test_bad_options_fail_at_decoration(exla):
