@@ -28,9 +28,10 @@ def load_extension():
 
 
 def core_optimize(text: str, **fields):
-    """``_exla.optimize`` with the ``exla::Options`` fields given by name (None: the default).
+    """``_exla.optimize`` with the ``exla::Options`` fields given by name (None: the default):
+    an ``OptimizedModule`` (``text``, ``passes``).
 
-    >>> out, records = core_optimize("HloModule m\\n\\nENTRY e {\\n  ROOT x = f32[2] parameter(0)\\n}",
+    >>> optimized = core_optimize("HloModule m\\n\\nENTRY e {\\n  ROOT x = f32[2] parameter(0)\\n}",
     ...                              passes=["dce"])  # doctest: +SKIP
     """
     from exla import _exla

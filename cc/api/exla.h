@@ -44,6 +44,41 @@ struct HloSignature {
 // malformed input_output_alias.
 HloSignature ReadHloSignature(const std::string& hlo_text);
 
+// Sizes of a module's tensors, read without running a pass
+// (api/module_summary.cc): what a report says about a module before and
+// after exla, and what the memory-limit search lists as above a threshold.
+// Sizes are what one device holds of a sharded module.
+//
+// Instruction counts and the largest tensors of a module.
+struct ModuleSummary {
+  std::string name;
+  int64_t instructions = 0;  // in all computations
+  int64_t computations = 0;
+  int64_t largest_tensor_bytes = 0;  // of every computation
+  std::string largest_tensor;        // "computation/instruction shape"
+  int64_t entry_largest_tensor_bytes = 0;  // of the entry computation alone
+  std::string entry_largest_tensor;
+  bool sharded = false;  // annotated for XLA's SPMD partitioner
+  int64_t devices = 1;   // the devices it is partitioned over
+};
+
+// One array-shaped instruction and its size.
+struct TensorSize {
+  std::string computation;
+  std::string instruction;
+  std::string opcode;
+  int64_t bytes = 0;  // what one device holds of it
+  std::string shape;  // as XLA prints it, without layout
+};
+
+// Parses and verifies `hlo_text` (a summary of a malformed module would
+// mislead). Throws std::invalid_argument on malformed text.
+ModuleSummary SummarizeModule(const std::string& hlo_text);
+
+// Every array-shaped instruction of `hlo_text`, computation by computation.
+// Throws std::invalid_argument on malformed text.
+std::vector<TensorSize> TensorSizes(const std::string& hlo_text);
+
 // Parses `hlo_text`, runs the pipeline and returns the printed module.
 // Throws std::invalid_argument (with line:column) on malformed text or an
 // unknown pass name. If `records` is non-null it receives one entry per pass.

@@ -1,5 +1,6 @@
-// What the binding files share: pass results and plans as plain Python
-// values (dicts, lists, tuples), never C++ objects.
+// What the binding files share. Results cross into Python as the C++
+// records themselves, bound as read-only classes (record_class.h) in
+// records.cc: each record is declared once, in its C++ header.
 #ifndef EXLA_BINDINGS_RECORDS_H_
 #define EXLA_BINDINGS_RECORDS_H_
 
@@ -9,21 +10,17 @@
 #include <vector>
 
 #include "api/exla.h"
-#include "model/xla_cpu_model.h"
 
 namespace exla {
 
-// A loop the splitter built: {computation, instruction, shape, bytes,
-// dimension, extent, chunk, chunks, remainder, members, recomputed,
-// recomputed_flops, accumulated, description}.
-pybind11::dict SplitLoopData(const SplitLoop& loop);
+// What `optimize` returns: the printed module and one record per pass.
+struct OptimizedModule {
+  std::string text;
+  std::vector<PassRecord> passes;
+};
 
-// The memory model's figures: {argument_bytes, output_bytes, alias_bytes,
-// temp_bytes, live_bytes, constant_bytes, buffers, peak_bytes}.
-pybind11::dict MemoryData(const MemoryPrediction& prediction);
-
-// What `optimize` returns: (text, [(pass, changed, seconds, messages, data), ...]).
-pybind11::tuple OptimizedData(const std::string& text, const std::vector<PassRecord>& records);
+// Binds every result record (records.cc); before the functions that return them.
+void DefineRecords(pybind11::module_& m);
 
 // Adds search_plans (plan_search_module.cc) to the module.
 void DefinePlanSearch(pybind11::module_& m);

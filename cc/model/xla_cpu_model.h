@@ -101,6 +101,9 @@ struct MemoryTimeline {
   // The buffers alive at the first peak step, largest first (ties by name),
   // at most `max_named` of them.
   std::vector<TimelineBuffer> peak_buffers;
+  // The entry computation's name: a picture names the computation of a
+  // buffer only when it is another one.
+  std::string entry;
 };
 
 // The memory model's timeline of `module`, naming up to `max_named` buffers

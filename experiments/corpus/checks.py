@@ -32,7 +32,7 @@ _NOT_WIDENABLE = re.compile(
 def forced_threshold(text: str) -> int:
     from exla import _core
 
-    largest = int(_core.module_summary(text)["largest_tensor_bytes"])
+    largest = _core.module_summary(text).largest_tensor_bytes
     return max(64, min(16 << 10, largest // 8))
 
 
@@ -48,7 +48,7 @@ def unchanged_reason(text: str, threshold: int, report) -> str:
     if report.unsplit:
         tensor = report.unsplit[0]
         return f"{tensor.where} {tensor.shape}: {tensor.reason}"
-    above = {op for _, _, op, size, _ in _core.tensor_sizes(text) if size > threshold}
+    above = {t.opcode for t in _core.tensor_sizes(text) if t.bytes > threshold}
     if above and above <= {"parameter", "constant"}:
         return f"only {' and '.join(sorted(above))} instructions exceed {threshold} B"
     return ""

@@ -147,11 +147,12 @@ def plans_of(text: str) -> list[dict[str, Any]]:
     from exla._splitter_result import of_records
     from exla.options import Options
 
-    largest = max(size for *_, size, _ in _core.tensor_sizes(text))
+    largest = max(t.bytes for t in _core.tensor_sizes(text))
     seen: dict[str, dict[str, Any]] = {}
 
     def add(options: Options, dimensions: dict[str, int]) -> list:
-        out, records = _core.optimize(text, options, dimensions=dimensions)
+        optimized = _core.optimize(text, options, dimensions=dimensions)
+        out, records = optimized.text, optimized.passes
         loops = of_records(records).loops
         built = all(d == KEEP_WHOLE or any(loop.where == where and loop.dimension == d
                                            for loop in loops)
@@ -248,7 +249,7 @@ def measure_program(name: str, repeats: int,
     measured = interleaved_seconds([plan["text"] for plan in rows], args, repeats)
     load = f"{load_before:.1f}/{os.getloadavg()[0]:.1f}"
     for plan, samples in zip(rows, measured):
-        plan["predicted_s"] = _core.predict_time(plan["text"], constants)["seconds"]
+        plan["predicted_s"] = _core.predict_time(plan["text"], constants).seconds
         plan["peak_bytes"] = bridge.planned_memory(plan["text"]).total_bytes
         plan["measured_s"] = statistics.median(samples)
         plan["measured_min_s"] = min(samples)
@@ -478,7 +479,7 @@ def replay(path: Path, constants: dict[str, float] | None = None) -> list[dict[s
         texts = {_plan_key({**plan, "program": name}): plan["text"]
                  for plan in plans_of(_hlo(*PROGRAMS[name]()))}
         for row in (r for r in rows if r["program"] == name and _plan_key(r) in texts):
-            row["predicted_s"] = _core.predict_time(texts[_plan_key(row)], constants)["seconds"]
+            row["predicted_s"] = _core.predict_time(texts[_plan_key(row)], constants).seconds
             kept.append(row)
     if len(kept) < len(rows):
         print(f"{len(rows) - len(kept)} recorded plans are no longer made; left out")

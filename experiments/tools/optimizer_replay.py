@@ -97,7 +97,7 @@ def _corpus_modules() -> Iterator[tuple[str, str]]:
 def _largest(text: str) -> int:
     from exla import _core
 
-    sizes = [row[3] for row in _core.tensor_sizes(text)]
+    sizes = [t.bytes for t in _core.tensor_sizes(text)]
     return max(sizes, default=0)
 
 

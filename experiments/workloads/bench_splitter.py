@@ -116,8 +116,9 @@ def bench_beyond_memory(n: int, cap: int = 8 * 10**9) -> dict:
 
 
 def bench_pass_time() -> dict:
-    from exla import _exla
+    from exla import _core
     from exla.bridge import xla as bridge
+    from exla.options import Options
 
     import tensorflow as tf
 
@@ -130,9 +131,10 @@ def bench_pass_time() -> dict:
     text = bridge.proto_to_text(function.experimental_get_compiler_ir()(stage="hlo_serialized"))
     seconds = []
     for _ in range(5):
-        _, records = _exla.optimize(text, ["tensor-splitter"], 20 * 10**6, 5 * 10**6, "")
-        seconds.append(records[0][2])
-    return {"instructions": _exla.module_summary(text)["instructions"],
+        optimized = _core.optimize(text, Options(passes=["tensor-splitter"], threshold=20 * 10**6,
+                                                 split_size=5 * 10**6))
+        seconds.append(optimized.passes[0].seconds)
+    return {"instructions": _core.module_summary(text).instructions,
             "splitter_s_best": min(seconds), "splitter_s_median": statistics.median(seconds)}
 
 
@@ -152,7 +154,8 @@ def chain_program(n: int, ends_in_reduction: bool) -> str:
 
 
 def bench_chain(sizes=(400, 800, 2000, 5000)) -> list[dict]:
-    from exla import _exla
+    from exla import _core
+    from exla.options import Options
 
     rows = []
     for n in sizes:
@@ -160,8 +163,9 @@ def bench_chain(sizes=(400, 800, 2000, 5000)) -> list[dict]:
             text = chain_program(n, ending == "reduction")
             seconds = []
             for _ in range(3):
-                out, records = _exla.optimize(text, ["tensor-splitter"], 1000, 0, "")
-                seconds.append(records[0][2])
+                optimized = _core.optimize(text, Options(passes=["tensor-splitter"], threshold=1000))
+                out = optimized.text
+                seconds.append(optimized.passes[0].seconds)
             rows.append({"n": n, "ending": ending, "splitter_s_median": statistics.median(seconds),
                          "loops": out.count(" while(")})
     return rows

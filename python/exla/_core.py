@@ -29,7 +29,7 @@ from exla import _fault_injection
 from exla.errors import ExlaError
 from exla._setting import METADATA_KEY
 
-__all__ = ["extension", "optimize", "round_trip", "verify", "module_summary", "tensor_sizes",
+__all__ = ["extension", "records", "optimize", "round_trip", "verify", "module_summary", "tensor_sizes",
            "read_signature", "available_passes", "default_pipeline", "cleanup_passes",
            "predict_memory", "predict_timeline", "predict_time", "search_plans"]
 
@@ -51,6 +51,23 @@ def extension() -> Any:
             "exla's C++ extension exla._exla is not built; run `pip install .` or "
             f"`python setup.py build_ext --inplace` in the exla checkout ({e})") from e
     return _exla
+
+
+def records(*names: str) -> Callable[[str], Any]:
+    """A module's ``__getattr__`` (PEP 562) that hands out the C++ core's
+    record classes ``names`` (bound in cc/bindings/records.cc: each result
+    record is declared once, in C++), loading the extension on first use so
+    that ``import exla`` works without it.
+
+    >>> __getattr__ = records("MemoryPrediction")
+    >>> __getattr__("MemoryPrediction")._fields[:2]
+    ('argument_bytes', 'output_bytes')
+    """
+    def getattr_(name: str) -> Any:
+        if name not in names:
+            raise AttributeError(f"module has no attribute {name!r}")
+        return getattr(extension(), name)
+    return getattr_
 
 
 def _short(message: str) -> str:
@@ -89,16 +106,17 @@ def _core_options(options: Any, large_sums: bool = False,
 
 
 def optimize(text: str, options: "exla.options.Options", *, large_sums: bool = False,
-             dimensions: dict[str, int] | None = None) -> tuple[str, list]:
-    """Runs the passes: ``(text, [(pass, changed, seconds, messages, data), ...])``.
+             dimensions: dict[str, int] | None = None) -> Any:
+    """Runs the passes: an ``OptimizedModule`` (``text``, and ``passes``, one
+    ``PassRecord`` per pass: name, changed, seconds, messages and the
+    tensor-splitter's results).
 
     The settings the C++ core reads (:class:`exla.options.Options` fields
     declared ``core``) are copied into its ``exla::Options``; a size that is
     None is 0 there (no limit), a pass list that is None the default
     pipeline.
 
-    ``data`` holds a pass's results as data (the tensor-splitter's loops and
-    unsplit tensors; read them with :func:`exla._splitter_result.of_records`).
+    The splitter's results over all passes: :func:`exla._splitter_result.of_records`.
 
     ``large_sums`` and ``dimensions`` are the memory-limit search's settings
     of a plan (``Options::large_sums`` and ``Options::split_dimensions`` in
@@ -111,9 +129,8 @@ def optimize(text: str, options: "exla.options.Options", *, large_sums: bool = F
 
 
 def search_plans(text: str, options: "exla.options.Options", target: int, *,
-                 threshold: int | None, split_size: int | None, max_plans: int) -> dict:
-    """The C++ plan search (cc/search/plan_search.h) as data; read it with
-    :func:`exla.memory_limit.model_plans.of_data`. ``options`` gives the passes and the
+                 threshold: int | None, split_size: int | None, max_plans: int) -> Any:
+    """The C++ plan search (cc/search/plan_search.h): a ``PlanSearchResult``. ``options`` gives the passes and the
     settings every plan shares; each plan sets the split settings itself."""
     if _fault_injection.failing("optimize"):
         raise ExlaError(f"internal error in exla's C++ core (search_plans): "
@@ -132,35 +149,38 @@ def verify(text: str) -> None:
     _call("verify", text)
 
 
-def module_summary(text: str) -> dict:
-    """Instruction counts, the largest tensors (per device, when ``sharded``) and ``devices``."""
+def module_summary(text: str) -> Any:
+    """A ``ModuleSummary``: instruction counts, the largest tensors (per device,
+    when ``sharded``) and ``devices``."""
     return _call("module_summary", text)
 
 
 def tensor_sizes(text: str) -> list:
-    """``[(computation, instruction, opcode, bytes, shape)]`` for every array-shaped instruction.
+    """A ``TensorSize`` (computation, instruction, opcode, bytes, shape) for
+    every array-shaped instruction.
 
     ``bytes`` is what one device holds, for a sharded module.
     """
     return _call("tensor_sizes", text)
 
 
-def read_signature(text: str) -> dict:
-    """The entry signature as the C++ parser reads it (see :mod:`exla._hlo_signature`)."""
+def read_signature(text: str) -> Any:
+    """The entry signature as the C++ parser reads it, a ``RawSignature`` (see
+    :mod:`exla._hlo_signature`)."""
     return _call("read_signature", text)
 
 
-def predict_memory(text: str) -> dict:
+def predict_memory(text: str) -> Any:
     """The memory model's figures for a module (see :mod:`exla.predict`)."""
     return _call("predict_memory", text)
 
 
-def predict_timeline(text: str, max_named: int) -> dict:
+def predict_timeline(text: str, max_named: int) -> Any:
     """The memory model's live bytes per schedule step (see :mod:`exla.predict`)."""
     return _call("predict_timeline", text, max_named)
 
 
-def predict_time(text: str, constants: dict[str, float] | None = None) -> dict:
+def predict_time(text: str, constants: dict[str, float] | None = None) -> Any:
     """The cost model's figures for a module (see :mod:`exla.predict`), with
     the calibrated constants, or with some of them replaced by ``constants``
     (by field name: experiments try other values with it).

@@ -23,6 +23,7 @@ into the types the Python side works with.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from exla import _core
 
@@ -56,10 +57,11 @@ class HloSignature:
     aliases: tuple[tuple[int, int], ...]
 
 
-def _array(array: dict, what: str) -> ArrayShape:
-    if array["is_dynamic"]:
+def _array(array: Any, what: str) -> ArrayShape:
+    """``array``: the C++ parser's ``SignatureArray``."""
+    if array.is_dynamic:
         raise NotImplementedError(f"{what} has a dynamic dimension, which exla does not support")
-    return ArrayShape(str(array["element_type"]), tuple(int(d) for d in array["dims"]))
+    return ArrayShape(array.element_type, array.dims)
 
 
 def read_signature(text: str) -> HloSignature:
@@ -72,19 +74,20 @@ def read_signature(text: str) -> HloSignature:
     """
     raw = _core.read_signature(text)
     parameters = []
-    for number, parameter in enumerate(raw["parameters"]):
-        if not parameter["is_array"]:
-            kind = "tuple-shaped" if parameter["element_type"] == "tuple" else "token"
+    for number, parameter in enumerate(raw.parameters):
+        if not parameter.is_array:
+            kind = "tuple-shaped" if parameter.element_type == "tuple" else "token"
             raise NotImplementedError(f"{kind} entry parameters are not supported "
                                       f"(parameter {number})")
         parameters.append(_array(parameter, f"entry parameter {number}"))
-    results = tuple(_array(leaf, f"entry result {i}") for i, leaf in enumerate(raw["outputs"]))
-    is_tuple = bool(raw["output_is_tuple"])
+    results = tuple(_array(leaf, f"entry result {i}") for i, leaf in enumerate(raw.outputs))
+    is_tuple = raw.output_is_tuple
     aliases = []
-    for output_index, parameter, parameter_index in raw["aliases"]:
-        if parameter_index or len(output_index) != (1 if is_tuple else 0):
+    for alias in raw.aliases:
+        if alias.parameter_index or len(alias.output_index) != (1 if is_tuple else 0):
             raise NotImplementedError(
-                f"input_output_alias {tuple(output_index)}: ({parameter}, {tuple(parameter_index)}) "
-                "aliases part of a tuple; exla supports results that replace whole parameters")
-        aliases.append((int(output_index[0]) if is_tuple else 0, int(parameter)))
+                f"input_output_alias {alias.output_index}: ({alias.parameter}, "
+                f"{alias.parameter_index}) aliases part of a tuple; exla supports results that "
+                "replace whole parameters")
+        aliases.append((alias.output_index[0] if is_tuple else 0, alias.parameter))
     return HloSignature(tuple(parameters), results, is_tuple, tuple(aliases))

@@ -18,12 +18,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Sequence
 
-from exla._timeline import MemoryTimeline, predict_timeline
+from exla._timeline import predict_timeline
 from exla._values import format_size, parse_size
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from exla._exla import MemoryTimeline
 
 __all__ = ["plot_programs", "plot_timelines", "peak_description", "NAMED_AT_PEAK"]
 

@@ -79,8 +79,7 @@ def _planned_temp(text: str, which: str) -> int:
 
 
 def _messages(records: list) -> list[tuple[str, str]]:
-    # The extension may append extra fields (messages) after the first three.
-    return [(str(r[0]), str(m)) for r in records if len(r) > 3 for m in r[3]]
+    return [(r.name, m) for r in records for m in r.messages]
 
 
 def _over_threshold_message(threshold: int, unsplit: list[str]) -> str:
@@ -159,7 +158,7 @@ def optimize_hlo(hlo: str | bytes, *, planned_memory: bool = False,
     if options.dump_dir is not None:
         os.makedirs(options.dump_dir, exist_ok=True)
     before = _core.module_summary(text)  # also rejects malformed text early
-    optimised, records, plan = _run(text, options, sharded=bool(before.get("sharded")))
+    optimised, records, plan = _run(text, options, sharded=before.sharded)
     after = _core.module_summary(optimised)
     # exla's own time: XLA's compilations during a limit search are reported apart.
     seconds = time.perf_counter() - start - (plan.xla_seconds if plan is not None else 0.0)
@@ -177,7 +176,8 @@ def optimize_hlo(hlo: str | bytes, *, planned_memory: bool = False,
 
 
 def _run(text: str, options: Options, *, sharded: bool = False) -> tuple[str, list, Any]:
-    """The pipeline once, or the memory-limit search over it: ``(text, records, plan)``.
+    """The pipeline once, or the memory-limit search over it: ``(text, records, plan)``
+    (``records``: the C++ core's ``PassRecord`` records).
 
     The memory model predicts a module on one device; a sharded module's
     plans are measured with XLA alone."""
@@ -186,11 +186,11 @@ def _run(text: str, options: Options, *, sharded: bool = False) -> tuple[str, li
     every_pass_disabled = pass_list is not None and not pass_list
 
     def run(threshold: int | None, split_size: int | None, large_sums: bool = False,
-            dimensions: dict[str, int] | None = None) -> tuple[str, list]:
+            dimensions: dict[str, int] | None = None) -> Any:
         if every_pass_disabled:
             # The extension refuses an empty list, and the honest result is
             # the module as it was.
-            return _core.round_trip(text), []
+            return _core.extension().OptimizedModule(_core.round_trip(text), ())
         candidate = options.replace(threshold=threshold, split_size=split_size, passes=pass_list)
         return _core.optimize(text, candidate, large_sums=large_sums, dimensions=dimensions)
 
@@ -200,30 +200,32 @@ def _run(text: str, options: Options, *, sharded: bool = False) -> tuple[str, li
                                    split_size=options.split_size or None)
 
     if options.memory_limit is None:
-        return (*run(options.threshold, options.split_size), None)
+        optimized = run(options.threshold, options.split_size)
+        return optimized.text, list(optimized.passes), None
     return limit_search.search(text, options.memory_limit, run,
                                 threshold=options.threshold or None,
                                 split_size=options.split_size or None,
                                 models=None if every_pass_disabled or sharded else models)
 
 
-def _report(before: dict, after: dict, records: list, options: Options, plan: Any,
+def _report(before: Any, after: Any, records: list, options: Options, plan: Any,
             seconds: float) -> Report:
+    """``before`` and ``after``: the C++ core's ``ModuleSummary`` of each module."""
     splitter = of_records(records)
     report = Report(
-        passes=[PassRecord(str(r[0]), bool(r[1]), float(r[2])) for r in records],
-        instructions_before=int(before["instructions"]),
-        instructions_after=int(after["instructions"]),
-        largest_tensor_bytes_before=int(before["largest_tensor_bytes"]),
-        largest_tensor_bytes_after=int(after["largest_tensor_bytes"]),
-        largest_tensor_before=str(before["largest_tensor"]),
-        largest_tensor_after=str(after["largest_tensor"]),
+        passes=[PassRecord(r.name, r.changed, r.seconds) for r in records],
+        instructions_before=before.instructions,
+        instructions_after=after.instructions,
+        largest_tensor_bytes_before=before.largest_tensor_bytes,
+        largest_tensor_bytes_after=after.largest_tensor_bytes,
+        largest_tensor_before=before.largest_tensor,
+        largest_tensor_after=after.largest_tensor,
         seconds=seconds,
         threshold=options.threshold or None,
         messages=_messages(records),
         memory_limit=options.memory_limit,
         limit_plan=plan,
-        devices=int(before["devices"]) if before.get("sharded") else 1,
+        devices=before.devices if before.sharded else 1,
         split_loops=splitter.loops,
         unsplit=splitter.unsplit,
     )

@@ -42,48 +42,25 @@ True
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
 from exla import _core, _plot
-from exla._timeline import MemoryTimeline, PeakBuffer, predict_timeline
+from exla._timeline import predict_timeline
 
 if TYPE_CHECKING:  # matplotlib is imported only when a picture is drawn
     from matplotlib.figure import Figure
+
+    from exla._exla import MemoryPrediction, TimePrediction
 
 __all__ = ["MemoryPrediction", "MemoryTimeline", "PeakBuffer", "plot_memory", "predict_memory",
            "predict_peak", "predict_timeline", "LoopTime", "TimePrediction", "predict_cost",
            "predict_time"]
 
-
-@dataclasses.dataclass(frozen=True)
-class MemoryPrediction:
-    """The memory model's prediction of XLA CPU's buffer assignment, in bytes.
-
-    Attributes:
-      argument_bytes: the entry parameters.
-      output_bytes: the results (tuple index tables included).
-      alias_bytes: results that reuse a parameter's buffer (``input_output_alias``).
-      temp_bytes: the heap of intermediate values after packing.
-      live_bytes: the most intermediate bytes alive at one step (a lower
-        bound of ``temp_bytes``).
-      constant_bytes: the literals the executable holds.
-      buffers: the intermediate buffers in the heap.
-    """
-
-    argument_bytes: int
-    output_bytes: int
-    alias_bytes: int
-    temp_bytes: int
-    live_bytes: int
-    constant_bytes: int
-    buffers: int
-
-    @property
-    def peak_bytes(self) -> int:
-        """Arguments + outputs - aliased + temporaries + constants."""
-        return (self.argument_bytes + self.output_bytes - self.alias_bytes + self.temp_bytes
-                + self.constant_bytes)
+# The results are the C++ model's own records, read-only (model/xla_cpu_model.h,
+# bound in cc/bindings/records.cc, where each field is described): help() on
+# each class lists its fields.
+__getattr__ = _core.records("MemoryPrediction", "MemoryTimeline", "PeakBuffer", "LoopTime",
+                            "TimePrediction")
 
 
 def predict_memory(hlo_text: str) -> MemoryPrediction:
@@ -93,8 +70,7 @@ def predict_memory(hlo_text: str) -> MemoryPrediction:
       ValueError: the text is not a well-formed HLO module.
       exla.ExlaError: an internal error of exla's C++ core.
     """
-    data = _core.predict_memory(hlo_text)
-    return MemoryPrediction(**{f.name: int(data[f.name]) for f in dataclasses.fields(MemoryPrediction)})
+    return _core.predict_memory(hlo_text)
 
 
 def predict_peak(hlo_text: str) -> int:
@@ -153,57 +129,6 @@ def plot_memory(before: str, after: str | None = None, *, memory_limit: int | st
     return _plot.plot_programs(before, after, memory_limit=memory_limit, title=title, path=path)
 
 
-@dataclasses.dataclass(frozen=True)
-class LoopTime:
-    """One ``while`` loop in the cost model's prediction: all its trips, one execution.
-
-    Attributes:
-      computation: where the loop is.
-      instruction: the ``while`` instruction.
-      trips: its trip count (1 when it cannot be read).
-      trips_known: whether the count was read (``known_trip_count``, or a
-        counter compared with a constant).
-      flops: arithmetic over all trips.
-      bytes: bytes its kernels read and write over all trips.
-      seconds: predicted time over all trips.
-    """
-
-    computation: str
-    instruction: str
-    trips: int
-    trips_known: bool
-    flops: int
-    bytes: int
-    seconds: float
-
-
-@dataclasses.dataclass(frozen=True)
-class TimePrediction:
-    """The cost model's prediction of one run of a module on XLA's CPU backend.
-
-    Totals count every trip of every loop.
-
-    Attributes:
-      seconds: the predicted time.
-      flops: all arithmetic.
-      dot_flops: of which in matrix products (and convolutions, factorisations).
-      transcendentals: results of exp, log, tanh...
-      bytes: read and written by the kernels XLA runs (fused producers move nothing).
-      kernels: kernels launched.
-      trips: while-loop trips.
-      loops: each loop's figures, in the module's order.
-    """
-
-    seconds: float
-    flops: int
-    dot_flops: int
-    transcendentals: int
-    bytes: int
-    kernels: int
-    trips: int
-    loops: tuple[LoopTime, ...]
-
-
 def predict_cost(hlo_text: str) -> TimePrediction:
     """Predicts the time XLA's CPU backend takes to run an HLO module, with its breakdown.
 
@@ -217,11 +142,7 @@ def predict_cost(hlo_text: str) -> TimePrediction:
       ValueError: the text is not a well-formed HLO module.
       exla.ExlaError: an internal error of exla's C++ core.
     """
-    data = _core.predict_time(hlo_text)
-    loops = tuple(LoopTime(**{f.name: loop[f.name] for f in dataclasses.fields(LoopTime)})
-                  for loop in data["loops"])
-    return TimePrediction(loops=loops, **{f.name: data[f.name] for f in dataclasses.fields(
-        TimePrediction) if f.name != "loops"})
+    return _core.predict_time(hlo_text)
 
 
 def predict_time(hlo_text: str) -> float:

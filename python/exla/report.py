@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from exla import _core
-from exla._splitter_result import SplitLoop, UnsplitTensor
 from exla.options import format_size
+
+if TYPE_CHECKING:
+    from exla._exla import SplitLoop, UnsplitTensor
 
 __all__ = ["PassRecord", "Report"]
 
@@ -18,6 +20,18 @@ class PassRecord(NamedTuple):
     name: str
     changed: bool
     seconds: float
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON-ready data: the C++ core's records (``SplitLoop``, ...) as
+    dicts, inside dicts, lists and tuples too."""
+    if hasattr(value, "_asdict") and not isinstance(value, type):
+        return value._asdict()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value) if type(value) in (list, tuple) else value
+    return value
 
 
 def _format_seconds(seconds: float) -> str:
@@ -132,12 +146,12 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict of every field plus ``changed_passes``."""
-        result = dataclasses.asdict(self)
+        result = {key: plain(value) for key, value in dataclasses.asdict(self).items()}
         result["passes"] = [p._asdict() for p in self.passes]
         result["messages"] = [list(m) for m in self.messages]
         result["changed_passes"] = self.changed_passes
         if self.limit_plan is not None:
-            result["limit_plan"] = dataclasses.asdict(self.limit_plan)
+            result["limit_plan"] = plain(dataclasses.asdict(self.limit_plan))
         return result
 
     def __str__(self) -> str:

@@ -23,9 +23,10 @@ ENTRY main.4 {
 assert " ".join(_exla.round_trip(text).split()) == " ".join(text.split())
 options = _exla.Options()
 options.passes = ["dce"]
-out, records = _exla.optimize(text, options)
+optimized = _exla.optimize(text, options)
+out, records = optimized.text, optimized.passes
 assert "dead.3" not in out and "ROOT sum.4" in out, out
-assert records[0][0] == "dce" and records[0][1], records
+assert records[0].name == "dce" and records[0].changed, records
 try:
     _exla.round_trip("HloModule m\n\nENTRY main {\n  x = f32[2 parameter(0)\n}\n")
 except ValueError as e:
@@ -33,8 +34,8 @@ except ValueError as e:
 else:
     raise AssertionError("malformed text was accepted")
 signature = _exla.read_signature(text)
-assert [p["dims"] for p in signature["parameters"]] == [(8,), (8,)], signature
-assert signature["outputs"][0]["element_type"] == "f32" and not signature["output_is_tuple"]
+assert [p.dims for p in signature.parameters] == [(8,), (8,)], signature
+assert signature.outputs[0].element_type == "f32" and not signature.output_is_tuple
 assert "dce" in _exla.cleanup_passes()
 print("python_module_test: _exla.so from Bazel works with", sys.executable)
 PY

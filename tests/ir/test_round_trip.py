@@ -92,10 +92,10 @@ def test_round_trip_is_a_fixed_point(name):
 def test_module_summary_counts_instructions(name):
     program = programs.get(name)
     summary = _exla.module_summary(program.hlo_text)
-    assert summary["instructions"] == program.instruction_count
+    assert summary.instructions == program.instruction_count
     computations = len(re.findall(r"^(ENTRY )?%?[\w.\-]+ .*\{$",
                                   program.hlo_text, re.M))
-    assert summary["computations"] == computations
+    assert summary.computations == computations
 
 
 # (b) ------------------------------------------------------------------------
@@ -157,7 +157,7 @@ def test_sgpr_gradient_module_parses_and_prints_fast():
         start = time.perf_counter()
         _exla.round_trip(text)
         best = min(best, time.perf_counter() - start)
-    instructions = _exla.module_summary(text)["instructions"]
+    instructions = _exla.module_summary(text).instructions
     print(f"\nSGPR loss+gradients module: {instructions} instructions, "
           f"{len(text)} characters; parse+print best of 5: "
           f"{best * 1e3:.2f} ms")

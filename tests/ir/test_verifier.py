@@ -340,7 +340,7 @@ def test_corpus_program_and_every_pass_output_verify(name):
     _exla.verify(text)
     for passes in [None] + [[p] for p in _exla.available_passes()]:
         for threshold in (0, 16 << 10):  # 16 KB: the splitter rewrites every corpus program
-            out, _ = core_optimize(text, passes=passes, threshold=threshold)
+            out = core_optimize(text, passes=passes, threshold=threshold).text
             try:
                 _exla.verify(out)
             except ValueError as e:

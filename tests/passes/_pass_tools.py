@@ -40,8 +40,8 @@ def run_passes(text: str, passes: list[str], **options) -> tuple[str, bool]:
     """Runs `passes`; returns the new text and whether the first pass changed it."""
     from exla import _exla
 
-    new_text, records = core_optimize(text, passes=passes, **options)
-    return new_text, bool(records[0][1])
+    optimized = core_optimize(text, passes=passes, **options)
+    return optimized.text, optimized.passes[0].changed
 
 
 def execute(text: str, args) -> list[np.ndarray]:

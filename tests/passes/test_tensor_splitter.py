@@ -52,10 +52,11 @@ def _entry_arguments(function, *args) -> list:
 
 def _split(text: str, threshold: int, split_size: int, passes=("tensor-splitter", "dce"),
            large_sums: bool = False):
-    out, records = core_optimize(text, passes=list(passes), threshold=threshold,
-                                 split_size=split_size, large_sums=large_sums)
-    assert any(name == "tensor-splitter" and changed for name, changed, *_ in records)
-    messages = [m for record in records for m in record[3]]
+    optimized = core_optimize(text, passes=list(passes), threshold=threshold,
+                              split_size=split_size, large_sums=large_sums)
+    out, records = optimized.text, optimized.passes
+    assert any(r.name == "tensor-splitter" and r.changed for r in records)
+    messages = [m for record in records for m in record.messages]
     return out, messages
 
 
@@ -67,8 +68,9 @@ def _check_sizes(text: str, threshold: int, split_size: int, messages: list[str]
     """No tensor above its limit unless logged as unsplittable."""
     logged = " ".join(m for m in messages if m.startswith("left "))
     sizes = _exla.tensor_sizes(text)
-    largest_outside = max(n for c, _, _, n, _ in sizes if not _in_loop(c))
-    for computation, name, opcode, nbytes, _ in sizes:
+    largest_outside = max(t.bytes for t in sizes if not _in_loop(t.computation))
+    for t in sizes:
+        computation, name, opcode, nbytes = t.computation, t.instruction, t.opcode, t.bytes
         limit = split_size if _in_loop(computation) else threshold
         if nbytes <= limit or opcode == "parameter":
             continue
@@ -83,8 +85,8 @@ def _check_sizes(text: str, threshold: int, split_size: int, messages: list[str]
 
 
 def _report(name: str, before: str, after: str, threshold: int) -> dict:
-    largest_before = _exla.module_summary(before)["largest_tensor_bytes"]
-    entry_after = _exla.module_summary(after)["entry_largest_tensor_bytes"]
+    largest_before = _exla.module_summary(before).largest_tensor_bytes
+    entry_after = _exla.module_summary(after).entry_largest_tensor_bytes
     planned_before = bridge.planned_memory(before).temp_bytes
     planned_after = bridge.planned_memory(after).temp_bytes
     figures = {
@@ -239,9 +241,10 @@ def test_attention_forward_and_backward():
 def test_program_below_threshold_is_unchanged():
     x, v = workloads.kernel_matvec_inputs(300)
     text = _hlo(workloads.kernel_matvec("broadcast"), x, v)
-    out, records = core_optimize(text, threshold=100 * MB, split_size=20 * MB)
+    optimized = core_optimize(text, threshold=100 * MB, split_size=20 * MB)
+    out, records = optimized.text, optimized.passes
     assert out == _exla.round_trip(text)
-    assert not any(changed for _, changed, *_ in records)
+    assert not any(r.changed for r in records)
 
 
 def test_unsplittable_consumer_is_left_alone_and_logged():
@@ -253,10 +256,10 @@ def test_unsplittable_consumer_is_left_alone_and_logged():
 
     x = np.arange(4000, dtype=np.float64)
     text = _hlo(outer, x)
-    out, records = core_optimize(text, passes=["tensor-splitter"], threshold=10 * MB,
-                                 split_size=2 * MB)
-    assert out == _exla.round_trip(text)
-    messages = [m for record in records for m in record[3]]
+    optimized = core_optimize(text, passes=["tensor-splitter"], threshold=10 * MB,
+                              split_size=2 * MB)
+    assert optimized.text == _exla.round_trip(text)
+    messages = [m for record in optimized.passes for m in record.messages]
     assert any("unsplit" in m and "128.0 MB" in m for m in messages), messages
 
 
@@ -276,7 +279,7 @@ def test_split_inside_a_while_body():
     threshold, split_size = 4 * MB, 1 * MB
     out, messages = _split(text, threshold, split_size)
     _check_sizes(out, threshold, split_size, messages)
-    assert _exla.module_summary(out)["largest_tensor_bytes"] <= threshold
+    assert _exla.module_summary(out).largest_tensor_bytes <= threshold
     (split,) = call_hlo(out, [x, v])
     (unsplit,) = call_hlo(text, [x, v])
     assert _relative_error(split, unsplit) <= 1e-12
@@ -321,7 +324,7 @@ def test_wide_mlp_three_adam_steps():
     out, messages = _split(text, threshold, split_size)
     _check_sizes(out, threshold, split_size, messages)
     _report("wide MLP 1e6 hidden, Adam step", text, out, threshold)
-    assert _exla.module_summary(out)["largest_tensor_bytes"] <= 128 * MB
+    assert _exla.module_summary(out).largest_tensor_bytes <= 128 * MB
 
     inputs = _entry_arguments(step, *args)
     updates = _aliased_outputs(text)

@@ -24,9 +24,9 @@ FAST = {"dot_f32_flops_per_second": 1e10, "bytes_per_second": 1e15, "cache_bytes
 
 def test_thin_product_is_charged_by_the_given_power():
     flops = 2 * 8 * 1024 * 1024
-    full = _core.predict_time(THIN, {**FAST, "dot_thin_width": 0})["seconds"]
+    full = _core.predict_time(THIN, {**FAST, "dot_thin_width": 0}).seconds
     thin = _core.predict_time(THIN, {**FAST, "dot_thin_width": 1024,
-                                     "dot_thin_exponent": 0.5})["seconds"]
+                                     "dot_thin_exponent": 0.5}).seconds
     assert full == pytest.approx(flops / 1e10)
     assert thin == pytest.approx(full / (8 / 1024) ** 0.5)
 

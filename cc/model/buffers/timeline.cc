@@ -90,6 +90,7 @@ MemoryTimeline PredictMemoryTimeline(const HloModule& module, int max_named) {
     if (timeline.live_bytes[step] == peak) timeline.peak_steps.push_back(static_cast<int64_t>(step));
   }
   timeline.peak_buffers = PeakBuffers(buffers.temporaries, timeline.peak_steps.front(), max_named);
+  timeline.entry = module.entry()->name();
   return timeline;
 }
 

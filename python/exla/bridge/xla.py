@@ -313,7 +313,7 @@ def _without_copies(text: str) -> str:
     """
     if "copy(" not in text:
         return text
-    return _core.optimize(text, Options(passes=("remove-copies",)))[0]
+    return _core.optimize(text, Options(passes=("remove-copies",))).text
 
 
 def _drop_attribute(line: str, key: str) -> str:
@@ -593,7 +593,7 @@ def planned_memory(text: str, *, devices: int | None = None, client: Any = None)
     xla = _xla()
     if devices is None:
         summary = _core.module_summary(text)
-        devices = int(summary["devices"]) if summary["sharded"] else 1
+        devices = summary.devices if summary.sharded else 1
     bytecode = text_to_stablehlo(text)
     platform = "cpu" if client is None else client.platform
     client = xla.cpu_client(devices) if client is None else client

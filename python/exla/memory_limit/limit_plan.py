@@ -8,11 +8,13 @@ for each plan it measured or judged; reports (:mod:`exla.report`) print its
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exla.memory_limit.model_plans import KEEP_WHOLE, TWO_PASS
-from exla._splitter_result import SplitLoop
 from exla._values import format_flops, format_seconds, format_size
+
+if TYPE_CHECKING:
+    from exla._exla import SplitLoop
 
 __all__ = ["Candidate", "LimitPlan"]
 

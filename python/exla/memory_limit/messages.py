@@ -31,8 +31,8 @@ def unsplit_instructions(result: SplitterResult, text: str, *, above: int = 0) -
     near the floor the search's threshold is small, and the user needs the
     tensors that keep the peak up, not the kilobyte ones listed beside them.
     """
-    sizes = {f"{computation}/{name}": (opcode, size)
-             for computation, name, opcode, size, _ in _core.tensor_sizes(text)}
+    sizes = {f"{t.computation}/{t.instruction}": (t.opcode, t.bytes)
+             for t in _core.tensor_sizes(text)}
     found = []
     for tensor in result.unsplit:
         if tensor.where not in sizes:

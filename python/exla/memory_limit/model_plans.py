@@ -1,4 +1,4 @@
-"""The C++ plan search's result as data (cc/search/plan_search.h).
+"""The C++ plan search's result (cc/search/plan_search.h) in the memory-limit search's terms.
 
 The search runs the pipeline for each plan it considers (a threshold, a
 slice size, sums allowed above the threshold, for a loop the dimension it
@@ -30,12 +30,14 @@ True
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exla import _core
-from exla._splitter_result import SplitLoop
 
-__all__ = ["PlanSettings", "ModelPlan", "PlanSearch", "of_data", "search", "MAX_PLANS",
+if TYPE_CHECKING:
+    from exla._exla import SplitLoop
+
+__all__ = ["PlanSettings", "ModelPlan", "PlanSearch", "of_result", "search", "MAX_PLANS",
            "KEEP_WHOLE", "TWO_PASS"]
 
 MAX_PLANS = 32
@@ -100,25 +102,22 @@ class PlanSearch:
     seconds: float  # the whole search
 
 
-def _settings(data: dict) -> PlanSettings:
-    return PlanSettings(int(data["threshold"]) or None, int(data["split_size"]) or None,
-                        bool(data["large_sums"]), tuple(sorted(data["dimensions"].items())))
+def _settings(settings: Any) -> PlanSettings:
+    return PlanSettings(settings.threshold or None, settings.split_size or None,
+                        settings.large_sums, tuple(sorted(settings.dimensions.items())))
 
 
-def _plan(data: dict) -> ModelPlan:
-    loops = tuple(SplitLoop.of_data(d) for d in data["loops"])
-    return ModelPlan(_settings(data["settings"]), str(data["origin"]),
-                     int(data["memory"]["peak_bytes"]), float(data["predicted_seconds"]),
-                     bool(data["fits"]), bool(data["changed"]), loops,
-                     int(data["recomputed_flops"]), int(data["program_flops"]),
-                     float(data["seconds"]))
+def _plan(plan: Any) -> ModelPlan:
+    return ModelPlan(_settings(plan.settings), plan.origin, plan.memory.peak_bytes,
+                     plan.predicted_seconds, plan.fits, plan.changed, plan.loops,
+                     plan.recomputed_flops, plan.program_flops, plan.seconds)
 
 
-def of_data(data: dict) -> PlanSearch:
-    """The typed form of ``_core.search_plans``'s dict."""
-    return PlanSearch(int(data["before"]["peak_bytes"]), float(data["seconds_before"]),
-                      int(data["floor_bytes"]), tuple(_plan(p) for p in data["plans"]),
-                      float(data["seconds"]))
+def of_result(result: Any) -> PlanSearch:
+    """The search's form of the C++ core's ``PlanSearchResult``: None for a
+    setting left to the user, dimensions as sorted pairs."""
+    return PlanSearch(result.before.peak_bytes, result.seconds_before, result.floor_bytes,
+                      tuple(_plan(p) for p in result.plans), result.seconds)
 
 
 def search(text: str, options: Any, target: int, *, threshold: int | None = None,
@@ -126,5 +125,5 @@ def search(text: str, options: Any, target: int, *, threshold: int | None = None
     """Plans of ``text`` under ``options`` (an :class:`exla.options.Options`:
     its passes), judged against a predicted peak of ``target`` bytes;
     ``threshold`` bounds every plan's, ``split_size`` is kept."""
-    return of_data(_core.search_plans(text, options, target, threshold=threshold,
+    return of_result(_core.search_plans(text, options, target, threshold=threshold,
                                       split_size=split_size, max_plans=max_plans))

@@ -64,7 +64,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from typing import Callable
+from typing import Any, Callable
 
 from exla import _core
 from exla._splitter_result import SplitterResult, of_records
@@ -128,12 +128,11 @@ def _slice_bytes(candidate: Candidate) -> int:
 
 def _arrays(text: str) -> list[tuple[str, str, str, int]]:
     """``(name, opcode, shape, bytes)`` of the array-shaped instructions of a module."""
-    return [(name, opcode, shape, size)
-            for _, name, opcode, size, shape in _core.tensor_sizes(text)]
+    return [(t.instruction, t.opcode, t.shape, t.bytes) for t in _core.tensor_sizes(text)]
 
 
-Optimize = Callable[..., tuple[str, list]]
-"""``optimize(threshold, split_size, large_sums[, dimensions]) -> (text, records)``:
+Optimize = Callable[..., Any]
+"""``optimize(threshold, split_size, large_sums[, dimensions]) -> OptimizedModule``:
 the C++ pipeline with one plan's settings (``dimensions``,
 ``{"computation/instruction": dimension}``, is passed only when a plan sets it)."""
 
@@ -401,8 +400,9 @@ class _LimitSearch:
         if key not in self.results:
             plan = self.plan
             start = time.perf_counter()
-            out, records = (self.optimize(t, split, large, dict(dimensions)) if dimensions
-                            else self.optimize(t, split, large))
+            optimized = (self.optimize(t, split, large, dict(dimensions)) if dimensions
+                         else self.optimize(t, split, large))
+            out, records = optimized.text, list(optimized.passes)
             plan.exla_seconds += time.perf_counter() - start
             peak = planned_memory_cached(out, plan).total_bytes
             splitter = of_records(records)

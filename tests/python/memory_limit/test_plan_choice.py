@@ -116,9 +116,9 @@ def test_the_models_rank_the_merging_loop_over_points_behind_the_queries():
     assert fastest_points.predicted_seconds > 1.5 * plan.chosen.predicted_seconds, plan.summary()
     # The loop over the points, as the search built it, fits by XLA too: the
     # models chose, not the limit.
-    moved, _ = _core.optimize(text, Options(threshold=fastest_points.threshold,
-                                            split_size=fastest_points.split_size),
-                              dimensions=dict(fastest_points.dimensions))
+    moved = _core.optimize(text, Options(threshold=fastest_points.threshold,
+                                         split_size=fastest_points.split_size),
+                           dimensions=dict(fastest_points.dimensions)).text
     assert "topk_merge_order" in moved and _planned_peak(moved) <= 4_000_000
     before = bridge.compile_cpu(text)(q, p)
     after = bridge.compile_cpu(out)(q, p)
@@ -172,10 +172,11 @@ def test_a_shared_loop_is_chosen_over_a_dimension_that_recomputes(tmp_path):
     # The module the search saw, as exla dumped it: lowered again, TensorFlow
     # would name its computations anew and the moved loop's name would miss.
     (seen,) = [p.read_text() for p in tmp_path.glob("*/000-input.hlo")]
-    out, records = _core.optimize(seen, Options(threshold=other.threshold,
-                                                split_size=other.split_size),
-                                  dimensions=dict(other.dimensions))
-    built = {(loop.where, loop.dimension) for loop in of_records(records).loops}
+    optimized = _core.optimize(seen, Options(threshold=other.threshold,
+                                             split_size=other.split_size),
+                               dimensions=dict(other.dimensions))
+    out = optimized.text
+    built = {(loop.where, loop.dimension) for loop in of_records(optimized.passes).loops}
     assert set(other.dimensions) <= built, (other.dimensions, built)
     assert _planned_peak(out) <= 61_000_000
     expected = [np.asarray(t) for t in tf.nest.flatten(tf.function(fn, jit_compile=True)())]
@@ -218,8 +219,8 @@ def test_a_value_is_kept_whole_where_its_loops_would_compute_it_again():
         c.recomputed_flops for c in recomputing), plan.summary()
     # The recomputing plan fits by XLA too: the models chose, not the limit.
     other = min(recomputing, key=lambda c: c.predicted_seconds)
-    recomputed, _ = _core.optimize(text, Options(threshold=other.threshold,
-                                                 split_size=other.split_size))
+    recomputed = _core.optimize(text, Options(threshold=other.threshold,
+                                              split_size=other.split_size)).text
     assert _planned_peak(recomputed) <= 10_000_000
     before = bridge.compile_cpu(text)(*args)
     after = bridge.compile_cpu(out)(*args)

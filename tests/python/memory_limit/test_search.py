@@ -13,6 +13,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
+from exla import _core
 from exla.memory_limit import search as limit_search
 from exla.bridge import xla as bridge
 
@@ -28,6 +29,11 @@ ENTRY main {{
 MB = 10**6
 
 
+def _unchanged(text: str):
+    """What the pipeline returns for ``text`` with no pass run: no records."""
+    return _core.extension().OptimizedModule(text, ())
+
+
 def _search(monkeypatch, peak_of, limit=12 * MB, threshold=None):
     """Runs the search with ``peak_of(threshold, large_sums)`` as XLA's temp bytes."""
     calls = []
@@ -35,7 +41,7 @@ def _search(monkeypatch, peak_of, limit=12 * MB, threshold=None):
     def optimize(threshold, split_size, large_sums):
         calls.append((threshold, split_size, large_sums))
         name = f"m_{threshold}_{split_size}_{int(large_sums)}"
-        return MODULE.format(name=name), []
+        return _unchanged(MODULE.format(name=name))
 
     def planned_memory(text, devices=None):
         name = text.split()[1]
@@ -87,10 +93,11 @@ def test_large_sums_that_do_not_help_leave_the_smallest_plan(monkeypatch):
     assert any(large for _, _, large in calls)
 
 
-def _reworded(records: list) -> list:
-    """The records with every note's wording changed (its words reversed)."""
-    return [(name, changed, seconds, [" ".join(reversed(m.split())) for m in messages], *rest)
-            for name, changed, seconds, messages, *rest in records]
+def _reworded(optimized):
+    """The pass records with every note's wording changed (its words reversed)."""
+    return optimized._replace(passes=[
+        r._replace(messages=[" ".join(reversed(m.split())) for m in r.messages])
+        for r in optimized.passes])
 
 
 @pytest.mark.parametrize("program,limit", [("kmv", "10MB"), ("sorted", "6MB")])
@@ -98,7 +105,6 @@ def test_plans_do_not_depend_on_the_wording_of_the_notes(program, limit, kmv_hlo
     # The search reads the splitter's records as data: rewording every note
     # must leave the plan, its loops and what it names unchanged.
     import exla
-    from exla import _core
 
     from .test_memory_limit import SORTED_TEMPLATE
 
@@ -113,8 +119,7 @@ def test_plans_do_not_depend_on_the_wording_of_the_notes(program, limit, kmv_hlo
     plain = plan_of()
     original = _core.optimize
     monkeypatch.setattr(_core, "optimize",
-                        lambda *args, **kwargs: (lambda out: (out[0], _reworded(out[1])))(
-                            original(*args, **kwargs)))
+                        lambda *args, **kwargs: _reworded(original(*args, **kwargs)))
     reworded = plan_of()
     assert reworded == plain
     assert plain[3] or plain[4], "the plan names no loop and no unsplit tensor"
@@ -201,8 +206,8 @@ def test_the_plan_that_rereads_less_is_chosen(monkeypatch):
 
     def optimize(threshold, split_size, large_sums):
         if threshold is None:
-            return texts["input"], []
-        return texts["rows" if split_size == threshold else "blocks"], []
+            return _unchanged(texts["input"])
+        return _unchanged(texts["rows" if split_size == threshold else "blocks"])
 
     def planned_memory(text, devices=None):
         temp = 30 * MB if text.split()[1] == "input" else 1 * MB
@@ -242,8 +247,9 @@ def _model_plan(threshold, peak, split=None, loops=1, seconds=1.0, origin="halvi
     from exla.memory_limit.model_plans import ModelPlan, PlanSettings
     from exla._splitter_result import SplitLoop
 
-    loop = SplitLoop("main", "e", "f32[1000,1000]", 4 * MB, (1000, 1000), 0, 1000, 100, 10, 0, 3, (),
-                     0, "")
+    loop = SplitLoop(computation="main", instruction="e", shape="f32[1000,1000]", bytes=4 * MB,
+                     extents=(1000, 1000), dimension=0, extent=1000, chunk=100, chunks=10,
+                     members=3)
     return ModelPlan(PlanSettings(threshold, split), origin, peak, seconds, False, changed,
                      (loop,) * loops, 0, 0, 0.001)
 
@@ -262,7 +268,7 @@ def _guided(monkeypatch, plans_for_target, xla_peak, limit=12 * MB):
         return PlanSearch(30 * MB, 1.0, 8 * MB, plans, 0.01)
 
     def optimize(threshold, split_size, large_sums):
-        return MODULE.format(name=f"m_{threshold}_{split_size}_{int(large_sums)}"), []
+        return _unchanged(MODULE.format(name=f"m_{threshold}_{split_size}_{int(large_sums)}"))
 
     def planned_memory(text, devices=None):
         name = text.split()[1]

@@ -47,6 +47,7 @@ TEST(MemoryTimeline, PeakNamesTheLargestBuffer) {
   EXPECT_EQ(t.peak_buffers[0].shape, "f32[512,512]");
   EXPECT_EQ(t.peak_buffers[0].bytes, 512 * 512 * 4);
   EXPECT_EQ(t.peak_buffers[0].computation, "e");
+  EXPECT_EQ(t.entry, "e");  // a picture names only the other computations
   EXPECT_EQ(t.peak_steps.front(), StepOf(t, "big"));
   EXPECT_EQ(t.peak_steps.back(), StepOf(t, "r"));
 }

@@ -1,0 +1,75 @@
+#include "api/exla.h"
+
+#include <memory>
+
+#include "ir/parser.h"
+#include "ir/verifier.h"
+#include "passes/tensor_splitter/sharding_analysis.h"
+
+namespace exla {
+namespace {
+
+std::unique_ptr<HloModule> ParseVerified(const std::string& hlo_text) {
+  std::unique_ptr<HloModule> module = ParseHloModule(hlo_text);
+  VerifyModuleOrThrow(*module, hlo_text);  // a summary of a malformed module would mislead
+  return module;
+}
+
+struct LargestTensor {
+  int64_t bytes = 0;
+  std::string description;
+};
+
+void Consider(const HloInstruction& instruction, const ShardingAnalysis& sharding,
+              LargestTensor* largest) {
+  const Shape& shape = instruction.shape();
+  if (!shape.IsArray()) return;
+  int64_t bytes = sharding.DeviceByteSize(instruction);
+  if (bytes > largest->bytes || largest->description.empty()) {
+    largest->bytes = bytes;
+    largest->description =
+        instruction.parent()->name() + "/" + instruction.name() + " " + shape.ToString(false);
+  }
+}
+
+}  // namespace
+
+ModuleSummary SummarizeModule(const std::string& hlo_text) {
+  std::unique_ptr<HloModule> module = ParseVerified(hlo_text);
+  const ShardingAnalysis sharding(*module);
+  LargestTensor overall, entry;
+  ModuleSummary summary;
+  for (const auto& computation : module->computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      ++summary.instructions;
+      Consider(*instruction, sharding, &overall);
+      if (computation.get() == module->entry()) Consider(*instruction, sharding, &entry);
+    }
+  }
+  summary.name = module->name();
+  summary.computations = static_cast<int64_t>(module->computations().size());
+  summary.largest_tensor_bytes = overall.bytes;
+  summary.largest_tensor = overall.description;
+  summary.entry_largest_tensor_bytes = entry.bytes;
+  summary.entry_largest_tensor = entry.description;
+  summary.sharded = sharding.active();
+  summary.devices = sharding.devices();
+  return summary;
+}
+
+std::vector<TensorSize> TensorSizes(const std::string& hlo_text) {
+  std::unique_ptr<HloModule> module = ParseVerified(hlo_text);
+  const ShardingAnalysis sharding(*module);
+  std::vector<TensorSize> sizes;
+  for (const auto& computation : module->computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (!instruction->shape().IsArray()) continue;
+      sizes.push_back({computation->name(), instruction->name(),
+                       std::string(instruction->opcode_name()),
+                       sharding.DeviceByteSize(*instruction), instruction->shape().ToString(false)});
+    }
+  }
+  return sizes;
+}
+
+}  // namespace exla
