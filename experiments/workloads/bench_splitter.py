@@ -78,14 +78,33 @@ def bench_overhead(n: int = 20_000) -> dict:
     plain = _median_seconds(lambda: kmv(x, v).numpy())
     text = _rewritten(kmv, (x, v))
     split = _median_seconds(lambda: call_hlo(text, [x, v])[0].numpy())
-    return {"n": n, "plain_s": plain, "exla_s": split, "ratio": split / plain}
+    # The rewritten program's output, against the plain program's.
+    difference = _relative_error(call_hlo(text, [x, v])[0].numpy(), kmv(x, v).numpy())
+    return {"n": n, "plain_s": plain, "exla_s": split, "ratio": split / plain,
+            "rel_difference_vs_plain": difference}
+
+
+def _relative_error(actual, expected) -> float:
+    """Largest absolute difference over the largest magnitude of ``expected``."""
+    import numpy as np
+
+    return float(np.max(np.abs(actual - expected)) / max(float(np.max(np.abs(expected))), 1e-300))
+
+
+def _sampled_reference(x, v, rows):
+    """K(x[rows], x) v in float64 with NumPy: the exact result at a sample of rows."""
+    import numpy as np
+
+    d = ((x[rows, None, :] - x[None, :, :]) ** 2).sum(-1)
+    return np.exp(-0.5 * d) @ v
 
 
 def _child(n: int) -> None:
     """Runs one kernel matvec with exla in this process (for peak memory)."""
-    from exla.bridge.tensorflow_call import call_hlo
-
+    import numpy as np
     import tensorflow as tf
+
+    from exla.bridge.tensorflow_call import call_hlo
 
     kmv = _kernel_matvec_program()
     x, v = _inputs(n)
@@ -93,7 +112,11 @@ def _child(n: int) -> None:
     text = _rewritten(kmv, spec)
     start = time.perf_counter()
     result = call_hlo(text, [x, v])[0].numpy()
-    print(json.dumps({"seconds": time.perf_counter() - start, "checksum": float(result.sum())}))
+    seconds = time.perf_counter() - start
+    # 64 rows checked against NumPy (all n rows would be O(n^2) work here).
+    rows = np.random.default_rng(1).choice(n, size=min(n, 64), replace=False)
+    error = _relative_error(result[rows], _sampled_reference(x, v, rows))
+    print(json.dumps({"seconds": seconds, "rel_error_sampled_rows": error}))
 
 
 def bench_beyond_memory(n: int, cap: int = 8 * 10**9) -> dict:
@@ -111,8 +134,9 @@ def bench_beyond_memory(n: int, cap: int = 8 * 10**9) -> dict:
                 "stderr": run.stderr[-500:]}
     child = json.loads(run.stdout.strip().splitlines()[-1])
     return {"n": n, "kernel_matrix_GB": n * n * 8 / 1e9, "wall_s": child["seconds"],
-            "process_s": run.seconds, "peak_GB": (run.peak_bytes or 0) / 1e9,
-            "cap_GB": cap / 1e9}
+            "process_s": run.seconds, "rel_error_sampled_rows": child["rel_error_sampled_rows"],
+            # None where the cap could not measure the child (no cgroup): not 0.
+            "peak_GB": run.peak_bytes / 1e9 if run.peak_bytes else None, "cap_GB": cap / 1e9}
 
 
 def bench_pass_time() -> dict:
