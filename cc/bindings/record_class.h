@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -93,9 +94,10 @@ class RecordClass {
   RecordClass& operator=(const RecordClass&) = delete;
   ~RecordClass() { Finish(); }
 
-  // A field of the struct, read-only from Python.
-  template <typename V>
-  RecordClass& Field(const char* name, V T::*member, const char* doc) {
+  // A field of the struct (or of a struct it derives from), read-only from Python.
+  template <typename V, typename Of>
+  RecordClass& Field(const char* name, V Of::*member, const char* doc) {
+    static_assert(std::is_base_of<Of, T>::value, "a field of another record");
     class_.def_property_readonly(
         name, [member](const T& record) { return record_internal::ToPython(record.*member); },
         doc);

@@ -190,16 +190,24 @@ void DefinePlanRecords(py::module_& m) {
       .Field("large_sums", &PlanSettings::large_sums, "sums may stay above the threshold")
       .Field("dimensions", &PlanSettings::dimensions,
              "{computation/instruction: dimension, KEEP_WHOLE or TWO_PASS}");
-  RecordClass<PlanCandidate>(m, "PlanCandidate", "One plan and what the models predict for it.")
+  // A PlanCandidate is a Judgement with the search's own fields: the same
+  // fields, then those.
+  const auto judgement_fields = [](auto&& record) -> decltype(auto) {
+    return record
+        .Field("peak_bytes", &Judgement::peak_bytes, "the planned peak: the judge's figure")
+        .Field("predicted_seconds", &Judgement::predicted_seconds, "the cost model's time")
+        .Field("changed", &Judgement::changed, "a pass other than a clean-up changed it")
+        .Field("loops", &Judgement::loops, "the splitter's loops")
+        .Field("recomputed_flops", &Judgement::recomputed_flops, "what they compute again")
+        .Field("program_flops", &Judgement::program_flops, "the input program's work");
+  };
+  judgement_fields(RecordClass<Judgement>(m, "Judgement",
+                                          "One plan run and judged (search/plan_judge.h)."));
+  judgement_fields(RecordClass<PlanCandidate>(m, "PlanCandidate",
+                                              "One plan and what its judge says of it."))
       .Field("settings", &PlanCandidate::settings, "")
-      .Field("memory", &PlanCandidate::memory, "the memory model's figures of the rewrite")
-      .Field("predicted_seconds", &PlanCandidate::predicted_seconds, "the cost model's time")
-      .Field("fits", &PlanCandidate::fits, "the predicted peak is within the search's target")
-      .Field("changed", &PlanCandidate::changed, "a pass other than a clean-up changed it")
-      .Field("loops", &PlanCandidate::loops, "the splitter's loops")
-      .Field("recomputed_flops", &PlanCandidate::recomputed_flops, "what they compute again")
-      .Field("program_flops", &PlanCandidate::program_flops, "the input program's work")
-      .Field("seconds", &PlanCandidate::seconds, "the pipeline and the models, for this plan")
+      .Field("fits", &PlanCandidate::fits, "the peak is within the search's target")
+      .Field("seconds", &PlanCandidate::seconds, "the pipeline and the judge, for this plan")
       .Derived("origin", [](const PlanCandidate& p) { return std::string(PlanOriginName(p.origin)); },
                "why the search tried it");
   RecordClass<PlanSearchResult>(m, "PlanSearchResult", "Every plan the C++ search considered.")

@@ -13,6 +13,7 @@
 #include "passes/tensor_splitter/sharding_analysis.h"
 #include "passes/tensor_splitter/split_choices.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
+#include "search/model_judge.h"
 
 namespace exla {
 
@@ -38,30 +39,20 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Below this a split only multiplies loop overhead (the Python search's floor too).
+// Below this a split only multiplies loop overhead.
 constexpr int64_t kMinThreshold = 1024;
 
 // Halvings in a row without a lower peak before the search gives up on a
 // ladder: the peak may plateau at a tensor that cannot be split and fall again.
 constexpr int kMaxStalls = 3;
 
-// Steps of the bisection towards larger thresholds once one fits. The models
-// make a step cheap, so the search goes further than XLA compilations allowed.
+// Steps of the bisection towards larger thresholds once one fits: each
+// brings the threshold within an eighth of the last one that did not fit.
 constexpr int kBisectionSteps = 3;
 
 // Values the search tries keeping whole, one at a time: those whose
 // recomputation is the most work.
 constexpr size_t kMaxKept = 6;
-
-Options WithSettings(const Options& base, const PlanSettings& settings) {
-  Options options = base;
-  options.tensor_size_threshold = settings.threshold;
-  options.tensor_split_size = settings.split_size;
-  options.large_sums = settings.large_sums;
-  options.split_dimensions = settings.dimensions;
-  options.dump_dir.clear();  // a search writes no dumps: only the chosen plan is the user's
-  return options;
-}
 
 // The largest value one device holds, the threshold above which nothing splits.
 int64_t LargestTensorBytes(const HloModule& module) {
@@ -77,18 +68,11 @@ int64_t LargestTensorBytes(const HloModule& module) {
   return largest;
 }
 
-bool ChangedBesidesCleanups(const std::vector<PassRecord>& records) {
-  const std::vector<std::string> cleanups = CleanupPasses();
-  return std::any_of(records.begin(), records.end(), [&](const PassRecord& r) {
-    return r.changed && std::find(cleanups.begin(), cleanups.end(), r.name) == cleanups.end();
-  });
-}
-
 class Search {
  public:
-  Search(const std::string& text, const HloModule& input, const Options& base,
-         const PlanSearchOptions& options, PlanSearchResult* result)
-      : text_(text), input_(input), base_(base), options_(options), result_(result) {}
+  Search(const HloModule& input, PlanJudge& judge, const PlanSearchOptions& options,
+         PlanSearchResult* result)
+      : input_(input), judge_(judge), options_(options), result_(result) {}
 
   void Run(int64_t largest);
 
@@ -96,7 +80,7 @@ class Search {
   using Key = std::tuple<int64_t, int64_t, bool, std::map<std::string, int64_t>>;
 
   const PlanCandidate* Consider(const PlanSettings& settings, PlanOrigin origin);
-  PlanCandidate Evaluate(const PlanSettings& settings) const;
+  PlanCandidate Evaluate(const PlanSettings& settings);
   const PlanCandidate* Halve(bool large_sums, int64_t start, PlanOrigin origin);
   void Bisect(int64_t low, int64_t high, bool large_sums);
   const PlanCandidate* FirstChoice() const;
@@ -113,9 +97,8 @@ class Search {
     return static_cast<int>(result_->plans.size()) + refused_runs_ >= options_.max_plans;
   }
 
-  const std::string& text_;
-  const HloModule& input_;  // text_, parsed: what a plan's names refer to
-  const Options& base_;
+  const HloModule& input_;  // what a plan's names refer to
+  PlanJudge& judge_;
   const PlanSearchOptions& options_;
   PlanSearchResult* result_;
   std::map<Key, size_t> seen_;  // settings -> index in result_->plans
@@ -126,24 +109,12 @@ class Search {
   std::map<std::string, int64_t> two_pass_;
 };
 
-PlanCandidate Search::Evaluate(const PlanSettings& settings) const {
+PlanCandidate Search::Evaluate(const PlanSettings& settings) {
   const Clock::time_point start = Clock::now();
   PlanCandidate plan;
+  static_cast<Judgement&>(plan) = judge_.Judge(settings);
   plan.settings = settings;
-  const Options options = WithSettings(base_, settings);
-  std::unique_ptr<HloPassPipeline> pipeline = CreatePipeline("exla-plan", options);
-  std::unique_ptr<HloModule> module = ParseHloModule(text_);
-  std::vector<PassRecord> records;
-  pipeline->Run(module.get(), "", &records);
-  plan.changed = ChangedBesidesCleanups(records);
-  for (PassRecord& record : records) {
-    for (SplitLoop& loop : record.loops) plan.loops.push_back(std::move(loop));
-    plan.recomputed_flops += record.recomputed_flops;
-    plan.program_flops = std::max(plan.program_flops, record.program_flops);
-  }
-  plan.memory = PredictMemory(*module);
-  plan.predicted_seconds = PredictTime(*module).seconds;
-  plan.fits = plan.memory.peak_bytes() <= options_.target;
+  plan.fits = plan.peak_bytes <= options_.target;
   plan.seconds = SecondsSince(start);
   return plan;
 }
@@ -180,7 +151,7 @@ const PlanCandidate* Search::Halve(bool large_sums, int64_t start, PlanOrigin or
   if (start > 0) t = std::min(t, start);
   t = std::max(std::min(t, largest_ - 1), kMinThreshold);
   int64_t best_peak = INT64_MAX;
-  for (const PlanCandidate& plan : result_->plans) best_peak = std::min(best_peak, plan.memory.peak_bytes());
+  for (const PlanCandidate& plan : result_->plans) best_peak = std::min(best_peak, plan.peak_bytes);
   int64_t too_big = 0;
   int stalls = 0;
   for (; t >= kMinThreshold; t /= 2) {
@@ -191,8 +162,8 @@ const PlanCandidate* Search::Halve(bool large_sums, int64_t start, PlanOrigin or
       return plan;  // plans are reserved up front: the pointer stays valid
     }
     too_big = t;
-    stalls = plan->memory.peak_bytes() >= best_peak ? stalls + 1 : 0;
-    best_peak = std::min(best_peak, plan->memory.peak_bytes());
+    stalls = plan->peak_bytes >= best_peak ? stalls + 1 : 0;
+    best_peak = std::min(best_peak, plan->peak_bytes);
     if (stalls >= kMaxStalls) return nullptr;
   }
   return nullptr;
@@ -365,17 +336,20 @@ void Search::Run(int64_t largest) {
     // is below the threshold, so from below the best plan so far.
     const PlanCandidate* smallest = nullptr;
     for (const PlanCandidate& plan : result_->plans) {
-      if (!smallest || plan.memory.peak_bytes() < smallest->memory.peak_bytes()) smallest = &plan;
+      if (!smallest || plan.peak_bytes < smallest->peak_bytes) smallest = &plan;
     }
     const int64_t start = smallest->settings.threshold / 2;
     Halve(true, start > 0 ? start : 0, PlanOrigin::kLargeSums);
   }
   // A loop that accumulates a weighted sum in one pass keeps the sum beside
   // the statistics; where no such plan fits, the same plans in two passes.
-  if (FirstChoice() == nullptr && LeaveToSecondPass()) Halve(false, 0, PlanOrigin::kTwoPass);
+  if (options_.vary_structure && FirstChoice() == nullptr && LeaveToSecondPass()) {
+    Halve(false, 0, PlanOrigin::kTwoPass);
+  }
   const PlanCandidate* choice = FirstChoice();
   if (choice == nullptr || choice->settings.threshold == 0) return;
   if (options_.split_size == 0) LargerSlices(*choice);
+  if (!options_.vary_structure) return;
   TwoPasses(*choice);
   if (choice->recomputed_flops > 0) KeepWhole(*choice);
   // Every slice size that fits at that threshold, moved to other dimensions:
@@ -391,22 +365,43 @@ void Search::Run(int64_t largest) {
   }
 }
 
+// The search of `module` (parsed and verified) judged by `judge`.
+PlanSearchResult SearchModule(const HloModule& module, int64_t floor_bytes, PlanJudge& judge,
+                              const PlanSearchOptions& options) {
+  const Clock::time_point start = Clock::now();
+  PlanSearchResult result;
+  result.floor_bytes = floor_bytes;
+  result.plans.reserve(static_cast<size_t>(std::max(options.max_plans, 1)));
+  Search(module, judge, options, &result).Run(LargestTensorBytes(module));
+  result.seconds = SecondsSince(start);
+  return result;
+}
+
+std::unique_ptr<HloModule> ParseVerified(const std::string& hlo_text) {
+  std::unique_ptr<HloModule> module = ParseHloModule(hlo_text);
+  VerifyModuleOrThrow(*module, hlo_text);
+  return module;
+}
+
 }  // namespace
+
+PlanSearchResult SearchPlans(const std::string& hlo_text, int64_t floor_bytes, PlanJudge& judge,
+                             const PlanSearchOptions& options) {
+  return SearchModule(*ParseVerified(hlo_text), floor_bytes, judge, options);
+}
 
 PlanSearchResult SearchPlans(const std::string& hlo_text, const Options& base,
                              const PlanSearchOptions& options) {
   const Clock::time_point start = Clock::now();
-  PlanSearchResult result;
-  std::unique_ptr<HloModule> module = ParseHloModule(hlo_text);
-  VerifyModuleOrThrow(*module, hlo_text);
-  result.before = PredictMemory(*module);
-  result.seconds_before = PredictTime(*module).seconds;
-  result.floor_bytes =
-      result.before.argument_bytes + result.before.output_bytes - result.before.alias_bytes;
+  std::unique_ptr<HloModule> module = ParseVerified(hlo_text);
+  const MemoryPrediction before = PredictMemory(*module);
   // Every plan's settings are replaced: a pass list is checked once, here.
   for (const std::string& name : base.passes) CreatePass(name, base);
-  result.plans.reserve(static_cast<size_t>(std::max(options.max_plans, 1)));
-  Search(hlo_text, *module, base, options, &result).Run(LargestTensorBytes(*module));
+  ModelJudge judge(hlo_text, base);
+  PlanSearchResult result = SearchModule(
+      *module, before.argument_bytes + before.output_bytes - before.alias_bytes, judge, options);
+  result.before = before;
+  result.seconds_before = PredictTime(*module).seconds;
   result.seconds = SecondsSince(start);
   return result;
 }

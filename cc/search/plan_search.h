@@ -1,5 +1,4 @@
-// The plan search: which rewrite of a module fits a memory limit, judged by
-// exla's own models instead of XLA compilations.
+// The plan search: which rewrite of a module fits a memory limit.
 //
 // A plan is a setting of the tensor splitter (the per-tensor threshold, the
 // slice size, whether sums may stay above the threshold) plus structural
@@ -8,37 +7,29 @@
 // whole instead (its memory against the work); for a sum weighted by a
 // softmax, whether the loop of the softmax's statistics accumulates it in the
 // same pass or a second loop computes the logits again for it (the
-// accumulator's memory against the work). The search runs the pipeline
-// for each plan it considers and judges the result with the model of XLA
-// CPU (model/xla_cpu_model.h: PredictMemory, XLA's planned peak, constants
-// included; PredictTime, the time it would take), in milliseconds where an
-// XLA compile takes seconds. Its result is data: every plan
-// considered, with its settings, predictions and loops. The caller ranks the
-// plans that fit, runs the pipeline once more with the winner's settings and
-// has XLA confirm it with one compile (python/exla/_memory_limit.py): the
-// models guide, XLA's buffer assignment decides.
+// accumulator's memory against the work). The search decides which plans to
+// consider (the halving ladder, bisection, larger slices, large sums, then
+// the structural variations); a judge (search/plan_judge.h) runs each and
+// says what XLA will plan for it: exla's models (search/model_judge.h), or
+// XLA's own compile passed in from Python. Its result is data: every plan
+// considered, with its settings, figures and loops. The caller
+// (python/exla/memory_limit/search.py) ranks the plans that fit, runs the
+// pipeline once more with the winner's settings and has XLA confirm the
+// models' choice with one compile: the models guide, XLA's buffer assignment
+// decides; where they miss, the same search runs judged by XLA.
 #ifndef EXLA_SEARCH_PLAN_SEARCH_H_
 #define EXLA_SEARCH_PLAN_SEARCH_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "model/xla_cpu_model.h"
 #include "pass/pass_record.h"
 #include "passes/options.h"
+#include "search/plan_judge.h"
 
 namespace exla {
-
-// The splitter settings that make one plan (Options fields of the same names).
-struct PlanSettings {
-  int64_t threshold = 0;   // per-tensor threshold; 0: none (the user's settings alone)
-  int64_t split_size = 0;  // slice size in loop bodies; 0: the splitter's default
-  bool large_sums = false;
-  // Options::split_dimensions (kKeepWhole and kTwoPass too)
-  std::map<std::string, int64_t> dimensions;
-};
 
 // How a plan came to be considered, for the report.
 enum class PlanOrigin {
@@ -54,18 +45,12 @@ enum class PlanOrigin {
 
 const char* PlanOriginName(PlanOrigin origin);
 
-// One plan and what the models predict for it.
-struct PlanCandidate {
+// One plan and what its judge says of it (the Judgement's fields).
+struct PlanCandidate : Judgement {
   PlanSettings settings;
   PlanOrigin origin = PlanOrigin::kUserSettings;
-  MemoryPrediction memory;        // the memory model's figures of the rewritten module
-  double predicted_seconds = 0;   // the cost model's time
-  bool fits = false;              // memory.peak_bytes() <= the search's target
-  bool changed = false;           // a pass other than a clean-up changed the module
-  std::vector<SplitLoop> loops;   // the splitter's loops
-  int64_t recomputed_flops = 0;   // what those loops compute again
-  int64_t program_flops = 0;      // the input program's work
-  double seconds = 0;             // the pipeline and the models, for this plan
+  bool fits = false;              // peak_bytes <= the search's target
+  double seconds = 0;             // the pipeline and the judge, for this plan
 };
 
 struct PlanSearchOptions {
@@ -73,22 +58,32 @@ struct PlanSearchOptions {
   int64_t threshold = 0;   // the user's threshold: plans never exceed it (0: none)
   int64_t split_size = 0;  // the user's split size: kept (0: the search varies it)
   int max_plans = 32;      // pipeline runs at most
+  // Whether fitting plans are varied beyond the threshold and slice size
+  // (loops moved to other dimensions, values kept whole, sums left to a
+  // second pass): cheap for the models, a compile a plan for XLA.
+  bool vary_structure = true;
 };
 
 struct PlanSearchResult {
-  MemoryPrediction before;        // the input module, predicted
-  double seconds_before = 0;      // its predicted time
+  MemoryPrediction before;        // the input module, predicted (by the models' search)
+  double seconds_before = 0;      // its predicted time (by the models' search)
   int64_t floor_bytes = 0;        // its arguments + outputs - aliased: no plan goes below
   std::vector<PlanCandidate> plans;  // in the order considered
   double seconds = 0;             // the whole search
 };
 
 // Searches plans of `hlo_text` under `base` (the passes, fast math, ...;
-// its split settings are replaced by each plan's). Throws
-// std::invalid_argument on malformed text or an unknown pass name.
+// its split settings are replaced by each plan's), judged by exla's models
+// (ModelJudge). Throws std::invalid_argument on malformed text or an unknown
+// pass name.
 PlanSearchResult SearchPlans(const std::string& hlo_text, const Options& base,
                              const PlanSearchOptions& options);
 
+// The same search judged by `judge`, above the input's `floor_bytes`
+// (arguments + outputs - aliased, as the judge counts them): `before` and
+// `seconds_before` stay empty. Passes on what the judge throws.
+PlanSearchResult SearchPlans(const std::string& hlo_text, int64_t floor_bytes, PlanJudge& judge,
+                             const PlanSearchOptions& options);
 
 }  // namespace exla
 

@@ -31,7 +31,8 @@ from exla._setting import METADATA_KEY
 
 __all__ = ["extension", "records", "optimize", "round_trip", "verify", "module_summary", "tensor_sizes",
            "read_signature", "available_passes", "default_pipeline", "cleanup_passes",
-           "predict_memory", "predict_timeline", "predict_time", "search_plans"]
+           "predict_memory", "predict_timeline", "predict_time", "search_plans",
+           "search_plans_judged"]
 
 # An error message longer than this is cut: a C++ message that quotes a whole
 # module would otherwise flood a log line.
@@ -137,6 +138,18 @@ def search_plans(text: str, options: "exla.options.Options", target: int, *,
                         f"{_fault_injection.message('optimize')}")
     return _call("search_plans", text, lambda: _core_options(options), target, threshold or 0,
                  split_size or 0, max_plans)
+
+
+def search_plans_judged(text: str, judge: Callable[[Any], Any], *, floor_bytes: int,
+                        target: int, threshold: int | None, split_size: int | None,
+                        max_plans: int) -> Any:
+    """The same C++ plan search judged by ``judge`` (a ``PlanSettings`` in, a
+    ``Judgement`` out: XLA's compile), its thresholds and slice sizes only,
+    above the input's ``floor_bytes``: a ``PlanSearchResult``. What ``judge``
+    raises reaches the caller as it was raised (no internal error: the
+    judge's failures are its own)."""
+    return extension().search_plans_judged(text, judge, floor_bytes, target, threshold or 0,
+                                           split_size or 0, max_plans)
 
 
 def round_trip(text: str) -> str:

@@ -108,7 +108,7 @@ def _settings(settings: Any) -> PlanSettings:
 
 
 def _plan(plan: Any) -> ModelPlan:
-    return ModelPlan(_settings(plan.settings), plan.origin, plan.memory.peak_bytes,
+    return ModelPlan(_settings(plan.settings), plan.origin, plan.peak_bytes,
                      plan.predicted_seconds, plan.fits, plan.changed, plan.loops,
                      plan.recomputed_flops, plan.program_flops, plan.seconds)
 

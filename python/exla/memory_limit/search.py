@@ -16,24 +16,15 @@ after the plans are judged against a target corrected by the model's error,
 if XLA plans it above the limit.
 
 Measured (when the models miss twice, see no plan that fits, or are not
-given): each candidate ``(threshold, split_size)`` is optimised with the C++
-pipeline and measured by compiling it for the CPU
-(:func:`exla.bridge.xla.planned_memory`); the cheapest candidate whose planned
-peak fits is kept.
-
-Measured search: the first threshold is the room the limit leaves above the program's
-own arguments and outputs (or the explicit ``threshold`` if smaller); it is
-halved until a candidate fits or the peak stops falling, then the gap between
-the last threshold that did not fit and the first that did is bisected so that
-chunks are as large as the limit allows; where the user set no split size, the
-best plan is then tried with slices of half and all of its threshold. If no
-threshold fits, the halving is repeated with the splitter allowed to
-accumulate sums above the threshold (``large_sums``): a loop over the N
-columns of an M x N matrix may then produce its M x M Gram matrix, which the
-per-tensor rule refuses below M x M thresholds; such plans are only wanted
-when the ordinary ones cannot fit and the user set no threshold, as they give
-up the per-tensor bound. At most
-:data:`MAX_CANDIDATES` XLA compilations are spent per module.
+given): the same C++ plan search runs with XLA as its judge
+(``search_plans_judged``): each plan it considers is optimised with
+``optimize`` and measured by compiling it (:func:`planned_memory_cached`, the
+backend in force); the cheapest plan whose planned peak fits is kept. XLA
+judges the threshold ladder only (the halving from the room the limit leaves
+above the program's arguments and outputs, the bisection towards larger
+chunks, larger slices, sums above the threshold where nothing else fits; see
+cc/search/plan_search.h), not the structural variations, at a compile each.
+At most :data:`MAX_CANDIDATES` XLA compilations are spent per module.
 
 Cost of a plan: exla's cost model (:func:`exla.predict.predict_cost`: each
 kernel's flops and bytes, loops multiplied by their trips, a re-read within
@@ -83,8 +74,6 @@ _log = logging.getLogger("exla")
 MAX_CANDIDATES = 12
 """Most XLA compilations the search spends on one module (the input included)."""
 
-_MIN_THRESHOLD = 1024  # below this a split only multiplies loop overhead
-
 # XLA's planned memory per module text; compiling is the search's main cost and
 # the same text comes back (the same module for several thresholds, or the same
 # function traced again).
@@ -124,11 +113,6 @@ def _slice_bytes(candidate: Candidate) -> int:
     if candidate.split_size:
         return candidate.split_size
     return (candidate.threshold or 0) // 4
-
-
-def _arrays(text: str) -> list[tuple[str, str, str, int]]:
-    """``(name, opcode, shape, bytes)`` of the array-shaped instructions of a module."""
-    return [(t.instruction, t.opcode, t.shape, t.bytes) for t in _core.tensor_sizes(text)]
 
 
 Optimize = Callable[..., Any]
@@ -175,7 +159,7 @@ def search(text: str, limit: int, optimize: Optimize,
     target lowered by the model's error on that plan and its winner is
     compiled (at most :data:`CONFIRMATIONS` compilations). Only if both miss,
     or the models see no plan that fits, are plans measured with XLA one by
-    one (the halving described in the module's docstring).
+    one (the same C++ search judged by XLA, see the module's docstring).
 
     Args:
       text: the input module.
@@ -283,25 +267,32 @@ class _LimitSearch:
         self.threshold, self.split_size = threshold, split_size
         self.plan = LimitPlan(limit=limit, platform=planner.current().platform)
         self.results: dict[tuple, tuple[str, list, Candidate]] = {}
-        # A threshold at or above the largest tensor splits nothing: start below it.
-        self.largest = max((size for *_, size in _arrays(text)), default=0)
 
     def run(self) -> tuple[str, list, LimitPlan]:
         if self.models is not None and self._guided():
             return self.choose()
         self._check_floor()
-        first = self.measure(self.threshold)  # the user's own settings (none: clean-ups only)
-        if not first.fits:
-            self.halve(large=False)
-            if self.threshold is None and not self._fitting():
-                # (A threshold the user gave bounds every tensor: no large
-                # sums.) Large sums change nothing where every sum is below
-                # the threshold: start below the best plan so far.
-                best = min(self.results.values(), key=lambda r: r[2].peak_bytes)[2]
-                self.halve(large=True, start=best.threshold // 2 if best.threshold else None)
-        if self.split_size is None:
-            self.try_larger_slices()
+        # The user's own settings are always measured (none: clean-ups only).
+        budget = max(MAX_CANDIDATES - self.plan.xla_compiles, 1)
+        _core.search_plans_judged(self.text, self._judge_by_xla, floor_bytes=self.plan.floor_bytes,
+                                  target=self.limit, threshold=self.threshold,
+                                  split_size=self.split_size, max_plans=budget)
         return self.choose()
+
+    def _judge_by_xla(self, settings: Any) -> Any:
+        """The C++ search's judge (a ``PlanSettings`` in, a ``Judgement``
+        out): the plan run with ``optimize`` and compiled by XLA."""
+        dimensions = tuple(sorted(settings.dimensions.items()))
+        _, records, candidate = self.measure(settings.threshold or None,
+                                             settings.split_size or None,
+                                             settings.large_sums, dimensions)
+        splitter = of_records(records)
+        cleanups = set(_core.cleanup_passes())
+        return _core.extension().Judgement(
+            peak_bytes=candidate.peak_bytes, predicted_seconds=candidate.predicted_seconds,
+            changed=any(r.changed and r.name not in cleanups for r in records),
+            loops=splitter.loops, recomputed_flops=candidate.recomputed_flops,
+            program_flops=splitter.program_flops)
 
     def _guided(self) -> bool:
         """The model-guided search; True when it settled the plan (XLA
@@ -354,8 +345,9 @@ class _LimitSearch:
     def _confirm(self, best: ModelPlan) -> Candidate:
         """XLA's compile of the plan the models chose."""
         settings = best.settings
-        candidate = self.measure(settings.threshold, settings.split_size, settings.large_sums,
-                                 settings.dimensions, best.predicted_peak_bytes)
+        _, _, candidate = self.measure(settings.threshold, settings.split_size,
+                                       settings.large_sums, settings.dimensions,
+                                       best.predicted_peak_bytes)
         if best.origin == "user settings" and not best.changed:
             self.plan.peak_bytes_before = candidate.peak_bytes  # the input, compiled
             self.plan.before_predicted = False
@@ -387,14 +379,12 @@ class _LimitSearch:
                 f"program's own arguments and outputs, {format_size(plan.floor_bytes)} "
                 f"({plan.floor_bytes} bytes): no rewrite can fit it")
 
-    def _fitting(self) -> list[Candidate]:
-        return [r[2] for r in self.results.values() if r[2].fits]
-
     def measure(self, t: int | None, split: int | None = None, large: bool = False,
                 dimensions: tuple[tuple[str, int], ...] = (),
-                predicted_peak: int | None = None) -> Candidate:
-        """The candidate with threshold ``t`` (split size: the user's unless given;
-        other sizes are only tried when the user gave none), compiled by XLA."""
+                predicted_peak: int | None = None) -> tuple[str, list, Candidate]:
+        """``(text, records, candidate)`` of the plan with threshold ``t``
+        (split size: the user's unless given; other sizes are only tried when
+        the user gave none), compiled by XLA."""
         split = self.split_size if split is None else split
         key = (t, split, large, dimensions)
         if key not in self.results:
@@ -413,61 +403,7 @@ class _LimitSearch:
             plan.candidates.append(candidate)
             self.results[key] = (out, records, candidate)
             _log.debug("exla: memory limit %s: %s", format_size(self.limit), candidate)
-        return self.results[key][2]
-
-    def halve(self, large: bool, start: int | None = None) -> None:
-        """From ``start`` (by default the room the limit leaves) down, halving
-        until a candidate fits or the peak stops falling; then bisect
-        towards larger chunks."""
-        room = self.limit - self.plan.floor_bytes
-        t = room if self.threshold is None else min(self.threshold, room)
-        t = max(min(t, self.largest - 1, start or t), _MIN_THRESHOLD)
-        too_big: int | None = None
-        best_peak = min(r[2].peak_bytes for r in self.results.values())
-        stalls = 0
-        while t >= _MIN_THRESHOLD and self.plan.xla_compiles < MAX_CANDIDATES:
-            candidate = self.measure(t, large=large)
-            if candidate.fits:
-                break
-            too_big = t
-            # The peak may plateau (a tensor that cannot be split) and then
-            # fall again; give up only after two halvings without progress.
-            stalls = stalls + 1 if candidate.peak_bytes >= best_peak else 0
-            best_peak = min(best_peak, candidate.peak_bytes)
-            if stalls >= 3:
-                return
-            t //= 2
-        else:
-            return
-        if too_big is not None:
-            self.bisect(t, too_big, large)
-
-    def bisect(self, low: int, high: int, large: bool) -> None:
-        """Upwards from a threshold that fits (``low``) for larger chunks: fewer iterations."""
-        for _ in range(2):
-            if (self.plan.xla_compiles >= MAX_CANDIDATES
-                    or high - low < max(_MIN_THRESHOLD, low // 8)):
-                break
-            middle = (low + high) // 2
-            if self.measure(middle, large=large).fits:
-                low = middle
-            else:
-                high = middle
-
-    def try_larger_slices(self) -> None:
-        """The splitter's slices default to a quarter of the threshold, which
-        leaves room for the few slices a loop body keeps alive at once; where
-        the limit leaves more, larger slices mean fewer iterations."""
-        fitting = self._fitting()
-        if not fitting:
-            return
-        best = _best(fitting)
-        if best.threshold is None:
-            return
-        for split in (best.threshold // 2, best.threshold):
-            if (self.plan.xla_compiles >= MAX_CANDIDATES
-                    or not self.measure(best.threshold, split, best.large_sums).fits):
-                break
+        return self.results[key]
 
     def choose(self) -> tuple[str, list, LimitPlan]:
         """The cheapest plan that fits, else the one with the smallest peak."""

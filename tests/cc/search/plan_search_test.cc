@@ -1,9 +1,12 @@
 // The plan search (search/plan_search.h): plans of the tensor splitter
-// judged by the memory and cost models. Each test states a module, a target
+// judged by the memory and cost models, or by a judge the test states (as
+// XLA's compile is passed in from Python). Each test states a module, a target
 // and what the search must consider; which plan wins is the caller's
-// ranking (python/exla/_memory_limit.py), tested there.
+// ranking (python/exla/memory_limit/search.py), tested there.
 #include <algorithm>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "passes/tensor_splitter/split_choices.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
@@ -14,11 +17,14 @@
 
 namespace {
 
+using exla::Judgement;
 using exla::Options;
 using exla::PlanCandidate;
+using exla::PlanJudge;
 using exla::PlanOrigin;
 using exla::PlanSearchOptions;
 using exla::PlanSearchResult;
+using exla::PlanSettings;
 using exla::SearchPlans;
 
 // A kernel matrix-vector product: a 4 MB kernel matrix between 40 kB of
@@ -73,7 +79,7 @@ TEST(PlanSearch, HalvingReachesAPlanThatFitsWithLoops) {
   const auto fitting = std::find_if(result.plans.begin(), result.plans.end(),
                                     [](const PlanCandidate& p) { return p.fits; });
   ASSERT_TRUE(fitting != result.plans.end());
-  EXPECT_LE(fitting->memory.peak_bytes(), 1'000'000);
+  EXPECT_LE(fitting->peak_bytes, 1'000'000);
   EXPECT_FALSE(fitting->loops.empty());
   EXPECT_TRUE(fitting->changed);
 }
@@ -81,7 +87,7 @@ TEST(PlanSearch, HalvingReachesAPlanThatFitsWithLoops) {
 TEST(PlanSearch, FitsMeansThePredictedPeakIsWithinTheTarget) {
   const PlanSearchResult result = Search(1'000'000);
   for (const PlanCandidate& plan : result.plans) {
-    EXPECT_EQ(plan.fits, plan.memory.peak_bytes() <= 1'000'000);
+    EXPECT_EQ(plan.fits, plan.peak_bytes <= 1'000'000);
   }
 }
 
@@ -140,7 +146,7 @@ TEST(PlanSearch, ValuesTheLoopsComputeAgainAreTriedKeptWhole) {
   EXPECT_EQ(keeps_k->settings.dimensions.at("two/k"), exla::kKeepWhole);
   EXPECT_TRUE(keeps_k->fits);
   EXPECT_EQ(keeps_k->recomputed_flops, 0);
-  EXPECT_GT(keeps_k->memory.peak_bytes(), 8'000'000);  // K is whole
+  EXPECT_GT(keeps_k->peak_bytes, 8'000'000);  // K is whole
   // The models see the work a kept value saves: keeping D, whose slices the
   // loops read to compute K's, is the fastest plan they predict (XLA ran it
   // in 3.8 ms, against 4.2 ms for the recomputing plan and 4.0 ms keeping K).
@@ -199,7 +205,7 @@ bool TwoPass(const PlanCandidate& plan) {
 int64_t SmallestPeak(const PlanSearchResult& result, bool (*which)(const PlanCandidate&)) {
   int64_t smallest = INT64_MAX;
   for (const PlanCandidate& plan : result.plans) {
-    if (which(plan)) smallest = std::min(smallest, plan.memory.peak_bytes());
+    if (which(plan)) smallest = std::min(smallest, plan.peak_bytes);
   }
   return smallest;
 }
@@ -248,6 +254,82 @@ TEST(PlanSearch, MalformedTextIsRefused) {
   EXPECT_THROW(SearchPlans("HloModule m\n\nENTRY e {\n  ROOT x = f32[2 parameter(0)\n}\n",
                            Options{}, options),
                std::invalid_argument);
+}
+
+// A judge by table, standing in for XLA: a plan's peak is 10 MB above a
+// 1 MB threshold (none included) and 1 MB at or below it; no loops. Throws
+// when it has judged `throw_after` plans.
+class TableJudge : public PlanJudge {
+ public:
+  Judgement Judge(const PlanSettings& settings) override {
+    if (static_cast<int>(judged.size()) == throw_after) throw std::runtime_error("compile failed");
+    judged.push_back(settings);
+    Judgement judgement;
+    const bool small = settings.threshold > 0 && settings.threshold <= 1'000'000;
+    judgement.peak_bytes = small ? 1'000'000 : 10'000'000;
+    return judgement;
+  }
+  std::vector<PlanSettings> judged;
+  int throw_after = -1;
+};
+
+PlanSearchResult SearchJudged(PlanJudge& judge, int64_t target, bool vary_structure = false) {
+  PlanSearchOptions options;
+  options.target = target;
+  options.vary_structure = vary_structure;
+  return SearchPlans(kKernelMatvec, /*floor_bytes=*/44'000, judge, options);
+}
+
+TEST(PlanSearch, FitsIsTheJudgesVerdict) {
+  TableJudge judge;
+  const PlanSearchResult result = SearchJudged(judge, 2'000'000);
+  ASSERT_EQ(judge.judged.size(), result.plans.size());
+  for (const PlanCandidate& plan : result.plans) {
+    const bool small = plan.settings.threshold > 0 && plan.settings.threshold <= 1'000'000;
+    EXPECT_EQ(plan.peak_bytes, small ? 1'000'000 : 10'000'000);
+    EXPECT_EQ(plan.fits, small);
+  }
+  EXPECT_EQ(result.floor_bytes, 44'000);
+}
+
+TEST(PlanSearch, LadderHalvesBisectsThenTriesLargerSlices) {
+  // From the room above the floor (1,956,000) halving reaches 978,000, which
+  // fits; three bisection steps towards 1,956,000 stay above 1 MB (each
+  // within an eighth of the gap is worth a plan); then slices of half and
+  // all of the threshold.
+  TableJudge judge;
+  const PlanSearchResult result = SearchJudged(judge, 2'000'000);
+  std::vector<PlanOrigin> origins;
+  std::vector<int64_t> thresholds;
+  for (const PlanCandidate& plan : result.plans) {
+    origins.push_back(plan.origin);
+    thresholds.push_back(plan.settings.threshold);
+  }
+  EXPECT_EQ(origins, (std::vector<PlanOrigin>{
+      PlanOrigin::kUserSettings, PlanOrigin::kHalving, PlanOrigin::kHalving,
+      PlanOrigin::kBisection, PlanOrigin::kBisection, PlanOrigin::kBisection,
+      PlanOrigin::kLargerSlices, PlanOrigin::kLargerSlices}));
+  EXPECT_EQ(thresholds, (std::vector<int64_t>{0, 1'956'000, 978'000, 1'467'000, 1'222'500,
+                                              1'100'250, 978'000, 978'000}));
+  EXPECT_EQ(result.plans[6].settings.split_size, 489'000);
+  EXPECT_EQ(result.plans[7].settings.split_size, 978'000);
+}
+
+TEST(PlanSearch, WhatTheJudgeThrowsReachesTheCaller) {
+  TableJudge judge;
+  judge.throw_after = 2;
+  EXPECT_THROW(SearchJudged(judge, 2'000'000), std::runtime_error);
+}
+
+TEST(PlanSearch, WithoutStructuralVariationsOnlyThresholdsAndSlicesVary) {
+  PlanSearchOptions options;
+  options.target = 1'000'000;
+  options.vary_structure = false;
+  const PlanSearchResult result = SearchPlans(kKernelMatvec, Options{}, options);
+  EXPECT_GE(Count(result, PlanOrigin::kLargerSlices), 1);
+  for (const PlanCandidate& plan : result.plans) EXPECT_TRUE(plan.settings.dimensions.empty());
+  // With them, the same search moves a loop to another dimension (above).
+  EXPECT_GE(Count(Search(1'000'000), PlanOrigin::kDimension), 1);
 }
 
 }  // namespace

@@ -93,6 +93,34 @@ def test_large_sums_that_do_not_help_leave_the_smallest_plan(monkeypatch):
     assert any(large for _, _, large in calls)
 
 
+def test_measured_search_is_the_cpp_ladder(monkeypatch):
+    # XLA judges the plans of the C++ plan search (cc/search/plan_search.h):
+    # from the room above the floor (4 MB) halving reaches 2 MB, which fits;
+    # three bisection steps towards 4 MB miss; slices of half and all of the
+    # threshold that fits follow.
+    plan, calls = _search(monkeypatch, lambda t, large: 2 * MB if t and t < 2 * MB else 10 * MB)
+    assert calls == [(None, None, False), (3_999_999, None, False), (1_999_999, None, False),
+                     (2_999_999, None, False), (2_499_999, None, False),
+                     (2_249_999, None, False), (1_999_999, 999_999, False),
+                     (1_999_999, 1_999_999, False)]
+    assert plan.fits and plan.xla_compiles == len(calls) + 1  # the input too
+    assert [c.threshold for c in plan.candidates] == [c[0] for c in calls]
+
+
+class _CompileFailed(Exception):
+    pass
+
+
+def test_a_failed_compile_reaches_the_caller_as_raised(monkeypatch):
+    # The C++ search calls XLA back: what the compile raises is not turned
+    # into an internal error of the C++ core on the way.
+    def peak_of(threshold, large):
+        raise _CompileFailed("no executable")
+
+    with pytest.raises(_CompileFailed, match="no executable"):
+        _search(monkeypatch, peak_of)
+
+
 def _reworded(optimized):
     """The pass records with every note's wording changed (its words reversed)."""
     return optimized._replace(passes=[
