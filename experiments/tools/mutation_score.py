@@ -73,7 +73,8 @@ _COMPARISON_RE = re.compile(r"(?<= )(<=|>=|<|>)(?= )")
 _EQUALITY_RE = re.compile(r"(?<= )(==|!=)(?= )")
 _PLUS_MINUS_ONE_RE = re.compile(r"(?<=[\w)\]]) [+-] 1\b(?!\.)")
 # A slice bound, start or offset read as a value: not declared, assigned or called.
-_BOUND_RE = re.compile(r"(?<![\w>&*] )(?<![\w:<])\b([a-z_]*(?:start|limit|offset|bound)s?)\b"
+_BOUND_RE = re.compile(r"(?<![\w>*] )(?<![^&]& )(?<![\w:<.>])\b((?:\w+(?:\[\w+\])?(?:\.|->))?"
+                       r"[a-z_]*(?:start|limit|offset|bound)s?)\b"
                        r"(?!\s*(?:=(?!=)|[-+*/|&]=|[(\[.:]|->|\+\+|--|\w))")
 _ACCUMULATE_RE = re.compile(r"^(\s*)([\w.\[\]>-]+) ([-+*]=) ([^;]+);\s*$")
 # A term added or subtracted: `a + b`, `x - y.size()`; not `- 1` (that is off_by_one).
@@ -101,7 +102,7 @@ def _off_by_one(code: str) -> Iterator[_Edit]:
     if code.lstrip().startswith(("for ", "for(")):
         return
     for match in _BOUND_RE.finditer(code):
-        if match.group().endswith("limit") and code[match.start() - 1] != ".":
+        if match.group().endswith("limit") and not re.search(r"(\.|->)limit$", match.group()):
             continue  # a bare `limit` is the memory limit, not a slice's
         yield match.start(), match.group(), f"({match.group()} + 1)"
 

@@ -23,8 +23,8 @@ def test_equality_swaps():
 
 def test_off_by_one_drops_a_unit_step_and_shifts_slice_bounds():
     assert _edits("  int n = k + 1;\n", "off_by_one") == [(" + 1", "")]
-    assert _edits("  return b.start == 0 && b.limit == n;\n", "off_by_one") == [
-        ("start", "(start + 1)"), ("limit", "(limit + 1)")]
+    assert _edits("  ok = b.start == 0 && b.limit == n;\n", "off_by_one") == [
+        ("b.start", "(b.start + 1)"), ("b.limit", "(b.limit + 1)")]
 
 
 def test_off_by_one_leaves_declarations_assignments_and_the_memory_limit():
