@@ -120,6 +120,32 @@ ENTRY main {
   )"));
 }
 
+TEST(DotOrderOptimizer, TransposedViewOfATransposeIsReordered) {
+  // (A.(B^T)^T).v: the dot contracts B^T's dimension 1, so B^T is read as a
+  // transposed view whose column is its dimension 0; through the transpose
+  // that column is B's dimension 1. B is a 64 x 64 factor, the chain costs
+  // what (A.B).v does, and becomes A.(B.v).
+  const PassRun run = RunPass(kPass, R"(HloModule m
+
+ENTRY main {
+  a = f32[64,64]{1,0} parameter(0)
+  b = f32[64,64]{1,0} parameter(1)
+  v = f32[64]{0} parameter(2)
+  bt = f32[64,64]{1,0} transpose(b), dimensions={1,0}
+  ab = f32[64,64]{1,0} dot(a, bt), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT r = f32[64]{0} dot(ab, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK-NOT: transpose(
+    CHECK:     [[BV:[a-z0-9.]+]] = f32[64]{0} dot(b, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+    CHECK:     dot(a, [[BV]]), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  )"));
+  EXPECT_TRUE(HasMessage(run, "chain of 3 factors at r reordered: largest intermediate 4096 elements, "
+                              "5.32e+05 flops -> largest intermediate 64 elements, 1.64e+04 flops"));
+}
+
 TEST(DotOrderOptimizer, ScalarFactorsMoveToTheResult) {
   // -(2 (A.B)).v: the scale and the negation are applied to the final
   // vector instead of to the 64 x 64 intermediate.
@@ -163,6 +189,27 @@ ENTRY main {
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK:      [[BV:[a-z0-9.]+]] = f32[2,64,1]{2,1,0} dot(b, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
     CHECK-NEXT: ROOT {{.*}} = f32[2,64,1]{2,1,0} dot(a, [[BV]]), lhs_batch_dims={0}
+  )"));
+}
+
+TEST(DotOrderOptimizer, BatchDimensionOfTheRightOperandIsItsOwn) {
+  // v's batch dimension is its dimension 1 (the left operand's is 0): v has
+  // no free dimension, so the result is a batch of vectors and (A.B).v
+  // becomes A.(B.v), each product keeping its operands' own batch dimensions.
+  const PassRun run = RunPass(kPass, R"(HloModule m
+
+ENTRY main {
+  a = f32[2,64,64]{2,1,0} parameter(0)
+  b = f32[2,64,64]{2,1,0} parameter(1)
+  v = f32[64,2]{1,0} parameter(2)
+  ab = f32[2,64,64]{2,1,0} dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  ROOT r = f32[2,64]{1,0} dot(ab, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:      [[BV:[a-z0-9.]+]] = f32[2,64]{1,0} dot(b, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}
+    CHECK-NEXT: ROOT {{.*}} = f32[2,64]{1,0} dot(a, [[BV]]), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
   )"));
 }
 

@@ -80,6 +80,25 @@ ENTRY e {
   EXPECT_GE(p.temp_bytes, 3 * 3 * 32 * 64 * 4);
 }
 
+TEST(MemoryModel, KernelWindowIsReadFromTheKernelsOwnLabels) {
+  // A 3x3 kernel of one input channel over a 2x2 image: its window (9
+  // positions, the kernel's 0 and 1 dimensions) covers more than the image's
+  // 4, so XLA swaps the operands and writes the reversed kernel (2,304
+  // bytes). Labels read one place off would take the kernel's 1 and i
+  // dimensions, 3 x 1 positions, and keep the operands.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[1,2,2,1]{3,2,1,0} parameter(0)
+  k = f32[3,3,1,64]{3,2,1,0} parameter(1)
+  big = f32[1,2,2,1]{3,2,1,0} exponential(x)
+  c = f32[1,2,2,64]{3,2,1,0} convolution(big, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT r = f32[1,2,2,64]{3,2,1,0} negate(c)
+}
+)"));
+  EXPECT_GE(p.temp_bytes, 3 * 3 * 1 * 64 * 4);
+}
+
 TEST(MemoryModel, ReductionOverShortDimensionsIsNoTree) {
   // Neither reduced dimension is longer than 32: XLA keeps the reduce one
   // loop, into which it fuses the multiply; no 2 KiB product, no partials.

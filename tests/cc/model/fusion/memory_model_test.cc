@@ -45,6 +45,23 @@ ENTRY e {
   EXPECT_EQ(p.buffers, 1);
 }
 
+TEST(MemoryModel, MatrixOfAMatrixVectorProductIsFusedIntoIt) {
+  // y is a column (64 x 1, 256 bytes) contracted along its dimension 0: the
+  // product is a loop of its own into which XLA CPU fuses the exponential
+  // feeding the matrix, so nothing is written but the result. (The matrix
+  // contracts its dimension 1: the vector's side is read from y's dimensions.)
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[256,64]{1,0} parameter(0)
+  y = f32[64,1]{1,0} parameter(1)
+  ex = f32[256,64]{1,0} exponential(x)
+  ROOT d = f32[256,1]{1,0} dot(ex, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
 TEST(MemoryModel, OuterProductFusesIntoItsReader) {
   // A dot contracting one dimension of size 1 is a multiply of broadcasts:
   // fused into the negate that reads it, no temporary.
