@@ -45,6 +45,22 @@ ENTRY e {
   EXPECT_EQ(p.buffers, 1);
 }
 
+TEST(MemoryModel, EmptyDotOperandTakesNoBuffer) {
+  // As DotOperandIsWrittenOut, with no rows: the exponential the GEMM reads
+  // has no element, so there is nothing to place in the heap.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[0,32]{1,0} parameter(0)
+  y = f32[32,16]{1,0} parameter(1)
+  ex = f32[0,32]{1,0} exponential(x)
+  ROOT d = f32[0,16]{1,0} dot(ex, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.buffers, 0);
+}
+
 TEST(MemoryModel, MatrixOfAMatrixVectorProductIsFusedIntoIt) {
   // y is a column (64 x 1, 256 bytes) contracted along its dimension 0: the
   // product is a loop of its own into which XLA CPU fuses the exponential
