@@ -66,7 +66,11 @@ def test_the_sample_is_seeded_and_takes_every_operator_in_turn():
     assert [m.operator for m in first[:5]] == list(mutation_score.OPERATORS)
 
 
-def test_summary_scores_killed_over_judged():
-    rows = [{"status": s} for s in ("killed", "killed", "survived", "not_compiled")]
+def test_summary_scores_killed_over_judged_with_and_without_equivalents():
+    equivalent = next(iter(mutation_score.EQUIVALENT))
+    rows = [{"status": s, "id": f"m{i}"}
+            for i, s in enumerate(("killed", "killed", "survived", "not_compiled"))]
+    rows.append({"status": "survived", "id": equivalent})
     assert mutation_score.summarize(rows) == {
-        "killed": 2, "survived": 1, "not_compiled": 1, "mutants": 4, "score": 0.667}
+        "killed": 2, "survived": 2, "not_compiled": 1, "equivalent": 1, "mutants": 5,
+        "score": 0.5, "score_of_killable": 0.667}
