@@ -47,7 +47,7 @@ COMMANDS: dict[str, Command] = {
     **_commands("workloads", "attention memory_limit sgpr_floor bench_splitter overhead "
                 "jax_overhead gpu_check"),
     **_commands("tools", "calibrate_cost cost_rank memory_model corpus_report optimizer_replay "
-                "noop_run"),
+                "noop_run mutation_score"),
     **_commands("fuzzing", "fuzz fuzz_mutate heldout_corpus"),
     "report": Command("experiments.report"),
 }

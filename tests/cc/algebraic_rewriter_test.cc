@@ -246,15 +246,32 @@ TEST(AlgebraicRewriter, NonNegativeWeightFoldedAndClamped) {
   )"));
 }
 
+// The expansion without its clamp at zero.
+constexpr char kNotClampedChecks[] = R"(
+    CHECK-NOT: f32[16,16,32]
+    CHECK:     ROOT {{.*}} = f32[16,16]{1,0} subtract(
+    CHECK-NOT: maximum(
+  )";
+
 TEST(AlgebraicRewriter, WeightOfUnknownSignIsNotClamped) {
   // With w = -p the original sum can be negative: no maximum(., 0).
   const PassRun run = RunPass(kPass, WeightedDistance("  w = f32[32]{0} negate(p)"), FastMath());
   EXPECT_TRUE(run.changed);
-  EXPECT_TRUE(FileCheck(run.text, R"(
-    CHECK-NOT: f32[16,16,32]
-    CHECK:     ROOT {{.*}} = f32[16,16]{1,0} subtract(
-    CHECK-NOT: maximum(
-  )"));
+  EXPECT_TRUE(FileCheck(run.text, kNotClampedChecks));
+}
+
+TEST(AlgebraicRewriter, SignProofStopsAtItsDepthBound) {
+  // exp(p) + 1 + 1 ... nine additions deep: the proof that the weight is not
+  // negative gives up below depth 8 (each operand, left as well as right, is
+  // one level deeper), so the weight counts as of unknown sign: no clamp.
+  std::string chain = "  a0 = f32[32]{0} exponential(p)\n  one = f32[] constant(1)\n"
+                      "  ones = f32[32]{0} broadcast(one), dimensions={}\n";
+  for (int i = 1; i <= 8; ++i) {
+    chain += "  a" + std::to_string(i) + " = f32[32]{0} add(a" + std::to_string(i - 1) + ", ones)\n";
+  }
+  const PassRun run = RunPass(kPass, WeightedDistance(chain + "  w = f32[32]{0} add(a8, ones)"), FastMath());
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, kNotClampedChecks));
 }
 
 TEST(AlgebraicRewriter, LooksThroughWideningConvert) {

@@ -98,6 +98,45 @@ ENTRY main {
   EXPECT_TRUE(HasMessage(run, "chain of 4 factors at r reordered"));
 }
 
+TEST(DotOrderOptimizer, VectorOnTheLeftOfATransposedProduct) {
+  // u^T.(A.B)^T, written as a dot contracting (A.B)'s dimension 1: u has no
+  // free dimension of its own (its one dimension is contracted), so the
+  // result is a vector and u multiplies B^T first.
+  const PassRun run = RunPass(kPass, R"(HloModule m
+
+ENTRY main {
+  u = f32[64]{0} parameter(0)
+  a = f32[64,64]{1,0} parameter(1)
+  b = f32[64,64]{1,0} parameter(2)
+  ab = f32[64,64]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[64]{0} dot(u, ab), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+}
+)");
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK-NOT:  f32[64,64]{1,0} dot(
+    CHECK:      [[UB:[a-z0-9.]+]] = f32[64]{0} dot(u, b), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+    CHECK-NEXT: ROOT {{.*}} = f32[64]{0} dot([[UB]], a), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+  )"));
+}
+
+TEST(DotOrderOptimizer, RectangularChainIsCostedByItsOwnSizes) {
+  // (A.B).v with A 64 x 32, B 32 x 16, v of 16: 2 (64*32*16 + 64*16) =
+  // 67,584 flops through a 64 x 16 intermediate, against 2 (32*16 + 64*32)
+  // = 5,120 through B.v's 32 elements (two flops per multiply-add).
+  EXPECT_TRUE(HasMessage(RunPass(kPass, R"(HloModule m
+
+ENTRY main {
+  a = f32[64,32]{1,0} parameter(0)
+  b = f32[32,16]{1,0} parameter(1)
+  v = f32[16]{0} parameter(2)
+  ab = f32[64,16]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[64]{0} dot(ab, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"), "chain of 3 factors at r reordered: largest intermediate 1024 elements, 6.76e+04 flops -> "
+     "largest intermediate 32 elements, 5.12e+03 flops"));
+}
+
 TEST(DotOrderOptimizer, TransposeFoldedIntoContractingDims) {
   // (A^T.B).v: the transpose becomes a contracting dimension of the new dot
   // rather than an explicit (possibly materialised) transpose.
@@ -118,6 +157,32 @@ ENTRY main {
     CHECK:     [[BV:[a-z0-9.]+]] = f32[64]{0} dot(b, v)
     CHECK:     dot(a, [[BV]]), lhs_contracting_dims={0}, rhs_contracting_dims={0}
   )"));
+}
+
+TEST(DotOrderOptimizer, TransposedViewOfATransposeIsReordered) {
+  // (A.(B^T)^T).v: the dot contracts B^T's dimension 1, so B^T is read as a
+  // transposed view whose column is its dimension 0; through the transpose
+  // that column is B's dimension 1. B is a 64 x 64 factor, the chain costs
+  // what (A.B).v does, and becomes A.(B.v).
+  const PassRun run = RunPass(kPass, R"(HloModule m
+
+ENTRY main {
+  a = f32[64,64]{1,0} parameter(0)
+  b = f32[64,64]{1,0} parameter(1)
+  v = f32[64]{0} parameter(2)
+  bt = f32[64,64]{1,0} transpose(b), dimensions={1,0}
+  ab = f32[64,64]{1,0} dot(a, bt), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT r = f32[64]{0} dot(ab, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK-NOT: transpose(
+    CHECK:     [[BV:[a-z0-9.]+]] = f32[64]{0} dot(b, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+    CHECK:     dot(a, [[BV]]), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  )"));
+  EXPECT_TRUE(HasMessage(run, "chain of 3 factors at r reordered: largest intermediate 4096 elements, "
+                              "5.32e+05 flops -> largest intermediate 64 elements, 1.64e+04 flops"));
 }
 
 TEST(DotOrderOptimizer, ScalarFactorsMoveToTheResult) {
@@ -163,6 +228,27 @@ ENTRY main {
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK:      [[BV:[a-z0-9.]+]] = f32[2,64,1]{2,1,0} dot(b, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
     CHECK-NEXT: ROOT {{.*}} = f32[2,64,1]{2,1,0} dot(a, [[BV]]), lhs_batch_dims={0}
+  )"));
+}
+
+TEST(DotOrderOptimizer, BatchDimensionOfTheRightOperandIsItsOwn) {
+  // v's batch dimension is its dimension 1 (the left operand's is 0): v has
+  // no free dimension, so the result is a batch of vectors and (A.B).v
+  // becomes A.(B.v), each product keeping its operands' own batch dimensions.
+  const PassRun run = RunPass(kPass, R"(HloModule m
+
+ENTRY main {
+  a = f32[2,64,64]{2,1,0} parameter(0)
+  b = f32[2,64,64]{2,1,0} parameter(1)
+  v = f32[64,2]{1,0} parameter(2)
+  ab = f32[2,64,64]{2,1,0} dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  ROOT r = f32[2,64]{1,0} dot(ab, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:      [[BV:[a-z0-9.]+]] = f32[2,64]{1,0} dot(b, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}
+    CHECK-NEXT: ROOT {{.*}} = f32[2,64]{1,0} dot(a, [[BV]]), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
   )"));
 }
 

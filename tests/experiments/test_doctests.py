@@ -12,7 +12,7 @@ import pytest
                                   "experiments.harness.executed", "experiments.harness.tables",
                                   "experiments.harness.headline",
                                   "experiments.harness.sweep", "experiments.workloads.sgpr_floor",
-                                  "experiments.tools.noop_run"])
+                                  "experiments.tools.noop_run", "experiments.tools.mutation_score"])
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0

@@ -232,6 +232,34 @@ TEST(TopKMerge, ArgMinSplitsAlongPointsAndMergesPairs) {
   EXPECT_EQ(merges, 1);
 }
 
+TEST(TopKMerge, ArgMinAlongTheFirstDimensionSplitsToo) {
+  // As ArgMinSplitsAlongPointsAndMergesPairs with the points first: the
+  // differences are 4096 x 1 x 4, and dimension 0 is the one the merging
+  // loop runs over.
+  const std::string module = "HloModule m\n\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                             "  ROOT s = f32[] add(a, b)\n}\n\n" + kArgMinReducer + R"(ENTRY main {
+  q = f32[1,4]{1,0} parameter(0)
+  p = f32[4096,4]{1,0} parameter(1)
+  bq = f32[4096,1,4]{2,1,0} broadcast(q), dimensions={1,2}
+  bp = f32[4096,1,4]{2,1,0} broadcast(p), dimensions={0,2}
+  diff = f32[4096,1,4]{2,1,0} subtract(bq, bp)
+  sq = f32[4096,1,4]{2,1,0} multiply(diff, diff)
+  zero = f32[] constant(0)
+  d = f32[4096,1]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
+  iota = s32[4096,1]{1,0} iota(), iota_dimension=0
+  inf = f32[] constant(inf)
+  izero = s32[] constant(0)
+  r = (f32[1]{0}, s32[1]{0}) reduce(d, iota, inf, izero), dimensions={0}, to_apply=argmin
+  ROOT index = s32[1]{0} get-tuple-element(r), index=1
+}
+)";
+  exla::TensorSplitter splitter(8 * 1024, 4 * 1024);
+  const ModuleRun run = RunPassObject(splitter, module);
+  ASSERT_TRUE(run.changed);
+  ASSERT_EQ(run.record.loops.size(), 1u);
+  EXPECT_EQ(run.record.loops[0].dimension, 0);
+}
+
 TEST(TopKMerge, VariadicReduceThatIsNotAnArgMinStays) {
   // A two-input reduce whose reducer adds: not a selection, not merged.
   const std::string text = DistanceModule(R"(pairsum {

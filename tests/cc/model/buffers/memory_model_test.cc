@@ -829,6 +829,16 @@ TEST(HeapPacking, KeepsTheSmallerOfSpatialAndTemporal) {
   EXPECT_EQ(exla::PackedHeapBytes(lives, 64), 512);
 }
 
+TEST(HeapPacking, LongestLivedFirstComparesLivesExactly) {
+  // Longest-lived first: c (steps 1-3) at 0, then the two that live two
+  // steps, larger first: a (0-1, meets c) at 128, b (3-4, meets c, not a)
+  // at 128 as well; d (step 3, meets c and b) on top at 256: a heap of 448.
+  // Largest first needs 512. Lives compared one step off (or ties broken
+  // otherwise) pack into 512 too.
+  const std::vector<BufferLife> lives = {{256, 0, 1}, {128, 3, 4}, {192, 3, 3}, {128, 1, 3}};
+  EXPECT_EQ(exla::PackedHeapBytes(lives, 64), 448);
+}
+
 TEST(MemoryModel, TemporaryDeadBeforeTheResultIsWrittenTakesItsAllocation) {
   // d1 and d2 are alive together at s, which XLA writes over one of them;
   // the other dies there, before the result r is written, and XLA's buffer

@@ -62,22 +62,35 @@ TEST(MemoryModel, LongReductionReadsItsInputFromMemory) {
   EXPECT_EQ(p.temp_bytes, 4000000 + 32 * 1000 * 4);
 }
 
+// A 3x3 kernel of `channels` input channels and 64 output channels over the
+// exponential of a `side` x `side` image.
+std::string KernelOverAnImage(int side, int channels) {
+  const std::string image = "1," + std::to_string(side) + "," + std::to_string(side);
+  const std::string in = "f32[" + image + "," + std::to_string(channels) + "]{3,2,1,0}";
+  const std::string out = "f32[" + image + ",64]{3,2,1,0}";
+  return "HloModule m\n\nENTRY e {\n  x = " + in + " parameter(0)\n  k = f32[3,3," + std::to_string(channels) +
+         ",64]{3,2,1,0} parameter(1)\n  big = " + in + " exponential(x)\n  c = " + out +
+         " convolution(big, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n  ROOT r = " + out +
+         " negate(c)\n}\n";
+}
+
 TEST(MemoryModel, SwappedConvolutionKernelIsReversedEarly) {
   // A 3x3 kernel over a 1x1 image: XLA swaps the operands and writes the
   // reversed kernel to memory (64 KiB) as soon as the kernel exists; the
   // breadth-first schedule runs that before the exponential, so both are
   // alive together.
-  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
-
-ENTRY e {
-  x = f32[1,1,1,32]{3,2,1,0} parameter(0)
-  k = f32[3,3,32,64]{3,2,1,0} parameter(1)
-  big = f32[1,1,1,32]{3,2,1,0} exponential(x)
-  c = f32[1,1,1,64]{3,2,1,0} convolution(big, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
-  ROOT r = f32[1,1,1,64]{3,2,1,0} negate(c)
-}
-)"));
+  const MemoryPrediction p = PredictMemory(KernelOverAnImage(1, 32));
   EXPECT_GE(p.temp_bytes, 3 * 3 * 32 * 64 * 4);
+}
+
+TEST(MemoryModel, KernelWindowIsReadFromTheKernelsOwnLabels) {
+  // A 3x3 kernel of one input channel over a 2x2 image: its window (9
+  // positions, the kernel's 0 and 1 dimensions) covers more than the image's
+  // 4, so XLA swaps the operands and writes the reversed kernel (2,304
+  // bytes). Labels read one place off would take the kernel's 1 and i
+  // dimensions, 3 x 1 positions, and keep the operands.
+  const MemoryPrediction p = PredictMemory(KernelOverAnImage(2, 1));
+  EXPECT_GE(p.temp_bytes, 3 * 3 * 1 * 64 * 4);
 }
 
 TEST(MemoryModel, ReductionOverShortDimensionsIsNoTree) {

@@ -30,19 +30,36 @@ ENTRY e {
   EXPECT_EQ(p.peak_bytes(), 2048);
 }
 
+// exp(x).y for x of `rows` x `inner` and y of `inner` x `columns`.
+std::string ProductOfAnExponential(int rows, int inner, int columns) {
+  const std::string r = std::to_string(rows), i = std::to_string(inner), c = std::to_string(columns);
+  return "HloModule m\n\nENTRY e {\n  x = f32[" + r + "," + i + "]{1,0} parameter(0)\n  y = f32[" + i + "," +
+         c + "]{1,0} parameter(1)\n  ex = f32[" + r + "," + i + "]{1,0} exponential(x)\n  ROOT d = f32[" + r +
+         "," + c + "]{1,0} dot(ex, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+}
+
 TEST(MemoryModel, DotOperandIsWrittenOut) {
   // A GEMM reads buffers: the exponential feeding it is a temporary.
-  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
-
-ENTRY e {
-  x = f32[64,32]{1,0} parameter(0)
-  y = f32[32,16]{1,0} parameter(1)
-  ex = f32[64,32]{1,0} exponential(x)
-  ROOT d = f32[64,16]{1,0} dot(ex, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}
-)"));
+  const MemoryPrediction p = PredictMemory(ProductOfAnExponential(64, 32, 16));
   EXPECT_EQ(p.temp_bytes, 64 * 32 * 4);
   EXPECT_EQ(p.buffers, 1);
+}
+
+TEST(MemoryModel, EmptyDotOperandTakesNoBuffer) {
+  // As DotOperandIsWrittenOut, with no rows: the exponential the GEMM reads
+  // has no element, so there is nothing to place in the heap.
+  const MemoryPrediction p = PredictMemory(ProductOfAnExponential(0, 32, 16));
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.buffers, 0);
+}
+
+TEST(MemoryModel, MatrixOfAMatrixVectorProductIsFusedIntoIt) {
+  // y is a column (64 x 1, 256 bytes) contracted along its dimension 0: the
+  // product is a loop of its own into which XLA CPU fuses the exponential
+  // feeding the matrix, so nothing is written but the result. (The matrix
+  // contracts its dimension 1: the vector's side is read from y's dimensions.)
+  const MemoryPrediction p = PredictMemory(ProductOfAnExponential(256, 64, 1));
+  EXPECT_EQ(p.temp_bytes, 0);
 }
 
 TEST(MemoryModel, OuterProductFusesIntoItsReader) {
