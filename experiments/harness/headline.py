@@ -116,6 +116,19 @@ def _timing(row: dict[str, str]) -> str:
     return f"{_f(row['time_s']):.3g} s{spread}, {n or '?'} timed{load}"
 
 
+def _same_run_ratios(rows: list[dict[str, str]], peers: list[dict[str, str]],
+                     size_key: str) -> list[tuple[float, dict[str, str]]]:
+    """``(time / peer's time, row)`` for each row with a peer of its size timed in the
+    same run: times compare only within one run (one load on the shared machine)."""
+    out = []
+    for r in rows:
+        p = next((q for q in peers if q[size_key] == r[size_key]
+                  and q.get("run_id") == r.get("run_id")), None)
+        if p is not None and _f(p.get("time_s")):
+            out.append((_f(r["time_s"]) / _f(p["time_s"]), r))
+    return out
+
+
 def _workload_row(title: str, rows: list[dict[str, str]], size_key: str, size_name: str,
                   plain: str, exla: str | tuple[str, ...]) -> list[str]:
     def series(labels: str | tuple[str, ...]) -> list[dict[str, str]]:
@@ -123,7 +136,7 @@ def _workload_row(title: str, rows: list[dict[str, str]], size_key: str, size_na
         return sorted((r for r in rows if series_label(r) in labels), key=lambda r: float(r[size_key]))
 
     plain_rows, exla_rows = series(plain), series(exla)
-    keops = {r[size_key]: r for r in series("keops") if r["status"] == "ok"}
+    keops_ok = [r for r in series("keops") if r["status"] == "ok"]
     cap = next((r.get("cap_gb") for r in rows if r.get("cap_gb")), "")
     # Plain XLA: the largest size that ran, and the first failure.
     ok_plain = [r for r in plain_rows if r["status"] == "ok"]
@@ -160,23 +173,16 @@ def _workload_row(title: str, rows: list[dict[str, str]], size_key: str, size_na
     if notes:
         exla_text += "; " + "; ".join(notes)
     # Time ratios where both ran and exla's program ran.
-    ratios, keops_ratios = [], []
     if ran:
         credited, suffix = ran, ""
     else:  # rows from before the harness read what ran: shown, and said to be such
         credited = unrecorded
         suffix = (" (rows of " + ", ".join(sorted({_run_date(r) for r in unrecorded}))
                   + ", not re-run)") if unrecorded else ""
-    for r in credited:
-        # Times compare only within one run (one load on the shared machine).
-        p = next((q for q in ok_plain if q[size_key] == r[size_key]
-                  and q.get("run_id") == r.get("run_id")), None)
-        if p is not None and _f(p.get("time_s")):
-            ratios.append(f"{_f(r['time_s']) / _f(p['time_s']):.2f}× at {_size(float(r[size_key]))}")
-        k = keops.get(r[size_key])
-        if k is not None and k.get("run_id") == r.get("run_id") and _f(k.get("time_s")):
-            keops_ratios.append(f"{_f(r['time_s']) / _f(k['time_s']):.2f}× at "
-                                f"{_size(float(r[size_key]))}")
+    ratios = [f"{ratio:.2f}× at {_size(float(r[size_key]))}"
+              for ratio, r in _same_run_ratios(credited, ok_plain, size_key)]
+    keops_ratios = [f"{ratio:.2f}× at {_size(float(r[size_key]))}"
+                    for ratio, r in _same_run_ratios(credited, keops_ok, size_key)]
     cells = [f"{title} ({cap} GiB)" if cap else title, plain_text, exla_text,
              (", ".join(ratios) + suffix) if ratios else "—",
              (", ".join(keops_ratios) + suffix) if keops_ratios else "—",
@@ -228,18 +234,10 @@ def _summary_row(title: str, rows: list[dict[str, str]], size_key: str, size_nam
         exla_text += (f" ({size_name} = {_size(float(unrecorded[-1][size_key]))} in a run of "
                       f"{_run_date(unrecorded[-1])}, which did not record what ran)")
 
-    def ratios(peers: list[dict[str, str]]) -> list[float]:
-        out = []
-        for r in ran:  # times compare only within one run (one load on the shared machine)
-            p = next((q for q in peers if q[size_key] == r[size_key]
-                      and q.get("run_id") == r.get("run_id")), None)
-            if p is not None and _f(p.get("time_s")):
-                out.append(_f(r["time_s"]) / _f(p["time_s"]))
-        return out
-
     cap = next((r.get("cap_gb") for r in rows if r.get("cap_gb")), "")
     cells = [f"{title} ({cap} GiB)" if cap else title, plain_text, exla_text,
-             _ratio_range(ratios(plain_ok)), _ratio_range(ratios(keops_ok))]
+             _ratio_range([x for x, _ in _same_run_ratios(ran, plain_ok, size_key)]),
+             _ratio_range([x for x, _ in _same_run_ratios(ran, keops_ok, size_key)])]
     return "| " + " | ".join(cells) + " |"
 
 
