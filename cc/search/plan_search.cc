@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "analysis/flops.h"
@@ -29,6 +30,14 @@ const char* PlanOriginName(PlanOrigin origin) {
     case PlanOrigin::kTwoPass: return "two passes";
   }
   return "unknown";
+}
+
+PlanOrigin PlanOriginNamed(const std::string& name) {
+  for (int i = 0; i <= static_cast<int>(PlanOrigin::kTwoPass); ++i) {
+    const auto origin = static_cast<PlanOrigin>(i);
+    if (name == PlanOriginName(origin)) return origin;
+  }
+  throw std::invalid_argument("unknown plan origin '" + name + "'");
 }
 
 namespace {
