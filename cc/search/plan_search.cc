@@ -7,11 +7,11 @@
 #include <tuple>
 
 #include "analysis/flops.h"
+#include "analysis/sharding_analysis.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "model/xla_cpu_model.h"
 #include "passes/pipeline.h"
-#include "passes/tensor_splitter/sharding_analysis.h"
 #include "passes/tensor_splitter/split_choices.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
 #include "search/model_judge.h"
