@@ -2,9 +2,9 @@
 
 #include <memory>
 
+#include "analysis/sharding_analysis.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
-#include "passes/tensor_splitter/sharding_analysis.h"
 
 namespace exla {
 namespace {

@@ -107,6 +107,19 @@ class RecordClass {
     return *this;
   }
 
+  // A field read in Python as another type (an enum as its name): `to` turns
+  // the C++ value into the Python one, `from` a Python value back.
+  template <typename V, typename Of, typename To, typename From>
+  RecordClass& Converted(const char* name, V Of::*member, To to, From from, const char* doc) {
+    static_assert(std::is_base_of<Of, T>::value, "a field of another record");
+    class_.def_property_readonly(
+        name, [member, to](const T& record) { return to(record.*member); }, doc);
+    fields_->names.push_back(name);
+    fields_->setters.push_back(
+        [member, from](T& record, pybind11::handle value) { record.*member = from(value); });
+    return *this;
+  }
+
   // A value computed from the fields (a method of the struct or a function of it).
   template <typename Getter>
   RecordClass& Derived(const char* name, Getter getter, const char* doc) {

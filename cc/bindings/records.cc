@@ -208,8 +208,10 @@ void DefinePlanRecords(py::module_& m) {
       .Field("settings", &PlanCandidate::settings, "")
       .Field("fits", &PlanCandidate::fits, "the peak is within the search's target")
       .Field("seconds", &PlanCandidate::seconds, "the pipeline and the judge, for this plan")
-      .Derived("origin", [](const PlanCandidate& p) { return std::string(PlanOriginName(p.origin)); },
-               "why the search tried it");
+      .Converted("origin", &PlanCandidate::origin,
+                 [](PlanOrigin origin) { return std::string(PlanOriginName(origin)); },
+                 [](py::handle name) { return PlanOriginNamed(name.cast<std::string>()); },
+                 "why the search tried it ('halving', 'other dimension', ...)");
   RecordClass<PlanSearchResult>(m, "PlanSearchResult", "Every plan the C++ search considered.")
       .Field("before", &PlanSearchResult::before, "the input module's MemoryPrediction")
       .Field("seconds_before", &PlanSearchResult::seconds_before, "its predicted time")

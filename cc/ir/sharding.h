@@ -5,7 +5,7 @@
 // hands to XLA with shardings on the parameters, the results and a few
 // constraints; XLA's partitioner derives the rest and gives every device its
 // piece of each value. exla reads these annotations to know what one device
-// holds (see passes/tensor_splitter/sharding_analysis.h). The forms XLA prints:
+// holds (see analysis/sharding_analysis.h). The forms XLA prints:
 //
 //   {replicated}                          every device holds the whole value
 //   {maximal device=3}                    one device holds it

@@ -1,6 +1,6 @@
 // Names that Shardy, XLA's sharding dialect, gives the attributes, custom
 // calls and computations it leaves in HLO text. exla reads them to follow a
-// program's shardings (passes/tensor_splitter/sharding_analysis.h) and
+// program's shardings (analysis/sharding_analysis.h) and
 // writes one of them back (a sharding constraint in Shardy's form); they are
 // spelled once, here, as XLA's xla/service/spmd/shardy/constants.h does.
 #ifndef EXLA_IR_SHARDY_NAMES_H_

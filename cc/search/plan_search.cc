@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "analysis/flops.h"
+#include "analysis/sharding_analysis.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "model/xla_cpu_model.h"
 #include "passes/pipeline.h"
-#include "passes/tensor_splitter/sharding_analysis.h"
 #include "passes/tensor_splitter/split_choices.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
 #include "search/model_judge.h"
@@ -29,6 +30,14 @@ const char* PlanOriginName(PlanOrigin origin) {
     case PlanOrigin::kTwoPass: return "two passes";
   }
   return "unknown";
+}
+
+PlanOrigin PlanOriginNamed(const std::string& name) {
+  for (int i = 0; i <= static_cast<int>(PlanOrigin::kTwoPass); ++i) {
+    const auto origin = static_cast<PlanOrigin>(i);
+    if (name == PlanOriginName(origin)) return origin;
+  }
+  throw std::invalid_argument("unknown plan origin '" + name + "'");
 }
 
 namespace {

@@ -44,6 +44,8 @@ enum class PlanOrigin {
 };
 
 const char* PlanOriginName(PlanOrigin origin);
+// The origin of that name; throws std::invalid_argument for another name.
+PlanOrigin PlanOriginNamed(const std::string& name);
 
 // One plan and what its judge says of it (the Judgement's fields).
 struct PlanCandidate : Judgement {

@@ -3,9 +3,10 @@
     python -m experiments mutation_score [--limit N] [--seed S] [--files GLOB ...]
     python -m experiments mutation_score --rerun-survivors
 
-Each mutant changes one place in cc/passes/**.cc or cc/model/**.cc with one
-operator (:data:`OPERATORS`): a comparison flipped (``<`` to ``<=``...), ``==``
-and ``!=`` swapped, a ``+ 1``/``- 1`` dropped or a slice bound shifted by one,
+Each mutant changes one place in cc/passes/**.cc, cc/analysis/**.cc (where
+the dimension map and the sharding analysis moved from the splitter) or
+cc/model/**.cc with one operator (:data:`OPERATORS`): a comparison flipped
+(``<`` to ``<=``...), ``==`` and ``!=`` swapped, a ``+ 1``/``- 1`` dropped or a slice bound shifted by one,
 an accumulation or compensation term dropped, two dimension indices swapped.
 A seeded sample of the sites (round robin over the operators) is applied, one
 at a time, to a scratch copy of the sources (never this checkout); the C++
@@ -46,7 +47,7 @@ __all__ = ["Mutant", "OPERATORS", "mutants_of", "find_mutants", "sample", "apply
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "experiments" / "results" / "mutation_score.json"
-SOURCES = ("cc/passes/**/*.cc", "cc/model/**/*.cc")
+SOURCES = ("cc/passes/**/*.cc", "cc/analysis/**/*.cc", "cc/model/**/*.cc")
 BUILD = "build/cctest"
 
 

@@ -194,7 +194,7 @@ def _run(text: str, options: Options, *, sharded: bool = False) -> tuple[str, li
         candidate = options.replace(threshold=threshold, split_size=split_size, passes=pass_list)
         return _core.optimize(text, candidate, large_sums=large_sums, dimensions=dimensions)
 
-    def models(target: int) -> model_plans.PlanSearch:
+    def models(target: int) -> model_plans.PlanSearchResult:
         return model_plans.search(text, options.replace(passes=pass_list), target,
                                    threshold=options.threshold or None,
                                    split_size=options.split_size or None)

@@ -1,5 +1,5 @@
 // Short sharded HLO modules that the sharding tests share
-// (tensor_splitter/sharding_analysis_test.cc, tensor_splitter/tensor_splitter_sharding_test.cc).
+// (analysis/sharding_analysis_test.cc, tensor_splitter/tensor_splitter_sharding_test.cc).
 #ifndef EXLA_TESTS_CC_SHARDED_MODULES_H_
 #define EXLA_TESTS_CC_SHARDED_MODULES_H_
 

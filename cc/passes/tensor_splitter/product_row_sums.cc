@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include "analysis/dimension_map.h"
 #include "ir/builder.h"
 #include "ir/pattern_matcher.h"
-#include "passes/tensor_splitter/dimension_map.h"
-#include "passes/tensor_splitter/why_not.h"
+#include "pass/why_not.h"
 
 namespace exla {
 namespace {

@@ -6,10 +6,10 @@
 #include <string>
 #include <unordered_set>
 
+#include "analysis/dimension_map.h"
 #include "ir/builder.h"
 #include "ir/module.h"
 #include "ir/pattern_matcher.h"
-#include "passes/tensor_splitter/dimension_map.h"
 #include "passes/tensor_splitter/loops.h"
 
 namespace exla {

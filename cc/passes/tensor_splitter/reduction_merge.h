@@ -29,10 +29,10 @@
 #include <optional>
 #include <vector>
 
+#include "analysis/sharding_analysis.h"
 #include "ir/computation.h"
+#include "pass/why_not.h"
 #include "passes/tensor_splitter/region.h"
-#include "passes/tensor_splitter/sharding_analysis.h"
-#include "passes/tensor_splitter/why_not.h"
 
 namespace exla {
 

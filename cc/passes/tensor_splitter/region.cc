@@ -5,8 +5,9 @@
 #include <optional>
 #include <unordered_set>
 
+#include "analysis/dimension_map.h"
+#include "analysis/selections.h"
 #include "ir/module.h"
-#include "passes/tensor_splitter/dimension_map.h"
 #include "passes/tensor_splitter/exact_values.h"
 #include "passes/tensor_splitter/topk_merge.h"
 

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/dimension_map.h"
+#include "analysis/sharding_analysis.h"
 #include "ir/computation.h"
-#include "passes/tensor_splitter/dimension_map.h"
-#include "passes/tensor_splitter/sharding_analysis.h"
-#include "passes/tensor_splitter/why_not.h"
+#include "pass/why_not.h"
 
 namespace exla {
 

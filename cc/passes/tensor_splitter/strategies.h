@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "pass/pass_record.h"
+#include "analysis/sharding_analysis.h"
 #include "ir/computation.h"
+#include "pass/pass_record.h"
 #include "passes/tensor_splitter/region.h"
-#include "passes/tensor_splitter/sharding_analysis.h"
 #include "passes/tensor_splitter/split_choices.h"
 
 namespace exla {

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "analysis/flops.h"
+#include "analysis/sharding_analysis.h"
 #include "pass/dce.h"
 #include "passes/tensor_splitter/cost.h"
 #include "passes/tensor_splitter/product_row_sums.h"
-#include "passes/tensor_splitter/sharding_analysis.h"
 #include "passes/tensor_splitter/sort_as_topk.h"
 #include "passes/tensor_splitter/strategies.h"
 #include "passes/tensor_splitter/take_along_axis.h"

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/selections.h"
 #include "ir/computation.h"
 #include "ir/module.h"
 #include "ir/pattern_matcher.h"
@@ -14,69 +15,7 @@
 namespace exla {
 namespace {
 
-bool IsTopK(const HloInstruction& instruction) {
-  return Match(const_cast<HloInstruction*>(&instruction),
-               m::OpWithOpcode(HloOpcode::kTopK, m::Op().IsArray()));
-}
-
 bool Largest(const HloInstruction& topk) { return topk.RawAttribute("largest") != "false"; }
-
-// k=, kept as text by the IR (0 when it is not a plain number).
-int64_t K(const HloInstruction& topk) {
-  const std::optional<std::string> text = topk.RawAttribute("k");
-  if (!text.has_value() || text->empty() ||
-      text->find_first_not_of("0123456789") != std::string::npos || text->size() > 18) {
-    return 0;
-  }
-  return std::stoll(*text);
-}
-
-// The signed integer type as wide as `type`, which bitcast-converts to it.
-std::optional<PrimitiveType> SameWidthInt(PrimitiveType type) {
-  switch (PrimitiveTypeBitWidth(type)) {
-    case 16:
-      return PrimitiveType::kS16;
-    case 32:
-      return PrimitiveType::kS32;
-    case 64:
-      return PrimitiveType::kS64;
-    default:
-      return std::nullopt;
-  }
-}
-
-// Values a top-k's merge can order as XLA's top-k does: floating point in
-// its total order (the order XLA's top-k and TensorFlow's sort comparator
-// use), signed integers in theirs.
-bool MergeableValueType(PrimitiveType type) {
-  if (IsFloatingPointType(type)) return SameWidthInt(type).has_value();
-  return type == PrimitiveType::kS32 || type == PrimitiveType::kS64;
-}
-
-// A reducer that returns one of its two (value, index) pairs: the root is
-// a tuple of two selects, on the values and on the indices (TensorFlow's
-// index select may pick the minimum of both indices on a tie).
-bool IsArgReducer(const HloComputation* reducer) {
-  if (reducer == nullptr || reducer->root() == nullptr) return false;
-  return Match(reducer->root(), m::Tuple(m::OpWithOpcode(HloOpcode::kSelect),
-                                         m::OpWithOpcode(HloOpcode::kSelect)));
-}
-
-// An arg-min/arg-max: reduce(values, indices, init_value, init_index) over
-// one dimension, the indices an integer array.
-bool IsArgReduce(const HloInstruction& instruction, int64_t dim) {
-  HloInstruction* values = nullptr;
-  HloInstruction* indices = nullptr;
-  const auto pattern =
-      m::Reduce(m::Op(&values).IsArray(), m::Op(&indices).IsArray(), m::Op().IsScalar(),
-                m::Op().IsScalar())
-          .WithPredicate([dim](const HloInstruction* h) {
-            return h->dimensions() == std::vector<int64_t>{dim};
-          });
-  return Match(const_cast<HloInstruction*>(&instruction), pattern) &&
-         IsIntegralType(indices->shape().element_type()) &&
-         IsArgReducer(instruction.CalledComputation("to_apply"));
-}
 
 // The value every real one beats: the last in the total order the merge
 // uses. For floating point that is the NaN with every bit set (most negative
@@ -162,7 +101,7 @@ HloInstruction* MergeTopK(HloBuilder& b, const HloInstruction& topk, HloInstruct
   for (int64_t i = 0; i < 2; ++i) {
     HloInstruction* all = b.GetTupleElement(sorted, i);
     std::vector<int64_t> limits = all->shape().dims();
-    limits[last] = K(topk);
+    limits[last] = TopKSize(topk);
     best.push_back(b.Slice(all, std::vector<int64_t>(limits.size(), 0), limits));
   }
   return b.Tuple(best);
@@ -194,18 +133,8 @@ HloInstruction* MergeArgReduce(HloBuilder& b, const HloInstruction& reduce, HloI
 
 }  // namespace
 
-bool IsMergedSelection(const HloInstruction& instruction, int operand_index, int64_t dim) {
-  if (operand_index < 0) return false;
-  if (IsTopK(instruction)) {
-    const Shape& operand = instruction.operand(0)->shape();
-    return operand_index == 0 && dim == operand.rank() - 1 && K(instruction) > 0 &&
-           MergeableValueType(operand.element_type());
-  }
-  return operand_index < 2 && IsArgReduce(instruction, dim);
-}
-
 Shape SelectionChunkShape(const HloInstruction& selection, int64_t chunk) {
-  if (!IsTopK(selection) || chunk >= K(selection)) return selection.shape();
+  if (!IsTopK(selection) || chunk >= TopKSize(selection)) return selection.shape();
   std::vector<Shape> parts = selection.shape().tuple_shapes();
   for (Shape& part : parts) part.set_dim(part.rank() - 1, chunk);
   return Shape::Tuple(std::move(parts));
@@ -218,7 +147,7 @@ HloInstruction* InitialCandidates(HloBuilder& b, const HloInstruction& selection
 HloInstruction* ChunkCandidates(HloBuilder& b, HloInstruction* clone, HloInstruction* offset) {
   if (!IsTopK(*clone)) return clone;
   const int64_t chunk = clone->operand(0)->shape().dims().back();
-  const int64_t k = std::min(K(*clone), chunk);
+  const int64_t k = std::min(TopKSize(*clone), chunk);
   clone->SetIntAttribute("k", k);
   HloInstruction* positions = b.GetTupleElement(clone, 1);
   HloInstruction* start = offset;

@@ -21,12 +21,6 @@
 
 namespace exla {
 
-// Whether `instruction` selects over dimension `dim` of its operand
-// `operand_index` in a way the loop can merge chunk by chunk: a `topk` along
-// its last dimension, or a two-input reduce over `dim` alone whose reducer
-// picks one (value, index) pair of its two (an arg-min/arg-max).
-bool IsMergedSelection(const HloInstruction& instruction, int operand_index, int64_t dim);
-
 // The shape one chunk of `chunk` units gives: a top-k of a chunk shorter than
 // k keeps the whole chunk.
 Shape SelectionChunkShape(const HloInstruction& selection, int64_t chunk);

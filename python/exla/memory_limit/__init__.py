@@ -2,8 +2,9 @@
 
 * :mod:`~exla.memory_limit.search` — the search: the plans exla's models
   prefer, confirmed by XLA's compile, or plans measured with XLA one by one;
-* :mod:`~exla.memory_limit.model_plans` — the C++ plan search's plans as
-  data (what exla's memory and cost models predict for each);
+* :mod:`~exla.memory_limit.model_plans` — the C++ plan search judged by
+  exla's models; its results are the C++ records (``PlanSearchResult``,
+  ``PlanCandidate``, ``PlanSettings``), bound read-only;
 * :mod:`~exla.memory_limit.limit_plan` — what the search found
   (:class:`LimitPlan`, one :class:`Candidate` per plan), as a report prints it;
 * :mod:`~exla.memory_limit.messages` — the lines and the warning the user
@@ -16,14 +17,15 @@
 The frontends and :func:`exla.optimize_hlo` use it; it uses neither frontend.
 """
 
+from exla import _core
 from exla.memory_limit.limit_plan import Candidate as Candidate
 from exla.memory_limit.limit_plan import LimitPlan as LimitPlan
 from exla.memory_limit.model_plans import KEEP_WHOLE as KEEP_WHOLE
-from exla.memory_limit.model_plans import ModelPlan as ModelPlan
-from exla.memory_limit.model_plans import PlanSearch as PlanSearch
-from exla.memory_limit.model_plans import PlanSettings as PlanSettings
 from exla.memory_limit.planner import Planner as Planner
 from exla.memory_limit.runtime_memory import RuntimeCost as RuntimeCost
 
-__all__ = ["Candidate", "LimitPlan", "KEEP_WHOLE", "ModelPlan", "PlanSearch", "PlanSettings",
-           "Planner", "RuntimeCost"]
+__all__ = ["Candidate", "LimitPlan", "KEEP_WHOLE", "PlanCandidate", "PlanSearchResult",
+           "PlanSettings", "Planner", "RuntimeCost"]
+
+# The C++ plan search's records, loaded with the extension on first use.
+__getattr__ = _core.records("PlanCandidate", "PlanSearchResult", "PlanSettings")

@@ -36,6 +36,15 @@ def _choice_text(tensor: str, dimension: int) -> str:
 class Candidate:
     """One plan the search measured.
 
+    Not the C++ search's ``PlanCandidate`` (cc/search/plan_search.h) in
+    another form: a Candidate is a row of the search's report, one for every
+    plan whichever judge saw it, and holds what only the Python side
+    measures: XLA's compile of the plan in ``peak_bytes`` beside the model's
+    ``predicted_peak_bytes`` (in :attr:`LimitPlan.model_candidates`, the
+    model's alone). The models' plans become Candidates to be ranked in the
+    same order as measured ones (``_as_candidate`` in
+    :mod:`exla.memory_limit.search`).
+
     Attributes:
       threshold: the per-tensor threshold given to the passes (None: none).
       split_size: the split size given to the passes (None: the splitter's).
@@ -82,6 +91,10 @@ class Candidate:
 @dataclasses.dataclass
 class LimitPlan:
     """What the search under a memory limit found.
+
+    The Python search's own record, not a C++ one: XLA's compiles (their
+    count, time and planned peaks), the framework's runtime cost and the
+    backend are measured here, where the C++ plan search never sees them.
 
     Attributes:
       limit: the limit in bytes.

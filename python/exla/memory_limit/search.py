@@ -49,13 +49,12 @@ calibrated with jaxlib's XLA, whose emitters differ from TensorFlow's in places
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from exla import _core
 from exla._splitter_result import SplitterResult, of_records
@@ -64,8 +63,10 @@ from exla.errors import MemoryLimitError
 from exla.memory_limit import planner
 from exla.memory_limit.limit_plan import Candidate, LimitPlan
 from exla.memory_limit.messages import split_loops, unsplit_instructions
-from exla.memory_limit.model_plans import ModelPlan, PlanSearch
 from exla.predict import predict_time
+
+if TYPE_CHECKING:  # the C++ records, loaded with the extension on first use
+    from exla._exla import PlanCandidate, PlanSearchResult
 
 __all__ = ["search", "planned_memory_cached", "MAX_CANDIDATES", "CONFIRMATIONS"]
 
@@ -120,8 +121,8 @@ Optimize = Callable[..., Any]
 the C++ pipeline with one plan's settings (``dimensions``,
 ``{"computation/instruction": dimension}``, is passed only when a plan sets it)."""
 
-Models = Callable[[int], PlanSearch]
-"""``models(target) -> PlanSearch``: the C++ plan search, judging plans
+Models = Callable[[int], "PlanSearchResult"]
+"""``models(target) -> PlanSearchResult``: the C++ plan search, judging plans
 against a predicted peak of ``target`` bytes (:func:`exla.memory_limit.model_plans.search`)."""
 
 CONFIRMATIONS = 2
@@ -222,8 +223,8 @@ def _saves_work(near: Candidate, fitting: Candidate) -> bool:
             fitting.predicted_seconds > NEAR_MISS_GAIN * near.predicted_seconds)
 
 
-def _model_choice(plans: list[ModelPlan], target: int,
-                  near_misses: bool = True) -> ModelPlan | None:
+def _model_choice(plans: list[PlanCandidate], target: int,
+                  near_misses: bool = True) -> PlanCandidate | None:
     """The plan to compile: of those the models predict to fit, the one
     :func:`_best` ranks first, unless one predicted within NEAR_MISS of the
     target saves work it repeats (``near_misses``); with none that fits, the
@@ -231,7 +232,7 @@ def _model_choice(plans: list[ModelPlan], target: int,
     err both ways, so XLA may still find it fits)."""
     fitting = [(_as_candidate(p), p) for p in plans if p.fits]
     near = [(_as_candidate(p), p) for p in plans
-            if not p.fits and p.predicted_peak_bytes <= NEAR_MISS * target] if near_misses else []
+            if not p.fits and p.peak_bytes <= NEAR_MISS * target] if near_misses else []
     if fitting and near:
         best_fit, best_near = _best([c for c, _ in fitting]), _best([c for c, _ in near])
         if _saves_work(best_near, best_fit):
@@ -241,16 +242,25 @@ def _model_choice(plans: list[ModelPlan], target: int,
         best = _best([c for c, _ in fitting])
         return next(p for c, p in fitting if c is best)
     # On a tie, the smallest threshold: its splitter records name what stays too large.
+    # (A threshold of 0 is none.)
     return min(plans, default=None, key=lambda p: (
-        p.predicted_peak_bytes, p.settings.threshold is None, p.settings.threshold or 0))
+        p.peak_bytes, p.settings.threshold == 0, p.settings.threshold))
 
 
-def _as_candidate(plan: ModelPlan) -> Candidate:
+def _settings_key(settings: Any) -> tuple[int | None, int | None, bool, tuple[tuple[str, int], ...]]:
+    """A C++ ``PlanSettings`` in the search's terms (:class:`Candidate`'s and
+    :meth:`_LimitSearch.measure`'s): None for a threshold or slice size left
+    unset (0 in C++), the dimensions as sorted pairs."""
+    return (settings.threshold or None, settings.split_size or None, settings.large_sums,
+            tuple(sorted(settings.dimensions.items())))
+
+
+def _as_candidate(plan: PlanCandidate) -> Candidate:
     """A model plan in the search's terms, its peak the predicted one (for ranking)."""
-    s = plan.settings
-    return Candidate(s.threshold, s.split_size, plan.predicted_peak_bytes, len(plan.loops),
-                     plan.fits, plan.recomputed_flops, s.large_sums, plan.predicted_seconds,
-                     plan.predicted_peak_bytes, s.dimensions)
+    threshold, split_size, large_sums, dimensions = _settings_key(plan.settings)
+    return Candidate(threshold, split_size, plan.peak_bytes, len(plan.loops), plan.fits,
+                     plan.recomputed_flops, large_sums, plan.predicted_seconds,
+                     plan.peak_bytes, dimensions)
 
 
 def _predicted_seconds(text: str) -> float:
@@ -282,10 +292,7 @@ class _LimitSearch:
     def _judge_by_xla(self, settings: Any) -> Any:
         """The C++ search's judge (a ``PlanSettings`` in, a ``Judgement``
         out): the plan run with ``optimize`` and compiled by XLA."""
-        dimensions = tuple(sorted(settings.dimensions.items()))
-        _, records, candidate = self.measure(settings.threshold or None,
-                                             settings.split_size or None,
-                                             settings.large_sums, dimensions)
+        _, records, candidate = self.measure(*_settings_key(settings))
         splitter = of_records(records)
         cleanups = set(_core.cleanup_passes())
         return _core.extension().Judgement(
@@ -299,12 +306,12 @@ class _LimitSearch:
         confirmed one that fits, or confirmed the models' verdict that none
         does), False when plans must be measured with XLA one by one."""
         target, found, near_misses = self.limit, None, True
-        considered: list[ModelPlan] = []
+        considered: list[PlanCandidate] = []
         for _ in range(CONFIRMATIONS):
             if found is None:
                 found = self._judge(target)
                 # Plans judged against an earlier target compete again under this one.
-                considered = [dataclasses.replace(p, fits=p.predicted_peak_bytes <= target)
+                considered = [p._replace(fits=p.peak_bytes <= target)
                               for p in considered + list(found.plans)]
             best = _model_choice(considered, target, near_misses)
             if best is None:
@@ -321,18 +328,18 @@ class _LimitSearch:
                 # measuring the same plans with XLA would only say so again,
                 # at a compile each. A model that was pessimistic on it may be
                 # on the others too: then XLA measures them.
-                return candidate.peak_bytes >= MODEL_AGREES * best.predicted_peak_bytes
+                return candidate.peak_bytes >= MODEL_AGREES * best.peak_bytes
             _log.info("exla: memory limit %s: the memory model predicted %s for the plan, XLA "
                       "plans %s; searching again with a corrected target", format_size(self.limit),
-                      format_size(best.predicted_peak_bytes), format_size(candidate.peak_bytes))
-            target = int(self.limit * best.predicted_peak_bytes / candidate.peak_bytes
+                      format_size(best.peak_bytes), format_size(candidate.peak_bytes))
+            target = int(self.limit * best.peak_bytes / candidate.peak_bytes
                          * _CORRECTION_MARGIN)
             if target <= found.floor_bytes:
                 return False
             found = None
         return False
 
-    def _judge(self, target: int) -> PlanSearch:
+    def _judge(self, target: int) -> PlanSearchResult:
         """The C++ plan search against ``target``, recorded in the plan."""
         found = self.models(target)
         first = not self.plan.model_candidates
@@ -342,23 +349,20 @@ class _LimitSearch:
             self._model_floor(found)
         return found
 
-    def _confirm(self, best: ModelPlan) -> Candidate:
+    def _confirm(self, best: PlanCandidate) -> Candidate:
         """XLA's compile of the plan the models chose."""
-        settings = best.settings
-        _, _, candidate = self.measure(settings.threshold, settings.split_size,
-                                       settings.large_sums, settings.dimensions,
-                                       best.predicted_peak_bytes)
+        _, _, candidate = self.measure(*_settings_key(best.settings), best.peak_bytes)
         if best.origin == "user settings" and not best.changed:
             self.plan.peak_bytes_before = candidate.peak_bytes  # the input, compiled
             self.plan.before_predicted = False
         return candidate
 
-    def _model_floor(self, found: PlanSearch) -> None:
+    def _model_floor(self, found: PlanSearchResult) -> None:
         """The input's figures from the models (no compile), and the floor check."""
         plan = self.plan
-        plan.peak_bytes_before = found.predicted_peak_before
+        plan.peak_bytes_before = found.before.peak_bytes
         plan.before_predicted = True
-        plan.predicted_seconds_before = found.predicted_seconds_before
+        plan.predicted_seconds_before = found.seconds_before
         plan.floor_bytes = found.floor_bytes
         self._refuse_below_floor()
 

@@ -1,4 +1,4 @@
-// The tensor splitter on sharded programs (cc/passes/tensor_splitter/sharding_analysis.h): the
+// The tensor splitter on sharded programs (cc/analysis/sharding_analysis.h): the
 // threshold holds for what one device holds, loops never run over a
 // dimension that is cut between devices, shard_map bodies are split as the
 // per-device programs they are, and collectives stay out of the loops. One

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "analysis/dimension_map.h"
 #include "ir/computation.h"
 #include "ir/module.h"
 #include "ir/parser.h"
 #include "ir/pattern_matcher.h"
-#include "passes/tensor_splitter/dimension_map.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
 #include "tests/cc/pass_test_bench.h"
 #include "tests/cc/test_harness.h"

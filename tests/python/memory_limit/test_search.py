@@ -7,7 +7,6 @@ real measurements are in test_memory_limit.py.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import OrderedDict
 
 import numpy as np
@@ -272,28 +271,31 @@ def test_the_plan_that_rereads_less_is_chosen(monkeypatch):
 
 def _model_plan(threshold, peak, split=None, loops=1, seconds=1.0, origin="halving",
                 changed=True):
-    from exla.memory_limit.model_plans import ModelPlan, PlanSettings
+    from exla.memory_limit.model_plans import PlanCandidate, PlanSettings
     from exla._splitter_result import SplitLoop
 
     loop = SplitLoop(computation="main", instruction="e", shape="f32[1000,1000]", bytes=4 * MB,
                      extents=(1000, 1000), dimension=0, extent=1000, chunk=100, chunks=10,
                      members=3)
-    return ModelPlan(PlanSettings(threshold, split), origin, peak, seconds, False, changed,
-                     (loop,) * loops, 0, 0, 0.001)
+    return PlanCandidate(settings=PlanSettings(threshold=threshold or 0, split_size=split or 0),
+                         origin=origin, peak_bytes=peak, predicted_seconds=seconds,
+                         changed=changed, loops=(loop,) * loops, seconds=0.001)
 
 
 def _guided(monkeypatch, plans_for_target, xla_peak, limit=12 * MB):
     """Runs the search with ``plans_for_target(target)`` as the C++ search's
     plans and ``xla_peak(threshold, split)`` as XLA's total bytes."""
-    from exla.memory_limit.model_plans import PlanSearch
+    from exla.memory_limit.model_plans import PlanSearchResult
+    from exla.predict import MemoryPrediction
 
     targets, compiled = [], []
 
     def models(target):
         targets.append(target)
-        plans = tuple(dataclasses.replace(p, fits=p.predicted_peak_bytes <= target)
-                      for p in plans_for_target(target))
-        return PlanSearch(30 * MB, 1.0, 8 * MB, plans, 0.01)
+        plans = tuple(p._replace(fits=p.peak_bytes <= target) for p in plans_for_target(target))
+        before = MemoryPrediction(argument_bytes=4 * MB, output_bytes=4 * MB, temp_bytes=22 * MB)
+        return PlanSearchResult(before=before, seconds_before=1.0, floor_bytes=8 * MB,
+                                plans=plans, seconds=0.01)
 
     def optimize(threshold, split_size, large_sums):
         return _unchanged(MODULE.format(name=f"m_{threshold}_{split_size}_{int(large_sums)}"))
@@ -346,7 +348,7 @@ def test_a_plan_xla_finds_over_the_limit_is_corrected_once(monkeypatch):
 def _recomputing_or_near_miss():
     # Under 12 MB: a plan predicted to fit that computes 1 GFLOP again, and
     # one predicted 3% over the limit that computes nothing twice.
-    recomputing = dataclasses.replace(_model_plan(2 * MB, 10 * MB), recomputed_flops=10**9)
+    recomputing = _model_plan(2 * MB, 10 * MB)._replace(recomputed_flops=10**9)
     return [_model_plan(None, 30 * MB, loops=0, origin="user settings", changed=False),
             recomputing, _model_plan(4 * MB, int(12.36 * MB))]
 
@@ -362,7 +364,7 @@ def test_a_near_miss_that_saves_work_is_compiled_first(monkeypatch):
 def test_a_near_miss_predicted_slower_is_not_compiled_first(monkeypatch):
     # It computes less again, but the cost model predicts it 10% slower.
     user, recomputing, near = _recomputing_or_near_miss()
-    near = dataclasses.replace(near, predicted_seconds=1.1 * recomputing.predicted_seconds)
+    near = near._replace(predicted_seconds=1.1 * recomputing.predicted_seconds)
     plans = [user, recomputing, near]
     plan, _, compiled = _guided(monkeypatch, lambda target: plans,
                                 lambda t, split: 11 * MB if t == 4 * MB else 10 * MB)

@@ -944,4 +944,51 @@ ENTRY e {
   EXPECT_EQ(copies, 1);
 }
 
+TEST(MemoryModel, ValueNobodyReadsDiesWhereItIsWritten) {
+  // The arg-min r writes its values (f64, 512 KiB) and indices (s32, 256 KiB)
+  // at one step; nothing reads the values, so their buffer is free from the
+  // next step on, where q is written (w is ready after r's operands, so q
+  // runs right after r, before r's indices are read). Alive at once: r's
+  // two arrays and its tuple table, then the indices and q, the indices, q
+  // and c, then c, q and t (XLA: 786448 bytes of temporaries). Were the
+  // values alive one step longer, q could not take their memory.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+argmin {
+  av = f64[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f64[] parameter(2)
+  bi = s32[] parameter(3)
+  lt = pred[] compare(av, bv), direction=LT
+  v = f64[] select(lt, av, bv)
+  i = s32[] select(lt, ai, bi)
+  ROOT r = (f64[], s32[]) tuple(v, i)
+}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f64[65536,2]{1,0} parameter(0)
+  iota = s32[65536,2]{1,0} iota(), iota_dimension=1
+  big = f64[] constant(1e300)
+  zero = s32[] constant(0)
+  w = f32[256,256]{1,0} parameter(1)
+  r = (f64[65536]{0}, s32[65536]{0}) reduce(x, iota, big, zero), dimensions={1}, to_apply=argmin
+  q = f32[256,256]{1,0} dot(w, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  i = s32[65536]{0} get-tuple-element(r), index=1
+  c = f32[65536]{0} convert(i)
+  c2 = f32[256,256]{1,0} reshape(c)
+  t = f32[256,256]{1,0} dot(c2, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  fz = f32[] constant(0)
+  ROOT s = f32[] reduce(t, fz), dimensions={0,1}, to_apply=add
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 3 * 262144 + 16);
+  EXPECT_EQ(p.live_bytes, 3 * 262144 + 16);
+}
+
 }  // namespace

@@ -1,7 +1,7 @@
-// What one device holds of a sharded module (cc/passes/tensor_splitter/sharding_analysis.h):
+// What one device holds of a sharded module (cc/analysis/sharding_analysis.h):
 // the pieces of each dimension, per-device sizes and which dimensions a loop
 // may run over, one rule per test on a short module.
-#include "passes/tensor_splitter/sharding_analysis.h"
+#include "analysis/sharding_analysis.h"
 
 #include <memory>
 #include <string>

@@ -33,8 +33,8 @@
 // A module without any sharding annotation is not partitioned: the analysis
 // is inactive and answers as if every device held whole values, so the
 // splitter behaves exactly as it does for one device.
-#ifndef EXLA_PASSES_TENSOR_SPLITTER_SHARDING_ANALYSIS_H_
-#define EXLA_PASSES_TENSOR_SPLITTER_SHARDING_ANALYSIS_H_
+#ifndef EXLA_ANALYSIS_SHARDING_ANALYSIS_H_
+#define EXLA_ANALYSIS_SHARDING_ANALYSIS_H_
 
 #include <cstdint>
 #include <string>
@@ -44,7 +44,7 @@
 #include <vector>
 
 #include "ir/module.h"
-#include "passes/tensor_splitter/why_not.h"
+#include "pass/why_not.h"
 
 namespace exla {
 
@@ -145,4 +145,4 @@ class ShardingAnalysis {
 
 }  // namespace exla
 
-#endif  // EXLA_PASSES_TENSOR_SPLITTER_SHARDING_ANALYSIS_H_
+#endif  // EXLA_ANALYSIS_SHARDING_ANALYSIS_H_

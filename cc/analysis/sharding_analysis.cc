@@ -1,4 +1,4 @@
-#include "passes/tensor_splitter/sharding_analysis.h"
+#include "analysis/sharding_analysis.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,10 +6,10 @@
 #include <optional>
 #include <unordered_set>
 
+#include "analysis/dimension_map.h"
 #include "ir/computation.h"
 #include "ir/sharding.h"
 #include "ir/shardy_names.h"
-#include "passes/tensor_splitter/dimension_map.h"
 
 namespace exla {
 namespace {

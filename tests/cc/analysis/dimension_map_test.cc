@@ -1,8 +1,8 @@
-// The dimension map of the tensor splitter (cc/passes/tensor_splitter/dimension_map.h),
+// The dimension map of the tensor splitter (cc/analysis/dimension_map.h),
 // one row per opcode rule: a tiny module, the instruction asked about, the
 // queried dimension and the expected mapping. A wrong rule shows up here as
 // the rule, not as a numeric mismatch in a split program.
-#include "passes/tensor_splitter/dimension_map.h"
+#include "analysis/dimension_map.h"
 
 #include <memory>
 #include <string>

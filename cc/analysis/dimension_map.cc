@@ -1,11 +1,11 @@
-#include "passes/tensor_splitter/dimension_map.h"
+#include "analysis/dimension_map.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <vector>
 
+#include "analysis/selections.h"
 #include "ir/computation.h"
-#include "passes/tensor_splitter/topk_merge.h"
 
 namespace exla {
 namespace {

@@ -3,8 +3,8 @@
 // exla's passes explain every rewrite they leave out (the reasons end up in
 // the pass log, see HloPass::Log); an empty string meaning "yes" was easy to
 // get backwards, so the answer has its own type with an explicit ok().
-#ifndef EXLA_PASSES_TENSOR_SPLITTER_WHY_NOT_H_
-#define EXLA_PASSES_TENSOR_SPLITTER_WHY_NOT_H_
+#ifndef EXLA_PASS_WHY_NOT_H_
+#define EXLA_PASS_WHY_NOT_H_
 
 #include <optional>
 #include <stdexcept>
@@ -36,4 +36,4 @@ class [[nodiscard]] WhyNot {
 
 }  // namespace exla
 
-#endif  // EXLA_PASSES_TENSOR_SPLITTER_WHY_NOT_H_
+#endif  // EXLA_PASS_WHY_NOT_H_

@@ -7,15 +7,15 @@
 // dimension?" and "does the instruction reduce it away?". Anything they do not
 // understand is reported as NotSplittable, and the splitter then leaves the
 // program as it was.
-#ifndef EXLA_PASSES_TENSOR_SPLITTER_DIMENSION_MAP_H_
-#define EXLA_PASSES_TENSOR_SPLITTER_DIMENSION_MAP_H_
+#ifndef EXLA_ANALYSIS_DIMENSION_MAP_H_
+#define EXLA_ANALYSIS_DIMENSION_MAP_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "ir/instruction.h"
-#include "passes/tensor_splitter/why_not.h"
+#include "pass/why_not.h"
 
 namespace exla {
 
@@ -83,4 +83,4 @@ WhyNot SplitterHandles(const HloInstruction& instruction);
 
 }  // namespace exla
 
-#endif  // EXLA_PASSES_TENSOR_SPLITTER_DIMENSION_MAP_H_
+#endif  // EXLA_ANALYSIS_DIMENSION_MAP_H_
