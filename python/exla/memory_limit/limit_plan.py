@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from exla.memory_limit.floor import Floor
 from exla.memory_limit.model_plans import KEEP_WHOLE, TWO_PASS
 from exla._values import format_flops, format_seconds, format_size
 
@@ -85,8 +86,13 @@ class LimitPlan:
 
     Attributes:
       limit: the limit in bytes.
-      floor_bytes: the program's own arguments plus outputs (not aliased):
-        no plan can go below it.
+      floor_bytes: the program's own arguments plus outputs (not aliased),
+        known before any plan is built (the room the search divides).
+      floor: the program's floor after the search (a
+        :class:`~exla.memory_limit.floor.Floor`: arguments and outputs by
+        XLA's buffer assignment, and the instructions the splitter left
+        whole, by name, in the plan chosen and at a small threshold); None
+        before it.
       peak_bytes_before: XLA's planned peak of the input module.
       peak_bytes: the planned peak of the plan chosen.
       fits: whether the chosen plan meets the limit.
@@ -124,6 +130,7 @@ class LimitPlan:
 
     limit: int
     floor_bytes: int = 0
+    floor: Floor | None = None
     peak_bytes_before: int = 0
     peak_bytes: int = 0
     fits: bool = False
@@ -154,8 +161,8 @@ class LimitPlan:
         before = format_size(self.peak_bytes_before)
         before += " (exla's model; not compiled)" if self.before_predicted else ""
         lines = [f"memory limit {format_size(self.limit)}: planned peak "
-                 f"{before} -> {format_size(self.peak_bytes)} "
-                 f"({verdict} the limit; arguments + outputs {format_size(self.floor_bytes)})"]
+                 f"{before} -> {format_size(self.peak_bytes)} ({verdict} the limit)"]
+        lines.extend(self._floor_lines())
         if self.platform != "cpu":
             lines.append(f"  planned peaks are XLA's {self.platform} compile's; exla's memory "
                          f"and cost models (which mirror XLA CPU) only ranked the plans")
@@ -182,6 +189,16 @@ class LimitPlan:
                      f"{self.exla_seconds * 1e3:.1f} ms")
         lines.extend(f"    tried: {c}" for c in self.candidates)
         return lines
+
+    def _floor_lines(self) -> list[str]:
+        """The floor beside the plan's peak, and each unsplittable instruction's reason."""
+        if self.floor is None:
+            return [f"  arguments + outputs {format_size(self.floor_bytes)}"]
+        lines = [f"  {self.floor.headline()}, {self.floor.against(self.peak_bytes)}"]
+        if self.limit < self.floor.total_bytes:
+            lines.append("  the limit is below the floor: no plan can meet it")
+        shown = self.floor.unsplittable[:_UNSPLIT_SHOWN]
+        return lines + [f"    unsplittable: {u}" for u in shown]
 
     def _unsplit_lines(self) -> list[str]:
         """What the splitter left above the threshold: every instruction when the limit is
