@@ -122,6 +122,10 @@ class LimitPlan:
       model_candidates: every plan the C++ search judged by exla's models,
         in order (``peak_bytes`` the memory model's, nothing compiled).
       model_seconds: time in that search (its pipeline runs included).
+      residue: what the search (its XLA compilations) left resident in the
+        process after returning its free memory (an
+        ``exla.memory_limit.runtime_memory.SearchResidue``); None where not
+        measured.
       platform: the backend whose XLA compile gave ``peak_bytes`` (and every
         candidate's): the one that runs the program. exla's memory and cost
         models mirror XLA CPU, so on another backend their figures only rank
@@ -149,6 +153,7 @@ class LimitPlan:
     model_candidates: list[Candidate] = dataclasses.field(default_factory=list)
     model_seconds: float = 0.0
     platform: str = "cpu"
+    residue: Any = None
 
     @property
     def model_plans(self) -> int:
@@ -168,6 +173,8 @@ class LimitPlan:
                          f"and cost models (which mirror XLA CPU) only ranked the plans")
         if self.runtime_cost is not None:
             lines.append(f"  {self.runtime_cost.summary()}")
+        if self.residue is not None:
+            lines.append(f"  {self.residue.summary()}")
         if self.chosen is not None:
             lines.append(f"  plan chosen: {self.chosen}")
             model = "exla's cost model" + ("" if self.platform == "cpu" else " of XLA CPU")

@@ -61,7 +61,7 @@ from exla import _core
 from exla._splitter_result import SplitterResult, of_records
 from exla._values import format_size
 from exla.errors import MemoryLimitError
-from exla.memory_limit import floor, planner
+from exla.memory_limit import floor, planner, runtime_memory
 from exla.memory_limit.limit_plan import Candidate, LimitPlan
 from exla.memory_limit.messages import split_loops, unsplit_instructions
 from exla.memory_limit.model_plans import ModelPlan, PlanSearch
@@ -165,6 +165,8 @@ def search(text: str, limit: int, optimize: Optimize,
     compiled (at most :data:`CONFIRMATIONS` compilations). Only if both miss,
     or the models see no plan that fits, are plans measured with XLA one by
     one (the same C++ search judged by XLA, see the module's docstring).
+    The search then hands the free memory its compilations left back to the
+    system and records what stayed resident (``plan.residue``).
 
     Args:
       text: the input module.
@@ -183,7 +185,10 @@ def search(text: str, limit: int, optimize: Optimize,
     Raises:
       exla.MemoryLimitError: ``limit`` is below the program's arguments plus outputs.
     """
-    return _LimitSearch(text, limit, optimize, threshold, split_size, models, refusals).run()
+    run = _LimitSearch(text, limit, optimize, threshold, split_size, models, refusals).run
+    (out, records, plan), residue = runtime_memory.around_search(run)
+    plan.residue = residue
+    return out, records, plan
 
 
 CLEAR_GAIN = 1.0

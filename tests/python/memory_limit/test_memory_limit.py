@@ -267,6 +267,14 @@ def test_limit_below_the_floor_names_what_no_rule_splits():
         exla.optimize_hlo(text, memory_limit="6MB", strict=True)
 
 
+def test_report_gives_what_the_search_left_resident():
+    _, report = exla.optimize_hlo(SORTED_TEMPLATE.format(n=1000), memory_limit="20MB")
+    residue = report.limit_plan.residue
+    assert 0 < residue.before_bytes and residue.kept_bytes <= residue.searched_bytes + 2**23
+    assert f"  {residue.summary()}" in str(report).splitlines()
+    assert report.to_dict()["limit_plan"]["residue"]["kept_bytes"] == residue.kept_bytes
+
+
 def test_strict_from_environment(monkeypatch):
     monkeypatch.setenv("EXLA_STRICT", "1")
     with pytest.raises(exla.ExlaError, match="cannot fit"):
