@@ -1,6 +1,8 @@
 #include "api/exla.h"
 
 #include <memory>
+#include <unordered_set>
+#include <vector>
 
 #include "analysis/sharding_analysis.h"
 #include "ir/parser.h"
@@ -32,6 +34,26 @@ void Consider(const HloInstruction& instruction, const ShardingAnalysis& shardin
   }
 }
 
+// The leaves of the entry computation's result: its root, or the elements of
+// a root tuple (nested tuples followed), whose buffers are the outputs.
+std::unordered_set<const HloInstruction*> OutputLeaves(const HloModule& module) {
+  std::unordered_set<const HloInstruction*> leaves;
+  std::vector<const HloInstruction*> pending;
+  if (module.entry() != nullptr && module.entry()->root() != nullptr) {
+    pending.push_back(module.entry()->root());
+  }
+  while (!pending.empty()) {
+    const HloInstruction* value = pending.back();
+    pending.pop_back();
+    if (!value->Is(HloOpcode::kTuple)) {
+      leaves.insert(value);
+      continue;
+    }
+    for (const HloInstruction* element : value->operands()) pending.push_back(element);
+  }
+  return leaves;
+}
+
 }  // namespace
 
 ModuleSummary SummarizeModule(const std::string& hlo_text) {
@@ -60,13 +82,15 @@ ModuleSummary SummarizeModule(const std::string& hlo_text) {
 std::vector<TensorSize> TensorSizes(const std::string& hlo_text) {
   std::unique_ptr<HloModule> module = ParseVerified(hlo_text);
   const ShardingAnalysis sharding(*module);
+  const std::unordered_set<const HloInstruction*> outputs = OutputLeaves(*module);
   std::vector<TensorSize> sizes;
   for (const auto& computation : module->computations()) {
     for (const auto& instruction : computation->instructions()) {
       if (!instruction->shape().IsArray()) continue;
       sizes.push_back({computation->name(), instruction->name(),
                        std::string(instruction->opcode_name()),
-                       sharding.DeviceByteSize(*instruction), instruction->shape().ToString(false)});
+                       sharding.DeviceByteSize(*instruction), instruction->shape().ToString(false),
+                       outputs.count(instruction.get()) != 0});
     }
   }
   return sizes;

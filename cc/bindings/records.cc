@@ -86,7 +86,8 @@ void DefineModuleRecords(py::module_& m) {
       .Field("instruction", &TensorSize::instruction, "")
       .Field("opcode", &TensorSize::opcode, "")
       .Field("bytes", &TensorSize::bytes, "what one device holds of it")
-      .Field("shape", &TensorSize::shape, "");
+      .Field("shape", &TensorSize::shape, "")
+      .Field("output", &TensorSize::output, "a leaf of the entry's result: an output's buffer");
   RecordClass<SignatureArray>(m, "SignatureArray", "One array of an entry signature.")
       .Field("element_type", &SignatureArray::element_type, "XLA's name: f32, pred, token...")
       .Field("dims", &SignatureArray::dims, "")

@@ -205,7 +205,8 @@ def _run(text: str, options: Options, *, sharded: bool = False) -> tuple[str, li
     return limit_search.search(text, options.memory_limit, run,
                                 threshold=options.threshold or None,
                                 split_size=options.split_size or None,
-                                models=None if every_pass_disabled or sharded else models)
+                                models=None if every_pass_disabled or sharded else models,
+                                refusals=lambda threshold: run(threshold, None))
 
 
 def _report(before: Any, after: Any, records: list, options: Options, plan: Any,

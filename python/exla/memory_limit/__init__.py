@@ -7,6 +7,8 @@
   ``PlanCandidate``, ``PlanSettings``), bound read-only;
 * :mod:`~exla.memory_limit.limit_plan` — what the search found
   (:class:`LimitPlan`, one :class:`Candidate` per plan), as a report prints it;
+* :mod:`~exla.memory_limit.floor` — the program's floor (arguments,
+  outputs and what no rule splits, by name), as a report prints it;
 * :mod:`~exla.memory_limit.messages` — the lines and the warning the user
   reads, printed from the splitter's records;
 * :mod:`~exla.memory_limit.planner` — whose compile gives XLA's figures: the

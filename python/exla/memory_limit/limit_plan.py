@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from exla.memory_limit.floor import Floor
 from exla.memory_limit.model_plans import KEEP_WHOLE, TWO_PASS
 from exla._values import format_flops, format_seconds, format_size
 
@@ -98,8 +99,13 @@ class LimitPlan:
 
     Attributes:
       limit: the limit in bytes.
-      floor_bytes: the program's own arguments plus outputs (not aliased):
-        no plan can go below it.
+      floor_bytes: the program's own arguments plus outputs (not aliased),
+        known before any plan is built (the room the search divides).
+      floor: the program's floor after the search (a
+        :class:`~exla.memory_limit.floor.Floor`: arguments and outputs by
+        XLA's buffer assignment, and the instructions the splitter left
+        whole, by name, in the plan chosen and at a small threshold); None
+        before it.
       peak_bytes_before: XLA's planned peak of the input module.
       peak_bytes: the planned peak of the plan chosen.
       fits: whether the chosen plan meets the limit.
@@ -129,6 +135,10 @@ class LimitPlan:
       model_candidates: every plan the C++ search judged by exla's models,
         in order (``peak_bytes`` the memory model's, nothing compiled).
       model_seconds: time in that search (its pipeline runs included).
+      residue: what the search (its XLA compilations) left resident in the
+        process after returning its free memory (an
+        ``exla.memory_limit.runtime_memory.SearchResidue``); None where not
+        measured.
       platform: the backend whose XLA compile gave ``peak_bytes`` (and every
         candidate's): the one that runs the program. exla's memory and cost
         models mirror XLA CPU, so on another backend their figures only rank
@@ -137,6 +147,7 @@ class LimitPlan:
 
     limit: int
     floor_bytes: int = 0
+    floor: Floor | None = None
     peak_bytes_before: int = 0
     peak_bytes: int = 0
     fits: bool = False
@@ -155,6 +166,7 @@ class LimitPlan:
     model_candidates: list[Candidate] = dataclasses.field(default_factory=list)
     model_seconds: float = 0.0
     platform: str = "cpu"
+    residue: Any = None
 
     @property
     def model_plans(self) -> int:
@@ -167,13 +179,15 @@ class LimitPlan:
         before = format_size(self.peak_bytes_before)
         before += " (exla's model; not compiled)" if self.before_predicted else ""
         lines = [f"memory limit {format_size(self.limit)}: planned peak "
-                 f"{before} -> {format_size(self.peak_bytes)} "
-                 f"({verdict} the limit; arguments + outputs {format_size(self.floor_bytes)})"]
+                 f"{before} -> {format_size(self.peak_bytes)} ({verdict} the limit)"]
+        lines.extend(self._floor_lines())
         if self.platform != "cpu":
             lines.append(f"  planned peaks are XLA's {self.platform} compile's; exla's memory "
                          f"and cost models (which mirror XLA CPU) only ranked the plans")
         if self.runtime_cost is not None:
             lines.append(f"  {self.runtime_cost.summary()}")
+        if self.residue is not None:
+            lines.append(f"  {self.residue.summary()}")
         if self.chosen is not None:
             lines.append(f"  plan chosen: {self.chosen}")
             model = "exla's cost model" + ("" if self.platform == "cpu" else " of XLA CPU")
@@ -195,6 +209,16 @@ class LimitPlan:
                      f"{self.exla_seconds * 1e3:.1f} ms")
         lines.extend(f"    tried: {c}" for c in self.candidates)
         return lines
+
+    def _floor_lines(self) -> list[str]:
+        """The floor beside the plan's peak, and each unsplittable instruction's reason."""
+        if self.floor is None:
+            return [f"  arguments + outputs {format_size(self.floor_bytes)}"]
+        lines = [f"  {self.floor.headline()}, {self.floor.against(self.peak_bytes)}"]
+        if self.limit < self.floor.total_bytes:
+            lines.append("  the limit is below the floor: no plan can meet it")
+        shown = self.floor.unsplittable[:_UNSPLIT_SHOWN]
+        return lines + [f"    unsplittable: {u}" for u in shown]
 
     def _unsplit_lines(self) -> list[str]:
         """What the splitter left above the threshold: every instruction when the limit is

@@ -66,4 +66,15 @@ def over_limit_message(plan: LimitPlan) -> str:
             f"({plan.peak_bytes} bytes; {len(plan.candidates)} plans compiled, "
             f"{plan.model_plans} judged by exla's models; the program's own "
             f"arguments and outputs are {format_size(plan.floor_bytes)}). Instructions "
-            f"kept above the threshold, largest first: {names}")
+            f"kept above the threshold, largest first: {names}{_below_floor(plan)}")
+
+
+def _below_floor(plan: LimitPlan) -> str:
+    """Where the limit is below the program's floor, that sentence, naming what no rule
+    splits (the largest counts in the floor; each is listed with its reason)."""
+    found = plan.floor
+    if found is None or plan.limit >= found.total_bytes:
+        return ""
+    named = "".join(f"\n  unsplittable: {u}" for u in found.unsplittable[:_LISTED])
+    return (f"\nThe limit is below the program's {found.headline()} ({found.total_bytes} "
+            f"bytes): no plan can meet it.{named}")

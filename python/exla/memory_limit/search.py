@@ -60,7 +60,7 @@ from exla import _core
 from exla._splitter_result import SplitterResult, of_records
 from exla._values import format_size
 from exla.errors import MemoryLimitError
-from exla.memory_limit import planner
+from exla.memory_limit import floor, planner, runtime_memory
 from exla.memory_limit.limit_plan import Candidate, LimitPlan
 from exla.memory_limit.messages import split_loops, unsplit_instructions
 from exla.predict import predict_time
@@ -121,6 +121,10 @@ Optimize = Callable[..., Any]
 the C++ pipeline with one plan's settings (``dimensions``,
 ``{"computation/instruction": dimension}``, is passed only when a plan sets it)."""
 
+Refusals = Callable[[int], Any]
+"""``refusals(threshold) -> OptimizedModule``: the pipeline at one threshold,
+whose splitter records say what no rule splits (nothing is compiled)."""
+
 Models = Callable[[int], "PlanSearchResult"]
 """``models(target) -> PlanSearchResult``: the C++ plan search, judging plans
 against a predicted peak of ``target`` bytes (:func:`exla.memory_limit.model_plans.search`)."""
@@ -150,7 +154,8 @@ fraction of the model's figure, the models' verdict stands: no plan fits."""
 
 def search(text: str, limit: int, optimize: Optimize,
            *, threshold: int | None = None, split_size: int | None = None,
-           models: Models | None = None) -> tuple[str, list, LimitPlan]:
+           models: Models | None = None,
+           refusals: Refusals | None = None) -> tuple[str, list, LimitPlan]:
     """Finds the cheapest plan whose rewritten module fits ``limit``.
 
     With ``models``, exla's memory and cost models choose: the C++ search
@@ -161,6 +166,8 @@ def search(text: str, limit: int, optimize: Optimize,
     compiled (at most :data:`CONFIRMATIONS` compilations). Only if both miss,
     or the models see no plan that fits, are plans measured with XLA one by
     one (the same C++ search judged by XLA, see the module's docstring).
+    The search then hands the free memory its compilations left back to the
+    system and records what stayed resident (``plan.residue``).
 
     Args:
       text: the input module.
@@ -169,6 +176,8 @@ def search(text: str, limit: int, optimize: Optimize,
       threshold: the user's per-tensor threshold: candidates never exceed it.
       split_size: the user's split size: kept fixed.
       models: the C++ plan search (None: measure plans with XLA alone).
+      refusals: the splitter's refusals at a threshold, for the floor
+        (None: the chosen plan's alone).
 
     Returns:
       ``(text, records, plan)`` of the chosen candidate (the one with the
@@ -177,7 +186,10 @@ def search(text: str, limit: int, optimize: Optimize,
     Raises:
       exla.MemoryLimitError: ``limit`` is below the program's arguments plus outputs.
     """
-    return _LimitSearch(text, limit, optimize, threshold, split_size, models).run()
+    run = _LimitSearch(text, limit, optimize, threshold, split_size, models, refusals).run
+    (out, records, plan), residue = runtime_memory.around_search(run)
+    plan.residue = residue
+    return out, records, plan
 
 
 CLEAR_GAIN = 1.0
@@ -272,11 +284,16 @@ class _LimitSearch:
     """One run of :func:`search`: the candidates measured so far and the plan."""
 
     def __init__(self, text: str, limit: int, optimize: Optimize, threshold: int | None,
-                 split_size: int | None, models: Models | None = None) -> None:
+                 split_size: int | None, models: Models | None = None,
+                 refusals: Refusals | None = None) -> None:
         self.text, self.limit, self.optimize, self.models = text, limit, optimize, models
+        self.refusals = refusals
         self.threshold, self.split_size = threshold, split_size
         self.plan = LimitPlan(limit=limit, platform=planner.current().platform)
         self.results: dict[tuple, tuple[str, list, Candidate]] = {}
+        # XLA's figures of the first module compiled: every rewrite shares
+        # the program's arguments and outputs, which the floor states.
+        self.first_stats: Any = None
 
     def run(self) -> tuple[str, list, LimitPlan]:
         if self.models is not None and self._guided():
@@ -368,7 +385,7 @@ class _LimitSearch:
 
     def _check_floor(self) -> None:
         plan = self.plan
-        before = planned_memory_cached(self.text, plan)
+        before = self._planned_memory(self.text)
         plan.peak_bytes_before = before.total_bytes
         plan.before_predicted = False
         plan.predicted_seconds_before = _predicted_seconds(self.text)
@@ -398,7 +415,7 @@ class _LimitSearch:
                          else self.optimize(t, split, large))
             out, records = optimized.text, list(optimized.passes)
             plan.exla_seconds += time.perf_counter() - start
-            peak = planned_memory_cached(out, plan).total_bytes
+            peak = self._planned_memory(out).total_bytes
             splitter = of_records(records)
             plan.program_flops = max(plan.program_flops, splitter.program_flops)
             candidate = Candidate(t, split, peak, len(splitter.loops), peak <= self.limit,
@@ -408,6 +425,25 @@ class _LimitSearch:
             self.results[key] = (out, records, candidate)
             _log.debug("exla: memory limit %s: %s", format_size(self.limit), candidate)
         return self.results[key]
+
+    def _planned_memory(self, text: str) -> Any:
+        stats = planned_memory_cached(text, self.plan)
+        self.first_stats = self.first_stats or stats
+        return stats
+
+    def _refusals(self, chosen: SplitterResult, out: str) -> list[floor.Unsplittable]:
+        """What no rule splits: the chosen plan's refusals, and those of the
+        pipeline run once (``self.refusals``) at an eighth of the room the limit
+        leaves above the arguments and outputs: the chosen plan may have split
+        nothing, or only what its threshold asked (no compile)."""
+        found = floor.unsplittable_of(chosen.unsplit, _core.tensor_sizes(out))
+        if self.refusals is None:
+            return found
+        start = time.perf_counter()
+        probe = self.refusals(max(self.limit - self.plan.floor_bytes, 8) // 8)
+        self.plan.exla_seconds += time.perf_counter() - start
+        return found + floor.unsplittable_of(of_records(probe.passes).unsplit,
+                                             _core.tensor_sizes(probe.text))
 
     def choose(self) -> tuple[str, list, LimitPlan]:
         """The cheapest plan that fits, else the one with the smallest peak."""
@@ -426,6 +462,7 @@ class _LimitSearch:
         plan.peak_bytes = chosen.peak_bytes
         splitter = of_records(records)
         plan.unsplit = unsplit_instructions(splitter, out)
+        plan.floor = floor.of_stats(self.first_stats, self._refusals(splitter, out))
         plan.split = split_loops(splitter)
         plan.split_loops = list(splitter.loops)
         return out, records, plan

@@ -212,15 +212,34 @@ def test_memory_limit_bounds_the_planned_peak_of_the_program_that_runs():
         exla.jit(lambda x: x, memory_limit="lots")
 
 
-def test_memory_limit_that_cannot_be_met_raises_under_strict_and_names_the_tensor():
+def _sorted_sum(x):
     # Sorting all n*n values at once: the splitter cannot slice a sort along
     # the dimension it sorts, so the 16 MB operand stays whole.
-    def sorted_sum(x):
-        return jnp.sum(jnp.sort(jnp.exp(x[:, None] * x[None, :]).reshape(-1))[:10])
+    return jnp.sum(jnp.sort(jnp.exp(x[:, None] * x[None, :]).reshape(-1))[:10])
 
+
+def test_memory_limit_that_cannot_be_met_raises_under_strict_and_names_the_tensor():
     x = np.linspace(0, 1, 2000, dtype=np.float32)
     with pytest.raises(ExlaError, match=r"(?s)cannot fit the program in memory limit 8 MB.*\(sort\)"):
-        exla.jit(sorted_sum, memory_limit="8MB", strict=True)(x)
+        exla.jit(_sorted_sum, memory_limit="8MB", strict=True)(x)
+
+
+def test_memory_limit_report_and_error_give_the_floor_by_name():
+    x = np.linspace(0, 1, 2000, dtype=np.float32)
+    report = exla.explain(jax.jit(_sorted_sum), x, memory_limit="64MB")
+    found = report.limit_plan.floor
+    xla = jax.jit(_sorted_sum).lower(x).compile().memory_analysis()
+    assert (found.argument_bytes, found.output_bytes) == (
+        xla.argument_size_in_bytes, xla.output_size_in_bytes - xla.alias_size_in_bytes) == (8000, 4)
+    (sort,) = [u for u in found.unsplittable if u.opcode == "sort"]
+    assert sort.bytes == 16_000_000 == found.unsplittable_bytes and sort.shape == "f32[4000000]"
+    # A lower bound on XLA's planned peak, of the plan and of the plain program.
+    assert found.total_bytes <= min(report.limit_plan.peak_bytes, _planned_peak(
+        jax.jit(_sorted_sum).lower(x).compile()))
+    assert found.headline() in str(report)
+    with pytest.raises(ExlaError, match=r"(?s)below the program's floor 16 MB .*\n  unsplittable: "
+                                        r"\S+/sort\.\d+ \(sort\) f32\[4000000\] 16 MB: "):
+        exla.jit(_sorted_sum, memory_limit="8MB", strict=True)(x)
 
 
 def _broken_optimize(*args, **kwargs):

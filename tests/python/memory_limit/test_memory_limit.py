@@ -238,6 +238,43 @@ def test_limit_that_cannot_be_met_names_the_largest_first(caplog):
     assert f"arguments and outputs are {exla.options.format_size(floor)}" in warning
 
 
+def test_floor_names_what_no_rule_splits_with_xla_bytes():
+    # The limit is far above the program: the plan splits nothing, yet the
+    # floor names the 4 MB temporary that feeds the sort, which no rule can
+    # slice; the sort itself is the output, counted with the outputs.
+    from exla.bridge import xla as bridge
+
+    text = SORTED_TEMPLATE.format(n=1000)
+    optimised, report = exla.optimize_hlo(text, memory_limit="20MB", strict=True)
+    found = report.limit_plan.floor
+    stats = bridge.planned_memory(optimised)
+    assert (found.argument_bytes, found.output_bytes) == (
+        stats.argument_bytes, stats.output_bytes - stats.alias_bytes) == (32_000, 4_000_000)
+    named = {u.where: u.bytes for u in found.unsplittable}
+    assert named["sorted_1000/e"] == 4_000_000 and "sorted_1000/s" not in named, named
+    # A lower bound on XLA's own figures: its temporaries hold the unsplittable value.
+    assert stats.temp_bytes >= found.unsplittable_bytes == 4_000_000
+    assert found.total_bytes == 8_032_000 <= stats.total_bytes == report.planned_peak_bytes
+    assert f"  {found.headline()}, {found.against(report.planned_peak_bytes)}" in str(report)
+
+
+def test_limit_below_the_floor_names_what_no_rule_splits():
+    text = SORTED_TEMPLATE.format(n=1000)
+    with pytest.raises(exla.ExlaError, match=(
+            r"(?s)The limit is below the program's floor 8.03 MB .*\(8032000 bytes\): no plan "
+            r"can meet it\..*\n  unsplittable: sorted_1000/e \(exponential\) f32\[1000,1000\] "
+            r"4 MB: ")):
+        exla.optimize_hlo(text, memory_limit="6MB", strict=True)
+
+
+def test_report_gives_what_the_search_left_resident():
+    _, report = exla.optimize_hlo(SORTED_TEMPLATE.format(n=1000), memory_limit="20MB")
+    residue = report.limit_plan.residue
+    assert 0 < residue.before_bytes and residue.kept_bytes <= residue.searched_bytes + 2**23
+    assert f"  {residue.summary()}" in str(report).splitlines()
+    assert report.to_dict()["limit_plan"]["residue"]["kept_bytes"] == residue.kept_bytes
+
+
 def test_strict_from_environment(monkeypatch):
     monkeypatch.setenv("EXLA_STRICT", "1")
     with pytest.raises(exla.ExlaError, match="cannot fit"):

@@ -151,3 +151,31 @@ def test_plot_of_an_unchanged_program_has_one_panel():
     figure = exla.explain(kernel_matvec, *_inputs(100)).plot()
     assert [ax.get_title(loc="left").split(":")[0] for ax in figure.axes] == ["program"]
     assert figure.get_suptitle().endswith("left unchanged")
+
+
+def _sorted_sum(x):
+    # Sorting all n*n values at once (TensorFlow sorts them with their
+    # indices, a tuple): no rule slices a sort along the dimension it sorts,
+    # so the 16 MB exponential it sorts stays whole.
+    return tf.reduce_sum(tf.sort(tf.reshape(tf.exp(x[:, None] * x[None, :]), [-1]))[:10])
+
+
+def test_memory_limit_report_and_error_give_the_floor_by_name():
+    import exla
+    from exla.bridge import xla
+
+    x = np.linspace(0, 1, 2000, dtype=np.float32)
+    report = exla.explain(_sorted_sum, x, memory_limit="64MB")
+    found = report.limit_plan.floor
+    plain = xla.planned_memory(report.hlo_before)
+    assert (found.argument_bytes, found.output_bytes) == (
+        plain.argument_bytes, plain.output_bytes - plain.alias_bytes) == (8000, 4)
+    (exp,) = [u for u in found.unsplittable if u.opcode == "exponential"]
+    assert exp.bytes == 16_000_000 == found.unsplittable_bytes and exp.shape == "f32[2000,2000]"
+    # A lower bound on XLA's planned peak, of the plan and of the plain program.
+    assert found.total_bytes <= min(report.limit_plan.peak_bytes, plain.total_bytes)
+    assert found.headline() in str(report)
+    with pytest.raises(exla.ExlaError, match=r"(?s)below the program's floor 16 MB .*\n  "
+                                             r"unsplittable: \S+ \(exponential\) f32\[2000,2000\] "
+                                             r"16 MB: "):
+        exla.function(_sorted_sum, memory_limit="8MB", strict=True)(x)
