@@ -67,7 +67,9 @@ class LoopBuilder {
   // Initial loop state: (index, one buffer per exit, inputs..., one
   // compensation per compensated sum). The compensations come last so that
   // exits and inputs keep the positions the rest of the pass reads them at.
-  HloInstruction* InitialState() {
+  // With `peeled`, the state of the first trip (FirstTrip): a peeled sum's
+  // buffer is a scalar placeholder that the trip never reads.
+  HloInstruction* InitialState(bool peeled = false) {
     HloBuilder b(computation_);
     std::vector<HloInstruction*> elements = {Index(b, 0)};
     for (size_t e = 0; e < region_.exits.size(); ++e) {
@@ -77,6 +79,10 @@ class LoopBuilder {
       HloInstruction* init;
       if (member.merges_selection) {
         elements.push_back(InitialCandidates(b, *exit));
+        continue;
+      }
+      if (peeled && IsPeeledSum(e)) {
+        elements.push_back(b.ConstantScalar(shape.element_type(), 0));
         continue;
       }
       if (member.result_dim.is_reduced_away() && exit->Is(HloOpcode::kReduce)) {
@@ -98,14 +104,37 @@ class LoopBuilder {
     return b.Tuple(elements);
   }
 
+  // Whether the region has a sum that the first trip starts (see FirstTrip).
+  bool PeelsFirstTrip() const {
+    for (size_t e = 0; e < region_.exits.size(); ++e) {
+      if (IsPeeledSum(e)) return true;
+    }
+    return false;
+  }
+
+  // The first `chunk` units computed before the loops, as a call of a body
+  // whose peeled sums start from their first part instead of a splat of
+  // zeros. The splat reads nothing, so XLA's schedule computes it as soon
+  // as the program starts and keeps it live until the loop (an M x M matrix
+  // of SGPR's gradient live beside the forward pass); the first part exists
+  // only once its inputs do. XLA inlines the call.
+  HloInstruction* FirstTrip(int64_t chunk) {
+    HloInstruction* state = InitialState(/*peeled=*/true);
+    HloComputation* body = MakeBody(state->shape(), chunk, /*base=*/0, /*first=*/true);
+    HloInstruction* call = computation_->Add(HloOpcode::kCall, body->root()->shape(), {state},
+                                             region_.exits.front()->name() + ".split_first");
+    call->SetCalledComputation("to_apply", body);
+    return call;
+  }
+
   // One while loop processing `trips` chunks of `chunk` starting at `base`.
   HloInstruction* Loop(HloInstruction* state, int64_t chunk, int64_t trips, int64_t base) {
     HloComputation* body = MakeBody(state->shape(), chunk, base);
     HloComputation* condition = MakeCondition(state->shape(), trips);
     HloBuilder b(computation_);
-    // A loop after another (the main loop after the remainder) restarts its
-    // index at 0.
-    if (state->Is(HloOpcode::kWhile)) {
+    // A loop after another (the main loop after the remainder or the first
+    // trip) restarts its index at 0.
+    if (state->Is(HloOpcode::kWhile) || state->Is(HloOpcode::kCall)) {
       std::vector<HloInstruction*> elements = {Index(b, 0)};
       for (size_t i = 1; i < state->shape().tuple_shapes().size(); ++i) {
         elements.push_back(b.GetTupleElement(state, static_cast<int64_t>(i)));
@@ -180,6 +209,19 @@ class LoopBuilder {
     return partial;
   }
 
+  // A sum over the split dimension larger than the region's threshold (as
+  // large as a program result, see SplitRegion::threshold) starts from the
+  // first trip's part: adding that part to the reduce's initial value (safe
+  // to repeat: the accumulation's identity, or idempotent) or to zero gives
+  // the part itself, so the values are those of the loop from zero. Sums up
+  // to the threshold are small enough to start from zero.
+  bool IsPeeledSum(size_t e) const {
+    HloInstruction* exit = region_.exits[e];
+    const RegionMember& member = region_.members.at(exit);
+    return member.result_dim.is_reduced_away() && !member.merges_selection &&
+           !IsCompensatedSum(exit) && region_.sharding->DeviceByteSize(*exit) > region_.threshold;
+  }
+
   const Shape& AccumulatorShape(size_t e) const {
     auto partial = partial_sums_.find(e);
     return partial == partial_sums_.end() ? region_.exits[e]->shape() : partial->second.accumulator;
@@ -231,8 +273,11 @@ class LoopBuilder {
     std::unordered_map<HloInstruction*, HloInstruction*> selection_clones;
   };
 
-  HloComputation* MakeBody(const Shape& state_shape, int64_t chunk, int64_t base) {
-    HloComputation* computation = NewComputation(region_.exits.front()->name() + ".split_body");
+  // `first`: the body of the first trip, whose peeled sums are their parts.
+  HloComputation* MakeBody(const Shape& state_shape, int64_t chunk, int64_t base,
+                           bool first = false) {
+    HloComputation* computation = NewComputation(
+        region_.exits.front()->name() + (first ? ".split_first_body" : ".split_body"));
     bodies_.push_back(computation);
     HloBuilder b(computation);
     HloInstruction* state = b.Parameter(0, state_shape, "state");
@@ -242,7 +287,7 @@ class LoopBuilder {
     Body body{computation, b, state, index, offset, Index(b, 0), chunk, {}, {}, {}, {}};
     SliceInputs(&body);
     CloneMembers(&body);
-    computation->set_root(b.Tuple(NextState(&body)));
+    computation->set_root(b.Tuple(NextState(&body, first)));
     return computation;
   }
 
@@ -320,7 +365,7 @@ class LoopBuilder {
 
   // The state after this trip: the next index, each exit's result with this
   // trip's part accumulated or written in, the inputs, the compensations.
-  std::vector<HloInstruction*> NextState(Body* body) {
+  std::vector<HloInstruction*> NextState(Body* body, bool first) {
     HloBuilder& b = body->b;
     std::vector<HloInstruction*> next_state = {
         b.Binary(HloOpcode::kAdd, body->index, Index(b, 1))};
@@ -330,8 +375,12 @@ class LoopBuilder {
     for (size_t e = 0; e < n_exits; ++e) {
       HloInstruction* exit = region_.exits[e];
       const RegionMember& member = region_.members.at(exit);
-      HloInstruction* buffer = b.GetTupleElement(body->state, static_cast<int64_t>(1 + e));
       HloInstruction* part = body->clones.at(exit);
+      if (first && IsPeeledSum(e)) {
+        next_state.push_back(part);
+        continue;
+      }
+      HloInstruction* buffer = b.GetTupleElement(body->state, static_cast<int64_t>(1 + e));
       if (IsCompensatedSum(exit)) {
         const int64_t slot = first_compensation + static_cast<int64_t>(next_compensations.size());
         HloInstruction* compensation = b.GetTupleElement(body->state, slot);
@@ -390,7 +439,17 @@ class LoopBuilder {
 std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk) {
   HloComputation* computation = region.exits.front()->parent();
   LoopBuilder loops(region, computation, chunk);
-  HloInstruction* result = LoopsOverChunks(loops, region.size, chunk);
+  HloInstruction* result;
+  if (loops.PeelsFirstTrip()) {
+    // The first trip covers the remainder (or a whole chunk), then the loop
+    // the rest.
+    const int64_t first = region.size % chunk != 0 ? region.size % chunk : chunk;
+    result = loops.FirstTrip(first);
+    const int64_t trips = (region.size - first) / chunk;
+    if (trips > 0) result = loops.Loop(result, chunk, trips, first);
+  } else {
+    result = LoopsOverChunks(loops, region.size, chunk);
+  }
   HloBuilder b(computation);
   for (size_t e = 0; e < region.exits.size(); ++e) {
     HloInstruction* value = loops.ExitValue(e, b.GetTupleElement(result, static_cast<int64_t>(1 + e)));

@@ -12,7 +12,9 @@ namespace exla {
 
 // Replaces the region by loops over chunks of `chunk` elements of the split
 // dimension (a one-trip loop for the remainder runs first, over the first
-// units). Returns the loop body computations it created.
+// units). Returns the loop body computations it created. A region that
+// accumulates a sum larger than its threshold computes its first chunk
+// before the loop.
 std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk);
 
 // The loops over `size` units in chunks of `chunk` that `loops` builds (a

@@ -722,6 +722,32 @@ TEST(TensorSplitter, SumAsLargeAsAResultAccumulatesOverChunks) {
   )"));
 }
 
+TEST(TensorSplitter, LargeSumStartsFromItsFirstChunk) {
+  // The loop's 4 KB g starts from the first chunk's part, computed by a call
+  // before the loop, not from a splat of zeros that XLA's schedule would
+  // compute at the start of the program and keep live until the loop.
+  const PassRun run = RunPass(kPass, GramOfRows("  ROOT r = f32[32,32]{1,0} copy(g)\n"),
+                              SizeOptions(2048, 1024));
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     g.split_first_body {
+    CHECK:     [[PART:[a-z0-9.-]+]] = f32[32,32]{1,0} dot(
+    CHECK-NOT: f32[32,32]{1,0} add(
+    CHECK:     ROOT {{.*}} tuple({{.*}}[[PART]]
+    CHECK:     ENTRY main {
+    CHECK-NOT: f32[32,32]{1,0} broadcast(
+    CHECK:     [[FIRST:[a-z0-9.-]+]] = {{.*}} call({{.*}}), to_apply=g.split_first_body
+    CHECK:     while({{.*}}), condition={{.*}}, body=g.split_body
+  )"));
+}
+
+TEST(TensorSplitter, SmallSumsStillStartFromZero) {
+  // A sum below the threshold is compensated: its loop starts from zeros, and
+  // no first trip is peeled.
+  const PassRun run = RunPass(kPass, kKernelMatvec, SizeOptions(4096, 1024));
+  EXPECT_TRUE(FileCheck(run.text, "CHECK: f32[64]{0} broadcast("));
+  EXPECT_EQ(CountOccurrences(run.text, "split_first_body"), 0);
+}
+
 TEST(TensorSplitter, SumLargerThanEveryResultStaysRefused) {
   // Only the total of g is returned: a 4 KB accumulator would be new memory
   // above the threshold, so the rows of p are not split (a loop over g's
