@@ -9,7 +9,9 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/builder.h"
 #include "ir/module.h"
@@ -17,6 +19,61 @@
 
 namespace exla {
 namespace {
+
+// The name of a main loop's body (a first trip's is ".split_first_body"):
+// how PreviousLoop tells the splitter's loops from the program's own.
+constexpr char kBodySuffix[] = ".split_body";
+
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Every instruction `from` is computed from, itself included.
+std::unordered_set<const HloInstruction*> Ancestors(const HloInstruction* from) {
+  std::unordered_set<const HloInstruction*> seen = {from};
+  std::vector<const HloInstruction*> stack = {from};
+  while (!stack.empty()) {
+    const HloInstruction* instruction = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* operand : instruction->operands()) {
+      if (seen.insert(operand).second) stack.push_back(operand);
+    }
+  }
+  return seen;
+}
+
+// The splitter's loop that ends last in `computation`'s order, if any.
+HloInstruction* PreviousLoop(const HloComputation& computation) {
+  HloInstruction* last = nullptr;
+  for (HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
+    if (instruction->Is(HloOpcode::kWhile) &&
+        EndsWith(instruction->CalledComputation("body")->name(), kBodySuffix)) {
+      last = instruction;
+    }
+  }
+  return last;
+}
+
+// The loop the region's first trip waits for (see LoopBuilder::WaitFor):
+// the splitter's previous loop in the computation, unless the region
+// already reads what it computes (ordered already) or it reads what the
+// region computes (waiting would be a cycle). Why not, in `why_not`.
+HloInstruction* LoopToWaitFor(const SplitRegion& region, std::string* why_not) {
+  HloInstruction* previous = PreviousLoop(*region.exits.front()->parent());
+  if (previous == nullptr) return nullptr;
+  const std::unordered_set<const HloInstruction*> before = Ancestors(previous);
+  for (const auto& [member, _] : region.members) {
+    if (before.count(member) != 0) {
+      *why_not = "it computes what loop " + previous->name() + " reads";
+      return nullptr;
+    }
+  }
+  for (const auto& [input, _] : region.inputs) {
+    if (Ancestors(input).count(previous) != 0) return nullptr;  // ordered by its data already
+  }
+  return previous;
+}
 
 Shape SliceShape(const Shape& shape, int64_t dim, int64_t chunk) {
   if (shape.IsTuple()) {
@@ -37,8 +94,9 @@ std::vector<SliceBounds> SliceBoundsWithChunk(const HloInstruction& slice, int64
 
 class LoopBuilder {
  public:
-  LoopBuilder(const SplitRegion& region, HloComputation* computation, int64_t chunk)
-      : region_(region), computation_(computation), module_(computation->parent()) {
+  LoopBuilder(const SplitRegion& region, HloComputation* computation, int64_t chunk,
+              HloInstruction* after)
+      : region_(region), computation_(computation), module_(computation->parent()), after_(after) {
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
       if (region.Contains(instruction)) members_in_order_.push_back(instruction);
     }
@@ -120,11 +178,50 @@ class LoopBuilder {
   // only once its inputs do. XLA inlines the call.
   HloInstruction* FirstTrip(int64_t chunk) {
     HloInstruction* state = InitialState(/*peeled=*/true);
+    if (HloInstruction* wait = WaitFor()) {
+      std::vector<HloInstruction*> elements = state->operands();
+      elements.push_back(wait);
+      state = HloBuilder(computation_).Tuple(elements);
+    }
     HloComputation* body = MakeBody(state->shape(), chunk, /*base=*/0, /*first=*/true);
     HloInstruction* call = computation_->Add(HloOpcode::kCall, body->root()->shape(), {state},
                                              region_.exits.front()->name() + ".split_first");
     call->SetCalledComputation("to_apply", body);
     return call;
+  }
+
+  // A start index of 0 that XLA cannot compute before `after_` ends: minus
+  // the magnitude of one element of its first result, which is at most 0
+  // whatever that element holds (-|INT_MIN| wraps to INT_MIN), and a
+  // dynamic-slice clamps a start below 0 to 0. The first trip adds it to its
+  // slices' starts, so its slices, and the first parts of the sums it
+  // starts, wait for `after_`. XLA's CPU schedule runs ready work first: the
+  // first part of the next loop's sum (SGPR: an M x M matrix) would
+  // otherwise be computed at the start and live across the previous loop.
+  // An opt-barrier cannot say this (XLA's CPU pipeline removes barriers
+  // before it schedules, keeping only control dependencies, which StableHLO
+  // cannot carry), nor can the loop's final index (newer XLA knows its value).
+  // nullptr where nothing is to wait for.
+  HloInstruction* WaitFor() {
+    if (after_ == nullptr) return nullptr;
+    HloBuilder b(computation_);
+    const auto& elements = after_->shape().tuple_shapes();
+    for (size_t i = 1; i < elements.size(); ++i) {
+      const Shape& shape = elements[i];
+      if (!shape.IsArray() || shape.IsTuple() ||
+          !(IsFloatingPointType(shape.element_type()) || IsIntegralType(shape.element_type()))) {
+        continue;
+      }
+      HloInstruction* value = b.GetTupleElement(after_, static_cast<int64_t>(i));
+      if (shape.rank() > 0) {
+        value = b.Slice(value, std::vector<int64_t>(shape.rank(), 0),
+                        std::vector<int64_t>(shape.rank(), 1));
+        value = b.Reshape(value, {});
+      }
+      value = b.Convert(value, index_type_);
+      return b.Unary(HloOpcode::kNegate, b.Unary(HloOpcode::kAbs, value));
+    }
+    return nullptr;
   }
 
   // One while loop processing `trips` chunks of `chunk` starting at `base`.
@@ -261,6 +358,9 @@ class LoopBuilder {
     HloInstruction* state;   // the loop state: index, exits, inputs, compensations
     HloInstruction* index;   // the trip number
     HloInstruction* offset;  // where this trip's slice starts
+    // The start of the inputs' slices: the offset, plus in a first trip
+    // that waits for another loop (WaitFor) a start that is clamped to 0.
+    HloInstruction* slice_offset = nullptr;
     HloInstruction* zero;
     int64_t chunk;
     // The value each (input, dimension) has inside the body: a slice, or
@@ -277,14 +377,20 @@ class LoopBuilder {
   HloComputation* MakeBody(const Shape& state_shape, int64_t chunk, int64_t base,
                            bool first = false) {
     HloComputation* computation = NewComputation(
-        region_.exits.front()->name() + (first ? ".split_first_body" : ".split_body"));
+        region_.exits.front()->name() + (first ? ".split_first_body" : kBodySuffix));
     bodies_.push_back(computation);
     HloBuilder b(computation);
     HloInstruction* state = b.Parameter(0, state_shape, "state");
     HloInstruction* index = b.GetTupleElement(state, 0);
     HloInstruction* offset = b.Binary(HloOpcode::kMultiply, index, Index(b, chunk));
     if (base != 0) offset = b.Binary(HloOpcode::kAdd, offset, Index(b, base));
-    Body body{computation, b, state, index, offset, Index(b, 0), chunk, {}, {}, {}, {}};
+    Body body{computation, b, state, index, offset, offset, Index(b, 0), chunk, {}, {}, {}, {}};
+    const auto& elements = state_shape.tuple_shapes();
+    if (first && elements.size() > 1 + region_.exits.size() + region_.inputs.size() +
+                                       compensated_exits_.size()) {
+      HloInstruction* wait = b.GetTupleElement(state, static_cast<int64_t>(elements.size() - 1));
+      body.slice_offset = b.Binary(HloOpcode::kAdd, offset, wait);
+    }
     SliceInputs(&body);
     CloneMembers(&body);
     computation->set_root(b.Tuple(NextState(&body, first)));
@@ -305,7 +411,7 @@ class LoopBuilder {
         continue;
       }
       std::vector<HloInstruction*> starts(instruction->shape().rank(), body->zero);
-      starts[dim.dimension()] = body->offset;
+      starts[dim.dimension()] = body->slice_offset;
       std::vector<int64_t> sizes = instruction->shape().dims();
       sizes[dim.dimension()] = body->chunk;
       body->inputs[region_.inputs[i]] = b.DynamicSlice(whole, starts, sizes);
@@ -428,6 +534,7 @@ class LoopBuilder {
   const PrimitiveType index_type_ = IndexTypeFor(region_.size);
   HloComputation* computation_;
   HloModule* module_;
+  HloInstruction* after_;  // the loop the first trip waits for, or nullptr
   std::vector<HloInstruction*> members_in_order_;
   std::vector<size_t> compensated_exits_;  // indices into region_.exits
   std::map<size_t, PartialSum> partial_sums_;  // by index into region_.exits
@@ -436,11 +543,22 @@ class LoopBuilder {
 
 }  // namespace
 
-std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk) {
+std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk,
+                                                  std::vector<std::string>* notes) {
   HloComputation* computation = region.exits.front()->parent();
-  LoopBuilder loops(region, computation, chunk);
+  std::string why_not;
+  HloInstruction* after = LoopToWaitFor(region, &why_not);
+  LoopBuilder loops(region, computation, chunk, after);
   HloInstruction* result;
   if (loops.PeelsFirstTrip()) {
+    if (notes != nullptr && after != nullptr) {
+      notes->push_back("the loop for " + region.exits.front()->name() + " starts after loop " +
+                       after->name() + " ends (its first slices start at an index computed from "
+                       "that loop's result)");
+    } else if (notes != nullptr && !why_not.empty()) {
+      notes->push_back("the loop for " + region.exits.front()->name() +
+                       " is left in XLA's order: " + why_not);
+    }
     // The first trip covers the remainder (or a whole chunk), then the loop
     // the rest.
     const int64_t first = region.size % chunk != 0 ? region.size % chunk : chunk;
