@@ -9,7 +9,9 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/builder.h"
 #include "ir/module.h"
@@ -17,6 +19,61 @@
 
 namespace exla {
 namespace {
+
+// The name of a main loop's body (a first trip's is ".split_first_body"):
+// how PreviousLoop tells the splitter's loops from the program's own.
+constexpr char kBodySuffix[] = ".split_body";
+
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Every instruction `from` is computed from, itself included.
+std::unordered_set<const HloInstruction*> Ancestors(const HloInstruction* from) {
+  std::unordered_set<const HloInstruction*> seen = {from};
+  std::vector<const HloInstruction*> stack = {from};
+  while (!stack.empty()) {
+    const HloInstruction* instruction = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* operand : instruction->operands()) {
+      if (seen.insert(operand).second) stack.push_back(operand);
+    }
+  }
+  return seen;
+}
+
+// The splitter's loop that ends last in `computation`'s order, if any.
+HloInstruction* PreviousLoop(const HloComputation& computation) {
+  HloInstruction* last = nullptr;
+  for (HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
+    if (instruction->Is(HloOpcode::kWhile) &&
+        EndsWith(instruction->CalledComputation("body")->name(), kBodySuffix)) {
+      last = instruction;
+    }
+  }
+  return last;
+}
+
+// The loop the region's first trip waits for (see LoopBuilder::WaitFor):
+// the splitter's previous loop in the computation, unless the region
+// already reads what it computes (ordered already) or it reads what the
+// region computes (waiting would be a cycle). Why not, in `why_not`.
+HloInstruction* LoopToWaitFor(const SplitRegion& region, std::string* why_not) {
+  HloInstruction* previous = PreviousLoop(*region.exits.front()->parent());
+  if (previous == nullptr) return nullptr;
+  const std::unordered_set<const HloInstruction*> before = Ancestors(previous);
+  for (const auto& [member, _] : region.members) {
+    if (before.count(member) != 0) {
+      *why_not = "it computes what loop " + previous->name() + " reads";
+      return nullptr;
+    }
+  }
+  for (const auto& [input, _] : region.inputs) {
+    if (Ancestors(input).count(previous) != 0) return nullptr;  // ordered by its data already
+  }
+  return previous;
+}
 
 Shape SliceShape(const Shape& shape, int64_t dim, int64_t chunk) {
   if (shape.IsTuple()) {
@@ -37,8 +94,9 @@ std::vector<SliceBounds> SliceBoundsWithChunk(const HloInstruction& slice, int64
 
 class LoopBuilder {
  public:
-  LoopBuilder(const SplitRegion& region, HloComputation* computation, int64_t chunk)
-      : region_(region), computation_(computation), module_(computation->parent()) {
+  LoopBuilder(const SplitRegion& region, HloComputation* computation, int64_t chunk,
+              HloInstruction* after)
+      : region_(region), computation_(computation), module_(computation->parent()), after_(after) {
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
       if (region.Contains(instruction)) members_in_order_.push_back(instruction);
     }
@@ -67,7 +125,9 @@ class LoopBuilder {
   // Initial loop state: (index, one buffer per exit, inputs..., one
   // compensation per compensated sum). The compensations come last so that
   // exits and inputs keep the positions the rest of the pass reads them at.
-  HloInstruction* InitialState() {
+  // With `peeled`, the state of the first trip (FirstTrip): a peeled sum's
+  // buffer is a scalar placeholder that the trip never reads.
+  HloInstruction* InitialState(bool peeled = false) {
     HloBuilder b(computation_);
     std::vector<HloInstruction*> elements = {Index(b, 0)};
     for (size_t e = 0; e < region_.exits.size(); ++e) {
@@ -77,6 +137,10 @@ class LoopBuilder {
       HloInstruction* init;
       if (member.merges_selection) {
         elements.push_back(InitialCandidates(b, *exit));
+        continue;
+      }
+      if (peeled && IsPeeledSum(e)) {
+        elements.push_back(b.ConstantScalar(shape.element_type(), 0));
         continue;
       }
       if (member.result_dim.is_reduced_away() && exit->Is(HloOpcode::kReduce)) {
@@ -98,14 +162,76 @@ class LoopBuilder {
     return b.Tuple(elements);
   }
 
+  // Whether the region has a sum that the first trip starts (see FirstTrip).
+  bool PeelsFirstTrip() const {
+    for (size_t e = 0; e < region_.exits.size(); ++e) {
+      if (IsPeeledSum(e)) return true;
+    }
+    return false;
+  }
+
+  // The first `chunk` units computed before the loops, as a call of a body
+  // whose peeled sums start from their first part instead of a splat of
+  // zeros. The splat reads nothing, so XLA's schedule computes it as soon
+  // as the program starts and keeps it live until the loop (an M x M matrix
+  // of SGPR's gradient live beside the forward pass); the first part exists
+  // only once its inputs do. XLA inlines the call.
+  HloInstruction* FirstTrip(int64_t chunk) {
+    HloInstruction* state = InitialState(/*peeled=*/true);
+    if (HloInstruction* wait = WaitFor()) {
+      std::vector<HloInstruction*> elements = state->operands();
+      elements.push_back(wait);
+      state = HloBuilder(computation_).Tuple(elements);
+    }
+    HloComputation* body = MakeBody(state->shape(), chunk, /*base=*/0, /*first=*/true);
+    HloInstruction* call = computation_->Add(HloOpcode::kCall, body->root()->shape(), {state},
+                                             region_.exits.front()->name() + ".split_first");
+    call->SetCalledComputation("to_apply", body);
+    return call;
+  }
+
+  // A start index of 0 that XLA cannot compute before `after_` ends: minus
+  // the magnitude of one element of its first result, which is at most 0
+  // whatever that element holds (-|INT_MIN| wraps to INT_MIN), and a
+  // dynamic-slice clamps a start below 0 to 0. The first trip adds it to its
+  // slices' starts, so its slices, and the first parts of the sums it
+  // starts, wait for `after_`. XLA's CPU schedule runs ready work first: the
+  // first part of the next loop's sum (SGPR: an M x M matrix) would
+  // otherwise be computed at the start and live across the previous loop.
+  // An opt-barrier cannot say this (XLA's CPU pipeline removes barriers
+  // before it schedules, keeping only control dependencies, which StableHLO
+  // cannot carry), nor can the loop's final index (newer XLA knows its value).
+  // nullptr where nothing is to wait for.
+  HloInstruction* WaitFor() {
+    if (after_ == nullptr) return nullptr;
+    HloBuilder b(computation_);
+    const auto& elements = after_->shape().tuple_shapes();
+    for (size_t i = 1; i < elements.size(); ++i) {
+      const Shape& shape = elements[i];
+      if (!shape.IsArray() || shape.IsTuple() ||
+          !(IsFloatingPointType(shape.element_type()) || IsIntegralType(shape.element_type()))) {
+        continue;
+      }
+      HloInstruction* value = b.GetTupleElement(after_, static_cast<int64_t>(i));
+      if (shape.rank() > 0) {
+        value = b.Slice(value, std::vector<int64_t>(shape.rank(), 0),
+                        std::vector<int64_t>(shape.rank(), 1));
+        value = b.Reshape(value, {});
+      }
+      value = b.Convert(value, index_type_);
+      return b.Unary(HloOpcode::kNegate, b.Unary(HloOpcode::kAbs, value));
+    }
+    return nullptr;
+  }
+
   // One while loop processing `trips` chunks of `chunk` starting at `base`.
   HloInstruction* Loop(HloInstruction* state, int64_t chunk, int64_t trips, int64_t base) {
     HloComputation* body = MakeBody(state->shape(), chunk, base);
     HloComputation* condition = MakeCondition(state->shape(), trips);
     HloBuilder b(computation_);
-    // A loop after another (the main loop after the remainder) restarts its
-    // index at 0.
-    if (state->Is(HloOpcode::kWhile)) {
+    // A loop after another (the main loop after the remainder or the first
+    // trip) restarts its index at 0.
+    if (state->Is(HloOpcode::kWhile) || state->Is(HloOpcode::kCall)) {
       std::vector<HloInstruction*> elements = {Index(b, 0)};
       for (size_t i = 1; i < state->shape().tuple_shapes().size(); ++i) {
         elements.push_back(b.GetTupleElement(state, static_cast<int64_t>(i)));
@@ -180,6 +306,19 @@ class LoopBuilder {
     return partial;
   }
 
+  // A sum over the split dimension larger than the region's threshold (as
+  // large as a program result, see SplitRegion::threshold) starts from the
+  // first trip's part: adding that part to the reduce's initial value (safe
+  // to repeat: the accumulation's identity, or idempotent) or to zero gives
+  // the part itself, so the values are those of the loop from zero. Sums up
+  // to the threshold are small enough to start from zero.
+  bool IsPeeledSum(size_t e) const {
+    HloInstruction* exit = region_.exits[e];
+    const RegionMember& member = region_.members.at(exit);
+    return member.result_dim.is_reduced_away() && !member.merges_selection &&
+           !IsCompensatedSum(exit) && region_.sharding->DeviceByteSize(*exit) > region_.threshold;
+  }
+
   const Shape& AccumulatorShape(size_t e) const {
     auto partial = partial_sums_.find(e);
     return partial == partial_sums_.end() ? region_.exits[e]->shape() : partial->second.accumulator;
@@ -219,6 +358,9 @@ class LoopBuilder {
     HloInstruction* state;   // the loop state: index, exits, inputs, compensations
     HloInstruction* index;   // the trip number
     HloInstruction* offset;  // where this trip's slice starts
+    // The start of the inputs' slices: the offset, plus in a first trip
+    // that waits for another loop (WaitFor) a start that is clamped to 0.
+    HloInstruction* slice_offset = nullptr;
     HloInstruction* zero;
     int64_t chunk;
     // The value each (input, dimension) has inside the body: a slice, or
@@ -231,18 +373,27 @@ class LoopBuilder {
     std::unordered_map<HloInstruction*, HloInstruction*> selection_clones;
   };
 
-  HloComputation* MakeBody(const Shape& state_shape, int64_t chunk, int64_t base) {
-    HloComputation* computation = NewComputation(region_.exits.front()->name() + ".split_body");
+  // `first`: the body of the first trip, whose peeled sums are their parts.
+  HloComputation* MakeBody(const Shape& state_shape, int64_t chunk, int64_t base,
+                           bool first = false) {
+    HloComputation* computation = NewComputation(
+        region_.exits.front()->name() + (first ? ".split_first_body" : kBodySuffix));
     bodies_.push_back(computation);
     HloBuilder b(computation);
     HloInstruction* state = b.Parameter(0, state_shape, "state");
     HloInstruction* index = b.GetTupleElement(state, 0);
     HloInstruction* offset = b.Binary(HloOpcode::kMultiply, index, Index(b, chunk));
     if (base != 0) offset = b.Binary(HloOpcode::kAdd, offset, Index(b, base));
-    Body body{computation, b, state, index, offset, Index(b, 0), chunk, {}, {}, {}, {}};
+    Body body{computation, b, state, index, offset, offset, Index(b, 0), chunk, {}, {}, {}, {}};
+    const auto& elements = state_shape.tuple_shapes();
+    if (first && elements.size() > 1 + region_.exits.size() + region_.inputs.size() +
+                                       compensated_exits_.size()) {
+      HloInstruction* wait = b.GetTupleElement(state, static_cast<int64_t>(elements.size() - 1));
+      body.slice_offset = b.Binary(HloOpcode::kAdd, offset, wait);
+    }
     SliceInputs(&body);
     CloneMembers(&body);
-    computation->set_root(b.Tuple(NextState(&body)));
+    computation->set_root(b.Tuple(NextState(&body, first)));
     return computation;
   }
 
@@ -260,7 +411,7 @@ class LoopBuilder {
         continue;
       }
       std::vector<HloInstruction*> starts(instruction->shape().rank(), body->zero);
-      starts[dim.dimension()] = body->offset;
+      starts[dim.dimension()] = body->slice_offset;
       std::vector<int64_t> sizes = instruction->shape().dims();
       sizes[dim.dimension()] = body->chunk;
       body->inputs[region_.inputs[i]] = b.DynamicSlice(whole, starts, sizes);
@@ -320,7 +471,7 @@ class LoopBuilder {
 
   // The state after this trip: the next index, each exit's result with this
   // trip's part accumulated or written in, the inputs, the compensations.
-  std::vector<HloInstruction*> NextState(Body* body) {
+  std::vector<HloInstruction*> NextState(Body* body, bool first) {
     HloBuilder& b = body->b;
     std::vector<HloInstruction*> next_state = {
         b.Binary(HloOpcode::kAdd, body->index, Index(b, 1))};
@@ -330,8 +481,12 @@ class LoopBuilder {
     for (size_t e = 0; e < n_exits; ++e) {
       HloInstruction* exit = region_.exits[e];
       const RegionMember& member = region_.members.at(exit);
-      HloInstruction* buffer = b.GetTupleElement(body->state, static_cast<int64_t>(1 + e));
       HloInstruction* part = body->clones.at(exit);
+      if (first && IsPeeledSum(e)) {
+        next_state.push_back(part);
+        continue;
+      }
+      HloInstruction* buffer = b.GetTupleElement(body->state, static_cast<int64_t>(1 + e));
       if (IsCompensatedSum(exit)) {
         const int64_t slot = first_compensation + static_cast<int64_t>(next_compensations.size());
         HloInstruction* compensation = b.GetTupleElement(body->state, slot);
@@ -379,6 +534,7 @@ class LoopBuilder {
   const PrimitiveType index_type_ = IndexTypeFor(region_.size);
   HloComputation* computation_;
   HloModule* module_;
+  HloInstruction* after_;  // the loop the first trip waits for, or nullptr
   std::vector<HloInstruction*> members_in_order_;
   std::vector<size_t> compensated_exits_;  // indices into region_.exits
   std::map<size_t, PartialSum> partial_sums_;  // by index into region_.exits
@@ -387,10 +543,31 @@ class LoopBuilder {
 
 }  // namespace
 
-std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk) {
+std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk,
+                                                  std::vector<std::string>* notes) {
   HloComputation* computation = region.exits.front()->parent();
-  LoopBuilder loops(region, computation, chunk);
-  HloInstruction* result = LoopsOverChunks(loops, region.size, chunk);
+  std::string why_not;
+  HloInstruction* after = LoopToWaitFor(region, &why_not);
+  LoopBuilder loops(region, computation, chunk, after);
+  HloInstruction* result;
+  if (loops.PeelsFirstTrip()) {
+    if (notes != nullptr && after != nullptr) {
+      notes->push_back("the loop for " + region.exits.front()->name() + " starts after loop " +
+                       after->name() + " ends (its first slices start at an index computed from "
+                       "that loop's result)");
+    } else if (notes != nullptr && !why_not.empty()) {
+      notes->push_back("the loop for " + region.exits.front()->name() +
+                       " is left in XLA's order: " + why_not);
+    }
+    // The first trip covers the remainder (or a whole chunk), then the loop
+    // the rest.
+    const int64_t first = region.size % chunk != 0 ? region.size % chunk : chunk;
+    result = loops.FirstTrip(first);
+    const int64_t trips = (region.size - first) / chunk;
+    if (trips > 0) result = loops.Loop(result, chunk, trips, first);
+  } else {
+    result = LoopsOverChunks(loops, region.size, chunk);
+  }
   HloBuilder b(computation);
   for (size_t e = 0; e < region.exits.size(); ++e) {
     HloInstruction* value = loops.ExitValue(e, b.GetTupleElement(result, static_cast<int64_t>(1 + e)));

@@ -3,6 +3,7 @@
 #define EXLA_PASSES_TENSOR_SPLITTER_LOOPS_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ir/computation.h"
@@ -12,8 +13,13 @@ namespace exla {
 
 // Replaces the region by loops over chunks of `chunk` elements of the split
 // dimension (a one-trip loop for the remainder runs first, over the first
-// units). Returns the loop body computations it created.
-std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk);
+// units). Returns the loop body computations it created. A region that
+// accumulates a sum larger than its threshold computes its first chunk
+// before the loop, after the splitter's previous loop in the computation
+// where the two are independent; `notes` (if given) says which it waits
+// for, or why it does not.
+std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk,
+                                                  std::vector<std::string>* notes = nullptr);
 
 // The loops over `size` units in chunks of `chunk` that `loops` builds (a
 // builder with InitialState() and Loop(state, chunk, trips, first unit):

@@ -69,7 +69,7 @@ SplitResult RewriteAsLoops(const SplitRegion& region, const HloInstruction& anch
   SplitResult result;
   result.split = true;
   result.loop = DescribeSplit(region, anchor, dim, chunk);
-  result.bodies = RewriteRegionAsLoops(region, chunk);
+  result.bodies = RewriteRegionAsLoops(region, chunk, &result.notes);
   return result;
 }
 

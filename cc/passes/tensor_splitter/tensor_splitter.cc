@@ -149,8 +149,12 @@ using LoopBodies = std::unordered_set<const HloComputation*>;
 // whole), and a split of it cannot be asked for: the loop is what computes
 // it. (The loop's inputs are not such buffers: they are reported as ever.)
 bool WrittenWholeByALoop(const HloInstruction& instruction, const LoopBodies& bodies) {
+  // A loop, or the call of a first trip computed before it.
   auto ours = [&](const HloInstruction* loop) {
-    return loop->Is(HloOpcode::kWhile) && bodies.count(loop->CalledComputation("body")) != 0;
+    const char* body = loop->Is(HloOpcode::kWhile) ? "body"
+                       : loop->Is(HloOpcode::kCall) ? "to_apply"
+                                                    : nullptr;
+    return body != nullptr && bodies.count(loop->CalledComputation(body)) != 0;
   };
   if (instruction.Is(HloOpcode::kGetTupleElement)) return ours(instruction.operand(0));
   if (!instruction.Is(HloOpcode::kBroadcast) || !instruction.operand(0)->Is(HloOpcode::kConstant)) {

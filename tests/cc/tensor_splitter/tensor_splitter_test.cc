@@ -722,6 +722,82 @@ TEST(TensorSplitter, SumAsLargeAsAResultAccumulatesOverChunks) {
   )"));
 }
 
+TEST(TensorSplitter, LargeSumStartsFromItsFirstChunk) {
+  // The loop's 4 KB g starts from the first chunk's part, computed by a call
+  // before the loop, not from a splat of zeros that XLA's schedule would
+  // compute at the start of the program and keep live until the loop.
+  const PassRun run = RunPass(kPass, GramOfRows("  ROOT r = f32[32,32]{1,0} copy(g)\n"),
+                              SizeOptions(2048, 1024));
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     g.split_first_body {
+    CHECK:     [[PART:[a-z0-9.-]+]] = f32[32,32]{1,0} dot(
+    CHECK-NOT: f32[32,32]{1,0} add(
+    CHECK:     ROOT {{.*}} tuple({{.*}}[[PART]]
+    CHECK:     ENTRY main {
+    CHECK-NOT: f32[32,32]{1,0} broadcast(
+    CHECK:     [[FIRST:[a-z0-9.-]+]] = {{.*}} call({{.*}}), to_apply=g.split_first_body
+    CHECK:     while({{.*}}), condition={{.*}}, body=g.split_body
+  )"));
+}
+
+TEST(TensorSplitter, SmallSumsStillStartFromZero) {
+  // A sum below the threshold is compensated: its loop starts from zeros, and
+  // no first trip is peeled.
+  const PassRun run = RunPass(kPass, kKernelMatvec, SizeOptions(4096, 1024));
+  EXPECT_TRUE(FileCheck(run.text, "CHECK: f32[64]{0} broadcast("));
+  EXPECT_EQ(CountOccurrences(run.text, "split_first_body"), 0);
+}
+
+// Two Gram matrices of the rows of exp(x) and of `second` (the program's
+// results, 4 KB each); the rows (8 KB) are split by two loops.
+std::string TwoGramsOfRows(const std::string& second) {
+  return Module(R"(
+  x = f32[64,32]{1,0} parameter(0)
+  y = f32[64,32]{1,0} parameter(1)
+  p = f32[64,32]{1,0} exponential(x)
+  g = f32[32,32]{1,0} dot(p, p), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+)" + second + R"(
+  h = f32[32,32]{1,0} dot(q, q), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT r = (f32[32,32]{1,0}, f32[32,32]{1,0}) tuple(g, h)
+)");
+}
+
+TEST(TensorSplitter, IndependentLoopStartsAfterThePreviousOne) {
+  // Nothing orders the two loops: the second's first trip slices its rows at
+  // minus the magnitude of the first loop's result's first element, a start
+  // XLA clamps to 0 and cannot compute before that loop ends.
+  const PassRun run = RunPass(kPass, TwoGramsOfRows("  q = f32[64,32]{1,0} exponential(y)\n"),
+                              SizeOptions(2048, 1024));
+  EXPECT_TRUE(HasMessage(run, "starts after loop"));
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     h.split_first_body {
+    CHECK:     [[WAIT:[a-z0-9.-]+]] = s32[] get-tuple-element({{.*}}), index=3
+    CHECK:     [[START:[a-z0-9.-]+]] = s32[] add({{.*}}, [[WAIT]])
+    CHECK:     dynamic-slice({{.*}}, [[START]], {{.*}})
+    CHECK:     ENTRY main {
+    CHECK:     [[LOOP:[a-z0-9.-]+]] = {{.*}} while({{.*}}), condition=g.split_cond
+    CHECK:     f32[1,1]{1,0} slice({{.*}}), slice={[0:1], [0:1]}
+    CHECK:     s32[] abs(
+    CHECK:     [[NEGATED:[a-z0-9.-]+]] = s32[] negate(
+    CHECK:     [[STATE:[a-z0-9.-]+]] = {{.*}} tuple({{.*}}, [[NEGATED]])
+    CHECK:     call([[STATE]]), to_apply=h.split_first_body
+  )"));
+}
+
+TEST(TensorSplitter, LoopThatReadsThePreviousOneIsNotMadeToWait) {
+  // The second loop's rows are computed from the first loop's result: XLA
+  // orders them already, and nothing is added.
+  const PassRun run = RunPass(
+      kPass,
+      TwoGramsOfRows("  zero = f32[] constant(0)\n"
+                     "  gs = f32[32]{0} reduce(g, zero), dimensions={0}, to_apply=sum\n"
+                     "  gb = f32[64,32]{1,0} broadcast(gs), dimensions={1}\n"
+                     "  q = f32[64,32]{1,0} add(y, gb)\n"),
+      SizeOptions(2048, 1024));
+  EXPECT_FALSE(HasMessage(run, "starts after loop"));
+  EXPECT_EQ(CountOccurrences(run.text, "negate("), 0);
+}
+
 TEST(TensorSplitter, SumLargerThanEveryResultStaysRefused) {
   // Only the total of g is returned: a 4 KB accumulator would be new memory
   // above the threshold, so the rows of p are not split (a loop over g's
