@@ -173,8 +173,12 @@ def jax_rows(seq: int, args: list[np.ndarray], repeats: int, run: bool,
 
 def torch_row(seq: int, args: list[np.ndarray], repeats: int,
               reference: list[np.ndarray] | None) -> dict[str, Any]:
-    """PyTorch's CPU scaled_dot_product_attention, forward and backward."""
-    import torch
+    """PyTorch's CPU scaled_dot_product_attention, forward and backward; where torch
+    cannot be imported (the "peers" extra is not installed), a row that says so."""
+    try:
+        import torch
+    except ImportError as e:
+        return {"seq": seq, "backend": "torch", "status": "not installed", "note": str(e)}
 
     q, k, v = (torch.tensor(np.swapaxes(a, 1, 2), requires_grad=True) for a in args[:3])
     g = torch.tensor(np.swapaxes(args[3], 1, 2))

@@ -196,3 +196,14 @@ def test_attention_script_smoke(tmp_path: Path) -> None:
     for row in rows.values():
         assert float(row["error"]) <= 4 * float(plain["error"]) + 1e-7, row
         assert float(row["time_s"]) > 0 and row["repeats"] == "1", row
+
+
+def test_attention_torch_row_says_when_torch_is_missing(monkeypatch) -> None:
+    # Without the "peers" extra the run keeps its JAX rows and records why
+    # PyTorch has none, instead of failing after the JAX backends ran.
+    from experiments.workloads import attention
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError
+    row = attention.torch_row(64, [], 1, None)
+    assert (row["backend"], row["status"]) == ("torch", "not installed"), row
+    assert "torch" in row["note"] and "time_s" not in row
