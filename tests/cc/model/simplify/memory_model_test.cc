@@ -3,6 +3,7 @@
 // folded literals and tuple reads, shrunk sorts, merged expressions. The
 // passes' own tests are beside this file; here, what they change in the
 // figures. Each module is small enough to count its bytes by hand.
+#include <cstdint>
 #include <string>
 
 #include "model/xla_cpu_model.h"
@@ -297,6 +298,40 @@ ENTRY e {
 }
 )"));
   EXPECT_EQ(p.temp_bytes, 4194320);
+}
+
+TEST(MemoryModel, MeanOfRowSumsIsOneTreeReductionThatStoresItsInput) {
+  // The mean of the squared distances sums the row sums r again. XLA's
+  // simplifier folds that into one reduction of the 100 x 50 x 3 squares,
+  // long enough for XLA CPU's tree reduction, whose reduce-window reads
+  // them from memory: 60,000 bytes of temporaries (XLA's buffer
+  // assignment: 60,000 of 81,804). The row sums themselves are fused into
+  // the division that reads them.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[100,3]{1,0} parameter(0)
+  y = f32[50,3]{1,0} parameter(1)
+  bx = f32[100,50,3]{2,1,0} broadcast(x), dimensions={0,2}
+  by = f32[100,50,3]{2,1,0} broadcast(y), dimensions={1,2}
+  d = f32[100,50,3]{2,1,0} subtract(bx, by)
+  sq = f32[100,50,3]{2,1,0} multiply(d, d)
+  zero = f32[] constant(0)
+  r = f32[100,50]{1,0} reduce(sq, zero), dimensions={2}, to_apply=add
+  total = f32[] reduce(r, zero), dimensions={0,1}, to_apply=add
+  t = f32[100,50]{1,0} broadcast(total), dimensions={}
+  ROOT q = f32[100,50]{1,0} divide(r, t)
+}
+)"));
+  const int64_t squares = 100 * 50 * 3 * 4;
+  EXPECT_GE(p.temp_bytes, squares);
+  EXPECT_LT(p.temp_bytes, squares + 1024);
 }
 
 }  // namespace
