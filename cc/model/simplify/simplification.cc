@@ -6,6 +6,7 @@
 #include "model/simplify/common_subexpressions.h"
 #include "model/simplify/conditional_to_select.h"
 #include "model/simplify/constant_folding.h"
+#include "model/simplify/divide_by_constant.h"
 #include "model/simplify/expansion_calls.h"
 #include "model/simplify/loop_forwarding.h"
 #include "model/simplify/reduce_of_reduce.h"
@@ -30,6 +31,7 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   // XLA's algebraic simplifier, where it changes what fusion folds and
   // stores.
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
+  pipeline->AddPass(std::make_unique<DivideByConstant>());
   // A read forwarded to a loop's input can be a read of a tuple built in
   // place (an inlined loop's state), and the other way round.
   auto forwarding = std::make_unique<HloPassFix>("tuple-and-loop-forwarding");
