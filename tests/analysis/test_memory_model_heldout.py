@@ -26,18 +26,20 @@ load_extension()
 TARGET_WITHIN = 0.90
 """The corpus's target (issue 27), which the held-out set does not reach yet."""
 
-# Measured 2026-11-28 on jaxlib 0.7.1 (the model of commit "memory model: a
-# held-out set..."): 88 modules, 63 (72%) within 10%, 11 more than 10% below,
-# the lowest 0.263x (fuzz_43000000002[original]: XLA merges the mean of the
-# distances into one reduction over the n x m x d differences and splits it
-# into a tree of windows, which stores them), the highest 1.891x. The bars
-# leave two modules of room on each count and about 5% on each extreme: the
-# modules are stored and XLA's plan of a text is deterministic, so only a
-# change of the model (or of jaxlib) moves them.
-MEASURED = {"modules": 88, "within": 63, "too_low": 11, "lowest": 0.263, "highest": 1.891}
+# Measured 2026-11-28 on jaxlib 0.7.1, after the model learnt two rewrites of
+# XLA's algebraic simplifier (a reduce of a reduce folded into one, a
+# division by a literal made a product): 88 modules, 66 (75%) within 10%, 9
+# more than 10% below, the lowest 0.577x (fuzz_43000000036, both variants:
+# XLA computes a cheap product again inside the loop that reads it beside a
+# tree reduction's stored copy, which keeps its operand alive; the model
+# reads the copy), the highest 1.891x. Before: 63 within, 11 below, the
+# lowest 0.263x. The bars leave two modules of room on each count and about
+# 5% on each extreme: the modules are stored and XLA's plan of a text is
+# deterministic, so only a change of the model (or of jaxlib) moves them.
+MEASURED = {"modules": 88, "within": 66, "too_low": 9, "lowest": 0.577, "highest": 1.891}
 MIN_WITHIN = MEASURED["within"] - 2
 MAX_TOO_LOW = MEASURED["too_low"] + 2
-MIN_RATIO = 0.25
+MIN_RATIO = 0.55
 MAX_RATIO = 2.0
 
 

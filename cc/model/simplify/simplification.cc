@@ -6,8 +6,10 @@
 #include "model/simplify/common_subexpressions.h"
 #include "model/simplify/conditional_to_select.h"
 #include "model/simplify/constant_folding.h"
+#include "model/simplify/divide_by_constant.h"
 #include "model/simplify/expansion_calls.h"
 #include "model/simplify/loop_forwarding.h"
+#include "model/simplify/reduce_of_reduce.h"
 #include "model/simplify/single_trip_loops.h"
 #include "model/simplify/sort_simplifier.h"
 #include "model/simplify/tuple_simplifier.h"
@@ -26,6 +28,10 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<ConditionalToSelect>());
   pipeline->AddPass(std::make_unique<ExpansionCalls>(shared_expansions));
   pipeline->AddPass(std::make_unique<ConstantFolding>());
+  // XLA's algebraic simplifier, where it changes what fusion folds and
+  // stores.
+  pipeline->AddPass(std::make_unique<ReduceOfReduce>());
+  pipeline->AddPass(std::make_unique<DivideByConstant>());
   // A read forwarded to a loop's input can be a read of a tuple built in
   // place (an inlined loop's state), and the other way round.
   auto forwarding = std::make_unique<HloPassFix>("tuple-and-loop-forwarding");

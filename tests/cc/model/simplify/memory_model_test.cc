@@ -3,6 +3,7 @@
 // folded literals and tuple reads, shrunk sorts, merged expressions. The
 // passes' own tests are beside this file; here, what they change in the
 // figures. Each module is small enough to count its bytes by hand.
+#include <cstdint>
 #include <string>
 
 #include "model/xla_cpu_model.h"
@@ -297,6 +298,74 @@ ENTRY e {
 }
 )"));
   EXPECT_EQ(p.temp_bytes, 4194320);
+}
+
+TEST(MemoryModel, MeanOfRowSumsIsOneTreeReductionThatStoresItsInput) {
+  // The mean of the squared distances sums the row sums r again. XLA's
+  // simplifier folds that into one reduction of the 100 x 50 x 3 squares,
+  // long enough for XLA CPU's tree reduction, whose reduce-window reads
+  // them from memory: 60,000 bytes of temporaries (XLA's buffer
+  // assignment: 60,000 of 81,804). The row sums themselves are fused into
+  // the division that reads them.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[100,3]{1,0} parameter(0)
+  y = f32[50,3]{1,0} parameter(1)
+  bx = f32[100,50,3]{2,1,0} broadcast(x), dimensions={0,2}
+  by = f32[100,50,3]{2,1,0} broadcast(y), dimensions={1,2}
+  d = f32[100,50,3]{2,1,0} subtract(bx, by)
+  sq = f32[100,50,3]{2,1,0} multiply(d, d)
+  zero = f32[] constant(0)
+  r = f32[100,50]{1,0} reduce(sq, zero), dimensions={2}, to_apply=add
+  total = f32[] reduce(r, zero), dimensions={0,1}, to_apply=add
+  t = f32[100,50]{1,0} broadcast(total), dimensions={}
+  ROOT q = f32[100,50]{1,0} divide(r, t)
+}
+)"));
+  const int64_t squares = 100 * 50 * 3 * 4;
+  EXPECT_GE(p.temp_bytes, squares);
+  EXPECT_LT(p.temp_bytes, squares + 1024);
+}
+
+TEST(MemoryModel, DivisionByALiteralFusesIntoItsBroadcast) {
+  // w = v / 100 is a multiply by 0.01 once XLA's simplifier has run: cheap,
+  // so it fuses into the broadcast bw, which is then written out as the
+  // dot's operand while d is still alive (the tree reduction of its rows
+  // runs later): 2 x 80,000 bytes plus the 3,200 bytes of partial sums
+  // (XLA's buffer assignment: 163,200). Were the division expensive, it
+  // would be a step of its own and bw would come after d died.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[200,4]{1,0} parameter(0)
+  y = f32[100,4]{1,0} parameter(1)
+  v = f32[200]{0} parameter(2)
+  d = f32[200,100]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  zero = f32[] constant(0)
+  s = f32[200]{0} reduce(d, zero), dimensions={1}, to_apply=add
+  n = f32[] constant(100)
+  bn = f32[200]{0} broadcast(n), dimensions={}
+  m = f32[200]{0} divide(s, bn)
+  w = f32[200]{0} divide(v, bn)
+  bw = f32[200,100]{1,0} broadcast(w), dimensions={0}
+  p = f32[200,4]{1,0} dot(bw, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[200]{0}, f32[200,4]{1,0}) tuple(m, p)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 2 * 80000 + 3200);
 }
 
 }  // namespace
