@@ -87,3 +87,20 @@ def test_the_cgroup_peak_stands_beside_the_rss(tmp_path: Path) -> None:
     (line,) = [l for l in headline_table(tmp_path) if l.startswith("| GPflow SGPR")]
     assert "M = 6,000, 4.32 GiB peak RSS (3.85 GiB cgroup peak)" in line.split("|")[3]
     assert "cgroup" not in line.split("|")[2]  # plain XLA's cell is unchanged
+
+
+def test_rows_under_another_cap_stay_out_of_the_headline(tmp_path: Path) -> None:
+    # An uncapped plain run beside a memory limit reaches a size that plain XLA
+    # cannot reach under the headline's cap: it must not read as if it did.
+    rows = [_row("tf", 2000, 10.0, "20261125-100000"),
+            _row("exla", 2000, 11.0, "20261125-100000", ran_rewritten="yes"),
+            _row("tf", 3000, 0.0, "20261125-100000", status="OOM"),
+            _row("tf", 5000, 121.0, "20261128-100000", cap_gb="14"),
+            _row("exla", 5000, 167.0, "20261128-100000", cap_gb="14", ran_rewritten="yes",
+                 limit="1600MB")]
+    append_rows(tmp_path / "sgpr.csv", rows, COMMON_COLUMNS + ["m", "n_train", "iterations"])
+    (short,) = [l for l in summary_table(tmp_path) if l.startswith("| GPflow SGPR")]
+    assert short.split(" | ")[:3] == ["| GPflow SGPR, N = 20,000 (4 GiB)", "M = 2,000 (OOM at 3,000)",
+                                      "M = 2,000, 2.00 GiB peak RSS"]
+    (line,) = [l for l in headline_table(tmp_path) if l.startswith("| GPflow SGPR")]
+    assert "5,000" not in line
