@@ -34,6 +34,9 @@ from experiments.harness.sweep import grid
 NAME = "sgpr"
 SIZE = "m"
 PARAMS = ["m", "n_train", "iterations"]
+# Rows run under another memory cap (an uncapped plain run beside a limit)
+# are summarised apart: under another cap, "largest m that ran" means another thing.
+GROUPS = ["cap_gb"]
 METRICS = ["loss0", "opt_s", "loss_peak_rss_mb", "rmse", "nlpd"]
 DEFAULT_CAP_GB = 4.0
 DEFAULT_MS = [500, 1000, 2000, 3000, 4000]
