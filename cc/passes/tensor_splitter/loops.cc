@@ -11,7 +11,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "ir/builder.h"
 #include "ir/module.h"
@@ -27,20 +26,6 @@ constexpr char kBodySuffix[] = ".split_body";
 bool EndsWith(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() &&
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Every instruction `from` is computed from, itself included.
-std::unordered_set<const HloInstruction*> Ancestors(const HloInstruction* from) {
-  std::unordered_set<const HloInstruction*> seen = {from};
-  std::vector<const HloInstruction*> stack = {from};
-  while (!stack.empty()) {
-    const HloInstruction* instruction = stack.back();
-    stack.pop_back();
-    for (const HloInstruction* operand : instruction->operands()) {
-      if (seen.insert(operand).second) stack.push_back(operand);
-    }
-  }
-  return seen;
 }
 
 // The splitter's loop that ends last in `computation`'s order, if any.
@@ -62,15 +47,14 @@ HloInstruction* PreviousLoop(const HloComputation& computation) {
 HloInstruction* LoopToWaitFor(const SplitRegion& region, std::string* why_not) {
   HloInstruction* previous = PreviousLoop(*region.exits.front()->parent());
   if (previous == nullptr) return nullptr;
-  const std::unordered_set<const HloInstruction*> before = Ancestors(previous);
-  for (const auto& [member, _] : region.members) {
-    if (before.count(member) != 0) {
-      *why_not = "it computes what loop " + previous->name() + " reads";
-      return nullptr;
-    }
+  std::vector<const HloInstruction*> members;
+  for (const auto& [member, _] : region.members) members.push_back(member);
+  if (DependsOn(previous, members)) {
+    *why_not = "it computes what loop " + previous->name() + " reads";
+    return nullptr;
   }
   for (const auto& [input, _] : region.inputs) {
-    if (Ancestors(input).count(previous) != 0) return nullptr;  // ordered by its data already
+    if (DependsOn(input, {previous})) return nullptr;  // ordered by its data already
   }
   return previous;
 }
