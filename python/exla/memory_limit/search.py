@@ -34,17 +34,12 @@ predicts fastest; the order used before the cost model (the work its loops
 compute again, from the splitter's records, then the number of ``while``
 loops, then the slice size and the threshold, larger being better: fewer
 iterations, larger matrix products) only breaks ties (:data:`CLEAR_GAIN`).
-On the plans of ``experiments/cost_rank.py``, judged by 95% intervals of
-each plan's median time, following the model chose a plan not measurably
-slower than the fastest in 64 of 69 cases in each of two runs (2026-11-28;
-57 of 62 in a run before plans kept values whole), against 53 of 69 (and
-53 of 62) when the order stood unless the model predicted a 1.1x gain; its
-worst choices were 1.18x and 1.33x the fastest, against 1.49x and 1.70x
-(``experiments/RESULTS.md``). Gains of a few percent are within the model's
-error, either way (two loops predicted a few percent apart ran 5% apart the
-other way in ``tests/python/memory_limit/test_plan_choice.py``), and the model is
-calibrated with jaxlib's XLA, whose emitters differ from TensorFlow's in places
-(``cc/model/cost/cost_model.cc``).
+How often the model's choice is the fastest plan is measured by
+``python -m experiments cost_rank`` (its section of ``experiments/RESULTS.md``
+is generated from the run's results file; no figure is kept here, where it
+would go stale). Gains of a few percent are within the model's error, either
+way, and the model is calibrated with jaxlib's XLA, whose emitters differ from
+TensorFlow's in places (``cc/model/cost/cost_model.cc``).
 """
 
 from __future__ import annotations
