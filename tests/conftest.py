@@ -1,7 +1,9 @@
 """Makes the repository root importable, so that tests share `tests._extension`.
 
 Tests marked `needs_cgroup` are skipped where no memory cgroup can be created,
-and the run's summary says how many were and why (`tests._cgroup`).
+and the run's summary says how many were and why (`tests._cgroup`). The
+summary also states the pytest process's peak resident memory and the tests
+that raised it most (`tests._resident`).
 
 It also applies the test environments' rule for missing frameworks
 (`tests._frameworks.require`) to the HLO corpus: `experiments.corpus` knows
@@ -16,6 +18,7 @@ import pytest
 
 from experiments.corpus.programs import MissingFramework
 from tests import _cgroup
+from tests._resident import ResidentTracker, release_process_memory
 from tests._frameworks import require
 
 
@@ -43,7 +46,21 @@ def _needs_cgroup(request):
         _cgroup.skip_without_cgroup(request.node)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _release_memory_after_module():
+    yield
+    release_process_memory()
+
+
+_resident = ResidentTracker()
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _resident.after_test(nodeid)
+
+
 def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(_resident.summary())
     skipped = _cgroup.skipped()
     if skipped:
         terminalreporter.write_line(
