@@ -318,4 +318,24 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 8);
 }
 
+TEST(MemoryModel, LoopWritingAReshapedResultDoesNotWriteOverItsOperand) {
+  // x = exp(-d) is read only by the reshape r, a bitcast XLA fuses into
+  // x's loop, which then writes a 64 x 192 result: not the shape of d, so
+  // it cannot be written over d (XLA shares an operand's buffer only with a
+  // result of the same shape). d is a 49,152-byte temporary beside the
+  // result; XLA's buffer assignment: 49,152.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  a = f32[128,8]{1,0} parameter(0)
+  b = f32[8,96]{1,0} parameter(1)
+  d = f32[128,96]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  n = f32[128,96]{1,0} negate(d)
+  x = f32[128,96]{1,0} exponential(n)
+  ROOT r = f32[64,192]{1,0} reshape(x)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 49152);
+}
+
 }  // namespace
