@@ -6,6 +6,7 @@
 #include "analysis/flops.h"
 #include "ir/computation.h"
 #include "model/expand/tree_reduction.h"
+#include "model/fusion/concatenate_fusion.h"
 #include "model/simplify/xla_topk.h"
 
 namespace exla {
@@ -161,6 +162,7 @@ bool IsFusedMatrixVectorDot(const HloInstruction& instruction) {
 
 bool IsLoopFusible(const HloInstruction& instruction) {
   if (instruction.IsElementwise() || IsOuterProduct(instruction)) return true;
+  if (IsUnfusedConcatenate(instruction)) return false;
   switch (instruction.opcode()) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kIota:
@@ -179,6 +181,7 @@ bool IsLoopFusible(const HloInstruction& instruction) {
 
 bool FusesProducers(const HloInstruction& instruction) {
   if (instruction.IsElementwise() || IsOuterProduct(instruction)) return true;
+  if (IsUnfusedConcatenate(instruction)) return false;
   switch (instruction.opcode()) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kTranspose:

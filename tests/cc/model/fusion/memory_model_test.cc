@@ -338,4 +338,27 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 49152);
 }
 
+TEST(MemoryModel, LongMinorConcatenationIsWrittenOut) {
+  // c joins two 64 x 128 arrays along their minor dimension into 256
+  // columns: XLA CPU runs it as a copy loop of its own, so c (65,536
+  // bytes) is stored, beside a (its reader b is a loop of its own too) and
+  // beside ca, the GEMM's operand. The concatenate s of the other operand
+  // joins along the major dimension and is fused. XLA's buffer assignment:
+  // 147,456 bytes of temporaries.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[64,128]{1,0} parameter(0)
+  y = f32[128,16]{1,0} parameter(1)
+  a = f32[64,128]{1,0} exponential(x)
+  b = f32[64,128]{1,0} negate(a)
+  c = f32[64,256]{1,0} concatenate(a, b), dimensions={1}
+  ca = f32[64,256]{1,0} add(c, c)
+  s = f32[256,16]{1,0} concatenate(y, y), dimensions={0}
+  ROOT d = f32[64,16]{1,0} dot(ca, s), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 147456);
+}
+
 }  // namespace
