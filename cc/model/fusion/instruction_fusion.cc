@@ -124,6 +124,24 @@ bool FusesOperand(const HloInstruction& consumer, int operand_index) {
   }
 }
 
+// Whether the loop that `value` is folded into reads each of its elements
+// more than once: some reader on the way to the loop's result reuses them
+// (a broadcast that widens it). XLA keeps, per fusion, the operands it
+// reuses; fusing a reused producer makes its operands reused in turn
+// (InstructionFusion::UpdateReusedOperandsForFusion), so an expensive value
+// further up is not fused into a loop that broadcasts what it feeds.
+bool FoldedIntoReusingLoop(const HloInstruction& value) {
+  if (value.parent()->root() == &value || value.users().empty()) return false;
+  if (HoldingOf(value) != Holding::kFused && !IsView(value)) return false;
+  for (const HloInstruction* user : value.users()) {
+    for (int i = 0; i < user->operand_count(); ++i) {
+      if (user->operand(i) == &value && ReusesOperandElements(*user, i)) return true;
+    }
+    if (FoldedIntoReusingLoop(*user)) return true;
+  }
+  return false;
+}
+
 // Whether every use of `producer` through `user` (looking through views) is
 // folded into a loop, and none reuses elements when `expensive`.
 bool FusedThrough(const HloInstruction& producer, const HloInstruction& user, bool expensive) {
@@ -138,7 +156,8 @@ bool FusedThrough(const HloInstruction& producer, const HloInstruction& user, bo
   }
   for (int i = 0; i < user.operand_count(); ++i) {
     if (user.operand(i) != &producer) continue;
-    if (!FusesOperand(user, i) || (expensive && ReusesOperandElements(user, i))) return false;
+    if (!FusesOperand(user, i)) return false;
+    if (expensive && (ReusesOperandElements(user, i) || FoldedIntoReusingLoop(user))) return false;
   }
   return true;
 }

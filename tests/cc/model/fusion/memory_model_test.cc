@@ -318,6 +318,26 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 8);
 }
 
+TEST(MemoryModel, DivisionIsNotFusedIntoALoopThatBroadcastsWhatItFeeds) {
+  // n = x / w feeds a, which the loop of e reads through a broadcast that
+  // widens it four times. XLA's fusion, having fused the broadcast and a,
+  // counts n as reused and will not compute a division four times per
+  // element: n is written out (XLA's buffer assignment: 32,768 bytes of
+  // temporaries).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[128,64]{1,0} parameter(0)
+  w = f32[128,64]{1,0} parameter(1)
+  n = f32[128,64]{1,0} divide(x, w)
+  a = f32[128,64]{1,0} add(n, w)
+  ba = f32[128,64,4]{2,1,0} broadcast(a), dimensions={0,1}
+  ROOT e = f32[128,64,4]{2,1,0} exponential(ba)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 32768);
+}
+
 TEST(MemoryModel, LoopWritingAReshapedResultDoesNotWriteOverItsOperand) {
   // x = exp(-d) is read only by the reshape r, a bitcast XLA fuses into
   // x's loop, which then writes a 64 x 192 result: not the shape of d, so
