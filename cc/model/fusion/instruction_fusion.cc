@@ -12,6 +12,10 @@
 namespace exla {
 namespace {
 
+// How far ReadersShareOneLoop follows fused readers before it gives up
+// (and keeps the value in a buffer).
+constexpr int kMaxLoopSearchDepth = 12;
+
 // Instructions that are a view of their operand's buffer: a reshape of a
 // row-major array is a bitcast once XLA has assigned layouts, a tuple is a
 // table of its operands' buffers, exla's bridge removes copies before XLA
@@ -162,11 +166,39 @@ bool FusedThrough(const HloInstruction& producer, const HloInstruction& user, bo
   return true;
 }
 
+// Whether every loop `value`'s buffer-less readers lead to is `*loop` (set
+// by the first one found), looking through views and fused values.
+bool ReachesOneLoop(const HloInstruction& value, const HloInstruction** loop, int depth) {
+  if (depth > kMaxLoopSearchDepth || value.parent()->root() == &value) return false;
+  const bool view = IsView(value);
+  if (!view && HoldingOf(value) != Holding::kFused) {
+    if (*loop == nullptr) *loop = &value;
+    return *loop == &value;
+  }
+  if (value.users().empty()) return false;
+  for (const HloInstruction* user : value.users()) {
+    if (!ReachesOneLoop(*user, loop, depth + 1)) return false;
+  }
+  return true;
+}
+
+// Whether all readers of `instruction` end in one loop. XLA does not copy
+// an expensive value into a second loop, but once its readers have been
+// fused into one loop that loop is its only reader, and it is fused too
+// (InstructionFusion re-examines a fusion's operands after each fusion).
+bool ReadersShareOneLoop(const HloInstruction& instruction) {
+  const HloInstruction* loop = nullptr;
+  for (const HloInstruction* user : instruction.users()) {
+    if (!ReachesOneLoop(*user, &loop, 0)) return false;
+  }
+  return loop != nullptr;
+}
+
 bool FusedIntoUsers(const HloInstruction& instruction) {
   if (instruction.parent()->root() == &instruction) return false;
   if (instruction.users().empty()) return true;  // dead: XLA removes it
   const bool expensive = IsExpensive(instruction);
-  if (expensive && instruction.user_count() > 1) return false;  // not duplicated
+  if (expensive && instruction.user_count() > 1 && !ReadersShareOneLoop(instruction)) return false;
   for (const HloInstruction* user : instruction.users()) {
     if (!FusedThrough(instruction, *user, expensive)) return false;
   }

@@ -381,4 +381,26 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 147456);
 }
 
+TEST(MemoryModel, ExpensiveValueWhoseReadersShareOneLoopIsFusedIntoIt) {
+  // q = d / d has two readers, m and s, and m is read only by s: both end
+  // in s's loop, the GEMM's operand. XLA fuses m into s, after which s is
+  // q's only reader, and fuses q as well: only d and s are stored, 32,768
+  // bytes each, never at once past s (XLA's buffer assignment: 32,768).
+  // Kept in a buffer of its own, q would double that.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  a = f32[64,8]{1,0} parameter(0)
+  b = f32[8,128]{1,0} parameter(1)
+  y = f32[128,4]{1,0} parameter(2)
+  d = f32[64,128]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  q = f32[64,128]{1,0} divide(d, d)
+  m = f32[64,128]{1,0} multiply(q, d)
+  s = f32[64,128]{1,0} add(m, q)
+  ROOT p = f32[64,4]{1,0} dot(s, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 32768);
+}
+
 }  // namespace
