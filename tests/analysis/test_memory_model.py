@@ -16,24 +16,27 @@ The XLA figures are computed once per session (one compilation per module).
 
 from __future__ import annotations
 
+import math
 
 import pytest
 
 from experiments.corpus import memory_corpus
+from tests.analysis._over_prediction import assert_bounded
 from tests._extension import load_extension  # noqa: E402
 
 load_extension()
 
-# The distribution last measured (this test, 2026-11-28; the 150 modules of
-# experiments/results/memory_model.csv, 2026-11-27, and two added since): 152
-# modules, 137 (90.1%) within 10%, none more than 10% below (the lowest
-# 0.909x), the highest 1.61x. The bar is the target itself, one module above
-# it (136.8 of 152): the model reached the target and little more, so one or
-# two corpus modules that drift out of 10% fail the test. That is on purpose:
-# a bar below the target would let the model fall short of it unseen, and a
-# bar above it needs the model to improve first (the 15 modules above 1.1x,
-# printed by test_issue_27_target, are where to start).
+# The distribution last measured (this test's modules, 2026-11-29, after
+# the model learnt XLA's split of a reduce of a concatenation and of a sum of
+# a negation, its unfused long concatenations, reshaped loop results and two
+# refinements of its rule for expensive producers): 152 modules, 138 (90.8%)
+# within 10%, none more than 10% below (the lowest 0.909x), the highest
+# 1.61x. Before: 137. The bar leaves one module of margin below that, and is
+# itself above the target (136.8 of 152): a change that loses two modules, or
+# any that takes the corpus under the target, fails.
 TARGET_WITHIN = 0.90
+MEASURED_WITHIN = 138
+MIN_WITHIN = MEASURED_WITHIN - 1
 MIN_MODULES = 148
 """The corpus has 152 distinct modules (jaxlib 0.7.1, every framework
 installed); a few may merge or part with another framework version."""
@@ -85,18 +88,13 @@ def test_corpus_is_large_and_varied(comparisons):
 
 def test_issue_27_target(comparisons):
     print("\n" + _summary(comparisons))
-    within = sum(c.within for c in comparisons) / len(comparisons)
-    assert within >= TARGET_WITHIN and not any(c.too_low for c in comparisons), \
-        _summary(comparisons)
+    within = sum(c.within for c in comparisons)
+    bar = max(MIN_WITHIN, math.ceil(TARGET_WITHIN * len(comparisons)))
+    assert within >= bar and not any(c.too_low for c in comparisons), _summary(comparisons)
 
 
 def test_over_prediction_is_bounded(comparisons):
-    bound = {name: limit for name, (limit, _) in OVER_PREDICTED.items()}
-    over = [c for c in comparisons if c.ratio > bound.get(c.module.program, MAX_RATIO)]
-    assert not over, _summary(over)
-    # An exception the model no longer needs is removed, so that it bounds nothing unseen.
-    needed = {c.module.program for c in comparisons if c.ratio > MAX_RATIO}
-    assert needed == set(OVER_PREDICTED), (needed, set(OVER_PREDICTED))
+    assert_bounded(comparisons, MAX_RATIO, OVER_PREDICTED, _summary)
 
 
 def test_prediction_is_fast(comparisons):

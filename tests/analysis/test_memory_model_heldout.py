@@ -19,6 +19,7 @@ from __future__ import annotations
 import pytest
 
 from experiments.corpus import heldout, memory_corpus
+from tests.analysis._over_prediction import assert_bounded
 from tests._extension import load_extension
 
 load_extension()
@@ -26,21 +27,36 @@ load_extension()
 TARGET_WITHIN = 0.90
 """The corpus's target (issue 27), which the held-out set does not reach yet."""
 
-# Measured 2026-11-28 on jaxlib 0.7.1, after the model learnt two rewrites of
-# XLA's algebraic simplifier (a reduce of a reduce folded into one, a
-# division by a literal made a product): 88 modules, 66 (75%) within 10%, 9
-# more than 10% below, the lowest 0.577x (fuzz_43000000036, both variants:
-# XLA computes a cheap product again inside the loop that reads it beside a
-# tree reduction's stored copy, which keeps its operand alive; the model
-# reads the copy), the highest 1.891x. Before: 63 within, 11 below, the
-# lowest 0.263x. The bars leave two modules of room on each count and about
-# 5% on each extreme: the modules are stored and XLA's plan of a text is
-# deterministic, so only a change of the model (or of jaxlib) moves them.
-MEASURED = {"modules": 88, "within": 66, "too_low": 9, "lowest": 0.577, "highest": 1.891}
+# Measured 2026-11-29 on jaxlib 0.7.1, after the model learnt, each from
+# XLA's sources and checked on small modules against XLA's buffer
+# assignment (never tuned to these): a reshaped loop result that cannot
+# take its operand's buffer, unfused long minor-dimension concatenations,
+# XLA's split of a reduce of a concatenation and of a sum of a negation, no
+# expensive producer in a loop that widens it, and an expensive producer
+# fused once its readers share one loop. 88 modules, 74 (84%) within 10%,
+# 5 more than 10% below, the lowest 0.577x (fuzz_43000000036, both
+# variants: XLA copies a cheap product into the loop that can compute it
+# and keeps a buffer of it only for the tree reduction that cannot, which
+# keeps the product's operand alive; the model reads the one buffer), the
+# highest 1.877x. Before: 66 within, 9 below, the highest 1.891x. The bars
+# leave two modules of room on each count and about 5% on the lowest ratio:
+# the modules are stored and XLA's plan of a text is deterministic, so only
+# a change of the model (or of jaxlib) moves them.
+MEASURED = {"modules": 88, "within": 74, "too_low": 5, "lowest": 0.577, "highest": 1.877}
 MIN_WITHIN = MEASURED["within"] - 2
 MAX_TOO_LOW = MEASURED["too_low"] + 2
 MIN_RATIO = 0.55
-MAX_RATIO = 2.0
+MAX_RATIO = 1.5
+"""No module predicted more than this much above XLA, but those in OVER_PREDICTED."""
+
+OVER_PREDICTED = {
+    "fuzz_43000000033": (1.95, "XLA places a log, the exponential of it and the tanh of their "
+                               "softmax (the last two loops outlined for threads) in the "
+                               "result's allocation, each written over the one before; the "
+                               "model lets an outlined loop write over its operand only when "
+                               "it is the entry's result (1.88x, original)"),
+}
+"""Programs allowed above MAX_RATIO: (their own bound, why)."""
 
 
 @pytest.fixture(scope="module")
@@ -70,5 +86,8 @@ def test_heldout_distribution(comparisons):
     print("\n" + _summary(comparisons))
     assert sum(c.within for c in comparisons) >= MIN_WITHIN, _summary(comparisons)
     assert sum(c.too_low for c in comparisons) <= MAX_TOO_LOW, _summary(comparisons)
-    ratios = [c.ratio for c in comparisons]
-    assert MIN_RATIO <= min(ratios) and max(ratios) <= MAX_RATIO, _summary(comparisons)
+    assert MIN_RATIO <= min(c.ratio for c in comparisons), _summary(comparisons)
+
+
+def test_heldout_over_prediction_is_bounded(comparisons):
+    assert_bounded(comparisons, MAX_RATIO, OVER_PREDICTED, _summary)

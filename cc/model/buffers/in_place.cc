@@ -9,6 +9,7 @@
 #include "model/fusion/dot_operand_copies.h"
 #include "model/fusion/instruction_fusion.h"
 #include "model/fusion/parallel_tasks.h"
+#include "model/fusion/reshaped_result.h"
 #include "model/simplify/xla_topk.h"
 
 namespace exla {
@@ -26,7 +27,7 @@ void InPlaceSharing::Run() {
     if (instruction->Is(HloOpcode::kDynamicUpdateSlice) || instruction->Is(HloOpcode::kScatter)) {
       if (!fusion_->FoldedAway(instruction->operand(0))) candidates.push_back({instruction->operand(0), true});
     } else if (IsLoopFusible(*instruction) && MayWriteOverOperands(*instruction, mine, step) &&
-               !WrittenTransposed(*instruction)) {
+               !WrittenTransposed(*instruction) && !WrittenReshaped(*instruction)) {
       fusion_->Inputs(instruction, instruction->IsElementwise(), &candidates);
     }
     for (const auto& [operand, elementwise] : candidates) {

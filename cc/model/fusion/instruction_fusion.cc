@@ -6,10 +6,15 @@
 #include "analysis/flops.h"
 #include "ir/computation.h"
 #include "model/expand/tree_reduction.h"
+#include "model/fusion/concatenate_fusion.h"
 #include "model/simplify/xla_topk.h"
 
 namespace exla {
 namespace {
+
+// How far ReadersShareOneLoop follows fused readers before it gives up
+// (and keeps the value in a buffer).
+constexpr int kMaxLoopSearchDepth = 12;
 
 // Instructions that are a view of their operand's buffer: a reshape of a
 // row-major array is a bitcast once XLA has assigned layouts, a tuple is a
@@ -123,6 +128,24 @@ bool FusesOperand(const HloInstruction& consumer, int operand_index) {
   }
 }
 
+// Whether the loop that `value` is folded into reads each of its elements
+// more than once: some reader on the way to the loop's result reuses them
+// (a broadcast that widens it). XLA keeps, per fusion, the operands it
+// reuses; fusing a reused producer makes its operands reused in turn
+// (InstructionFusion::UpdateReusedOperandsForFusion), so an expensive value
+// further up is not fused into a loop that broadcasts what it feeds.
+bool FoldedIntoReusingLoop(const HloInstruction& value) {
+  if (value.parent()->root() == &value || value.users().empty()) return false;
+  if (HoldingOf(value) != Holding::kFused && !IsView(value)) return false;
+  for (const HloInstruction* user : value.users()) {
+    for (int i = 0; i < user->operand_count(); ++i) {
+      if (user->operand(i) == &value && ReusesOperandElements(*user, i)) return true;
+    }
+    if (FoldedIntoReusingLoop(*user)) return true;
+  }
+  return false;
+}
+
 // Whether every use of `producer` through `user` (looking through views) is
 // folded into a loop, and none reuses elements when `expensive`.
 bool FusedThrough(const HloInstruction& producer, const HloInstruction& user, bool expensive) {
@@ -137,16 +160,45 @@ bool FusedThrough(const HloInstruction& producer, const HloInstruction& user, bo
   }
   for (int i = 0; i < user.operand_count(); ++i) {
     if (user.operand(i) != &producer) continue;
-    if (!FusesOperand(user, i) || (expensive && ReusesOperandElements(user, i))) return false;
+    if (!FusesOperand(user, i)) return false;
+    if (expensive && (ReusesOperandElements(user, i) || FoldedIntoReusingLoop(user))) return false;
   }
   return true;
+}
+
+// Whether every loop `value`'s buffer-less readers lead to is `*loop` (set
+// by the first one found), looking through views and fused values.
+bool ReachesOneLoop(const HloInstruction& value, const HloInstruction** loop, int depth) {
+  if (depth > kMaxLoopSearchDepth || value.parent()->root() == &value) return false;
+  const bool view = IsView(value);
+  if (!view && HoldingOf(value) != Holding::kFused) {
+    if (*loop == nullptr) *loop = &value;
+    return *loop == &value;
+  }
+  if (value.users().empty()) return false;
+  for (const HloInstruction* user : value.users()) {
+    if (!ReachesOneLoop(*user, loop, depth + 1)) return false;
+  }
+  return true;
+}
+
+// Whether all readers of `instruction` end in one loop. XLA does not copy
+// an expensive value into a second loop, but once its readers have been
+// fused into one loop that loop is its only reader, and it is fused too
+// (InstructionFusion re-examines a fusion's operands after each fusion).
+bool ReadersShareOneLoop(const HloInstruction& instruction) {
+  const HloInstruction* loop = nullptr;
+  for (const HloInstruction* user : instruction.users()) {
+    if (!ReachesOneLoop(*user, &loop, 0)) return false;
+  }
+  return loop != nullptr;
 }
 
 bool FusedIntoUsers(const HloInstruction& instruction) {
   if (instruction.parent()->root() == &instruction) return false;
   if (instruction.users().empty()) return true;  // dead: XLA removes it
   const bool expensive = IsExpensive(instruction);
-  if (expensive && instruction.user_count() > 1) return false;  // not duplicated
+  if (expensive && instruction.user_count() > 1 && !ReadersShareOneLoop(instruction)) return false;
   for (const HloInstruction* user : instruction.users()) {
     if (!FusedThrough(instruction, *user, expensive)) return false;
   }
@@ -161,6 +213,7 @@ bool IsFusedMatrixVectorDot(const HloInstruction& instruction) {
 
 bool IsLoopFusible(const HloInstruction& instruction) {
   if (instruction.IsElementwise() || IsOuterProduct(instruction)) return true;
+  if (IsUnfusedConcatenate(instruction)) return false;
   switch (instruction.opcode()) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kIota:
@@ -179,6 +232,7 @@ bool IsLoopFusible(const HloInstruction& instruction) {
 
 bool FusesProducers(const HloInstruction& instruction) {
   if (instruction.IsElementwise() || IsOuterProduct(instruction)) return true;
+  if (IsUnfusedConcatenate(instruction)) return false;
   switch (instruction.opcode()) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kTranspose:

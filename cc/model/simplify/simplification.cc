@@ -9,6 +9,8 @@
 #include "model/simplify/divide_by_constant.h"
 #include "model/simplify/expansion_calls.h"
 #include "model/simplify/loop_forwarding.h"
+#include "model/simplify/reduce_of_concatenate.h"
+#include "model/simplify/reduce_of_negate.h"
 #include "model/simplify/reduce_of_reduce.h"
 #include "model/simplify/single_trip_loops.h"
 #include "model/simplify/sort_simplifier.h"
@@ -31,6 +33,8 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   // XLA's algebraic simplifier, where it changes what fusion folds and
   // stores.
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
+  pipeline->AddPass(std::make_unique<ReduceOfConcatenate>());
+  pipeline->AddPass(std::make_unique<ReduceOfNegate>());
   pipeline->AddPass(std::make_unique<DivideByConstant>());
   // A read forwarded to a loop's input can be a read of a tuple built in
   // place (an inlined loop's state), and the other way round.

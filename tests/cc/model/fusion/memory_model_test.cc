@@ -318,4 +318,89 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 8);
 }
 
+TEST(MemoryModel, DivisionIsNotFusedIntoALoopThatBroadcastsWhatItFeeds) {
+  // n = x / w feeds a, which the loop of e reads through a broadcast that
+  // widens it four times. XLA's fusion, having fused the broadcast and a,
+  // counts n as reused and will not compute a division four times per
+  // element: n is written out (XLA's buffer assignment: 32,768 bytes of
+  // temporaries).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[128,64]{1,0} parameter(0)
+  w = f32[128,64]{1,0} parameter(1)
+  n = f32[128,64]{1,0} divide(x, w)
+  a = f32[128,64]{1,0} add(n, w)
+  ba = f32[128,64,4]{2,1,0} broadcast(a), dimensions={0,1}
+  ROOT e = f32[128,64,4]{2,1,0} exponential(ba)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 32768);
+}
+
+TEST(MemoryModel, LoopWritingAReshapedResultDoesNotWriteOverItsOperand) {
+  // x = exp(-d) is read only by the reshape r, a bitcast XLA fuses into
+  // x's loop, which then writes a 64 x 192 result: not the shape of d, so
+  // it cannot be written over d (XLA shares an operand's buffer only with a
+  // result of the same shape). d is a 49,152-byte temporary beside the
+  // result; XLA's buffer assignment: 49,152.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  a = f32[128,8]{1,0} parameter(0)
+  b = f32[8,96]{1,0} parameter(1)
+  d = f32[128,96]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  n = f32[128,96]{1,0} negate(d)
+  x = f32[128,96]{1,0} exponential(n)
+  ROOT r = f32[64,192]{1,0} reshape(x)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 49152);
+}
+
+TEST(MemoryModel, LongMinorConcatenationIsWrittenOut) {
+  // c joins two 64 x 128 arrays along their minor dimension into 256
+  // columns: XLA CPU runs it as a copy loop of its own, so c (65,536
+  // bytes) is stored, beside a (its reader b is a loop of its own too) and
+  // beside ca, the GEMM's operand. The concatenate s of the other operand
+  // joins along the major dimension and is fused. XLA's buffer assignment:
+  // 147,456 bytes of temporaries.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[64,128]{1,0} parameter(0)
+  y = f32[128,16]{1,0} parameter(1)
+  a = f32[64,128]{1,0} exponential(x)
+  b = f32[64,128]{1,0} negate(a)
+  c = f32[64,256]{1,0} concatenate(a, b), dimensions={1}
+  ca = f32[64,256]{1,0} add(c, c)
+  s = f32[256,16]{1,0} concatenate(y, y), dimensions={0}
+  ROOT d = f32[64,16]{1,0} dot(ca, s), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 147456);
+}
+
+TEST(MemoryModel, ExpensiveValueWhoseReadersShareOneLoopIsFusedIntoIt) {
+  // q = d / d has two readers, m and s, and m is read only by s: both end
+  // in s's loop, the GEMM's operand. XLA fuses m into s, after which s is
+  // q's only reader, and fuses q as well: only d and s are stored, 32,768
+  // bytes each, never at once past s (XLA's buffer assignment: 32,768).
+  // Kept in a buffer of its own, q would double that.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  a = f32[64,8]{1,0} parameter(0)
+  b = f32[8,128]{1,0} parameter(1)
+  y = f32[128,4]{1,0} parameter(2)
+  d = f32[64,128]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  q = f32[64,128]{1,0} divide(d, d)
+  m = f32[64,128]{1,0} multiply(q, d)
+  s = f32[64,128]{1,0} add(m, q)
+  ROOT p = f32[64,4]{1,0} dot(s, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 32768);
+}
+
 }  // namespace

@@ -368,4 +368,60 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 2 * 80000 + 3200);
 }
 
+TEST(MemoryModel, ReduceOfAConcatenationReducesEachPart) {
+  // The sum over the 320 columns of c = [exp(x), exp(y)] is, after XLA's
+  // simplifier, the sum of the two halves' sums: c is never built. Each
+  // half is a 40,960-byte tree reduction input (both written before
+  // either reduce-window runs) with 1,280 bytes of partial sums; XLA's
+  // buffer assignment: 83,200 bytes of temporaries. Unsplit, the 320-wide
+  // concatenation would be a copy loop of its own, stored beside them.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+
+ENTRY e {
+  x = f32[64,160]{1,0} parameter(0)
+  y = f32[64,160]{1,0} parameter(1)
+  a = f32[64,160]{1,0} exponential(x)
+  b = f32[64,160]{1,0} exponential(y)
+  c = f32[64,320]{1,0} concatenate(a, b), dimensions={1}
+  zero = f32[] constant(0)
+  ROOT s = f32[64]{0} reduce(c, zero), dimensions={1}, to_apply=add
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 83200);
+}
+
+TEST(MemoryModel, SumOfANegationReadsTheArrayItself) {
+  // XLA sums a and not -a (then negates the 64 sums): a is the one
+  // 40,960-byte array stored, the input of both tree reductions, each with
+  // 1,280 bytes of partial sums. XLA's buffer assignment: 43,520 (both
+  // partial sums at once; the model places each at its reduction's step).
+  // Summed as written, -a would be stored beside a.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+
+ENTRY e {
+  x = f32[64,160]{1,0} parameter(0)
+  a = f32[64,160]{1,0} exponential(x)
+  n = f32[64,160]{1,0} negate(a)
+  zero = f32[] constant(0)
+  s = f32[64]{0} reduce(n, zero), dimensions={1}, to_apply=add
+  m = f32[160]{0} reduce(a, zero), dimensions={0}, to_apply=add
+  ROOT t = (f32[64]{0}, f32[160]{0}) tuple(s, m)
+}
+)"));
+  EXPECT_GE(p.temp_bytes, 40960 + 1280);
+  EXPECT_LE(p.temp_bytes, 43520);
+}
+
 }  // namespace
