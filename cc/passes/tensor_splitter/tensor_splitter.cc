@@ -75,6 +75,7 @@ struct ComputationSearch {
   int64_t limit;
   int64_t split_size;
   bool large_sums;
+  bool in_place_state;  // Options::in_place_loop_state
   const DimensionChoices& chosen;  // the plan search's dimensions, by tensor
   int64_t* members_grown;  // the search's work (PassRecord)
   std::unordered_set<const HloInstruction*> seeds_given_up;
@@ -92,8 +93,9 @@ SplitResult SplitAtAnySeed(ComputationSearch* search, const ShardingAnalysis& sh
   HloComputation* computation = search->computation;
   const int64_t limit = search->limit;
   // Recomputed after every rewrite: the loops change users and roots.
-  const DoomedSeeds follow_split(computation, limit, search->split_size, sharding);
-  const DoomedSeeds follow_limit(computation, limit, limit, sharding);
+  const DoomedSeeds follow_split(computation, limit, search->split_size, sharding,
+                                 search->in_place_state);
+  const DoomedSeeds follow_limit(computation, limit, limit, sharding, search->in_place_state);
   const DoomedSeeds* const doomed[2] = {&follow_split, &follow_limit};
   for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
     if (search->seeds_given_up.count(instruction) ||
@@ -103,7 +105,7 @@ SplitResult SplitAtAnySeed(ComputationSearch* search, const ShardingAnalysis& sh
     SplitResult result = SplitAtSeed(
         instruction, limit, search->split_size, doomed, sharding, search->large_sums,
         search->chosen, &search->reasons[instruction->name()], &search->reasons_seen[instruction->name()],
-        search->members_grown);
+        search->members_grown, search->in_place_state);
     if (result.split) return result;
     search->seeds_given_up.insert(instruction);
   }
@@ -117,7 +119,8 @@ SplitResult SplitAtAnySink(ComputationSearch* search, const ShardingAnalysis& sh
       continue;
     }
     SplitResult result = SplitAtSink(instruction, search->limit, search->split_size, sharding,
-                                     search->large_sums, search->chosen, search->members_grown);
+                                     search->large_sums, search->chosen, search->members_grown,
+                                     nullptr, kSinkReduction, search->in_place_state);
     if (result.split) return result;
     search->sinks_given_up.insert(instruction);
   }
@@ -232,8 +235,8 @@ bool TensorSplitter::Run(HloModule* module) {
     changed |= PrepareComputation(computation, limit, sharding, &notes);
     for (std::string& note : notes) Log(std::move(note));
     if (sharding.active()) sharding = analyse();
-    ComputationSearch search{computation, limit, split_size, large_sums_, dimensions_,
-                             &region_members};
+    ComputationSearch search{computation, limit, split_size, large_sums_, in_place_state_,
+                             dimensions_, &region_members};
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
       SplitResult result = NextSplit(&search, sharding);
       if (!result.split) break;

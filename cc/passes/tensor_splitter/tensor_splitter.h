@@ -28,11 +28,13 @@ class TensorSplitter : public HloPass {
   // the pass off. `split_size`: the limit for tensors inside the loop bodies
   // it creates; 0 means a quarter of the threshold. `large_sums`: see
   // Options::large_sums. `dimensions`: see DimensionChoices.
+  // `in_place_state`: see Options::in_place_loop_state.
   TensorSplitter(int64_t threshold, int64_t split_size, bool large_sums = false,
-                 DimensionChoices dimensions = {})
+                 DimensionChoices dimensions = {}, bool in_place_state = false)
       : threshold_(threshold),
         split_size_(split_size),
         large_sums_(large_sums),
+        in_place_state_(in_place_state),
         dimensions_(std::move(dimensions)) {}
   std::string_view name() const override { return "tensor-splitter"; }
   bool Run(HloModule* module) override;
@@ -41,6 +43,7 @@ class TensorSplitter : public HloPass {
   int64_t threshold_;
   int64_t split_size_;
   bool large_sums_;
+  bool in_place_state_;
   DimensionChoices dimensions_;
 };
 
