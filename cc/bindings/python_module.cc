@@ -79,6 +79,8 @@ PYBIND11_MODULE(_exla, m) {
       .def_readwrite("dump_dir", &exla::Options::dump_dir)
       .def_readwrite("fast_math", &exla::Options::fast_math)
       .def_readwrite("large_sums", &exla::Options::large_sums)
+      .def_readwrite("in_place_loop_state", &exla::Options::in_place_loop_state)
+      .def_readwrite("tile_size", &exla::Options::tensor_tile_size)
       .def_readwrite("split_dimensions", &exla::Options::split_dimensions);
   m.def("optimize", &exla::Optimize, py::arg("text"), py::arg("options"),
         "Runs exla's passes: an OptimizedModule (text, passes: [PassRecord]).");

@@ -190,7 +190,9 @@ void DefinePlanRecords(py::module_& m) {
       .Field("split_size", &PlanSettings::split_size, "the slice size (0: the splitter's default)")
       .Field("large_sums", &PlanSettings::large_sums, "sums may stay above the threshold")
       .Field("dimensions", &PlanSettings::dimensions,
-             "{computation/instruction: dimension, KEEP_WHOLE or TWO_PASS}");
+             "{computation/instruction: dimension, KEEP_WHOLE or TWO_PASS}")
+      .Field("tile_size", &PlanSettings::tile_size,
+             "tiles of the loop bodies, running state in place (0: none)");
   // A PlanCandidate is a Judgement with the search's own fields: the same
   // fields, then those.
   const auto judgement_fields = [](auto&& record) -> decltype(auto) {

@@ -33,6 +33,18 @@ struct Options {
   // longer a promise, so only the memory-limit search, which judges every
   // plan by XLA's planned peak, turns it on.
   bool large_sums = false;
+  // Lets the tensor-splitter split a loop body's running accumulator (a
+  // state element the body reads and rewrites slice by slice) by a loop that
+  // writes each slice back into the state's own buffer
+  // (passes/tensor_splitter/TILING.md). Off until the plan search times it:
+  // it changes the plans of the splitter's own loops (their large sums).
+  bool in_place_loop_state = false;
+  // The limit for tensors inside loop bodies of loop bodies the splitter
+  // creates (nested loops: the rows of a tile whose keys the outer loop
+  // chunks), below the split size that chose the outer chunk; 0: the split
+  // size, as before. Only with in_place_loop_state does a nested loop carry
+  // a body's running state (TILING.md).
+  int64_t tensor_tile_size = 0;
   // The dimension to split each named tensor along first
   // ("computation/instruction" -> dimension), where the splitter would
   // otherwise try the longest first. The plan search (search/plan_search.h)

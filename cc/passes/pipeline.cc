@@ -30,7 +30,8 @@ const std::vector<PassFactory>& Registry() {
       {"tensor-splitter",
        [](const Options& o) {
          return std::make_unique<TensorSplitter>(o.tensor_size_threshold, o.tensor_split_size,
-                                                 o.large_sums, o.split_dimensions);
+                                                 o.large_sums, o.split_dimensions,
+                                                 o.in_place_loop_state, o.tensor_tile_size);
        }},
       {"remove-copies", [](const Options&) { return std::make_unique<RemoveCopies>(); }},
       {"dce", [](const Options&) { return std::make_unique<DeadCodeElimination>(); }},

@@ -18,6 +18,8 @@ Options WithSettings(const Options& base, const PlanSettings& settings) {
   options.tensor_split_size = settings.split_size;
   options.large_sums = settings.large_sums;
   options.split_dimensions = settings.dimensions;
+  options.tensor_tile_size = settings.tile_size;
+  options.in_place_loop_state = settings.tile_size > 0;
   options.dump_dir.clear();  // a search writes no dumps: only the chosen plan is the user's
   return options;
 }

@@ -26,6 +26,10 @@ struct PlanSettings {
   bool large_sums = false;
   // Options::split_dimensions (kKeepWhole and kTwoPass too)
   std::map<std::string, int64_t> dimensions;
+  // Options::tensor_tile_size, with Options::in_place_loop_state: the
+  // bodies of the splitter's loops split again into tiles of this size,
+  // running state written in place (TILING.md); 0: neither.
+  int64_t tile_size = 0;
 };
 
 // One plan, run and judged.

@@ -41,6 +41,7 @@ enum class PlanOrigin {
   kDimension,     // a fitting plan with one loop moved to another dimension
   kKeepWhole,     // a fitting plan with values its loops recompute kept whole
   kTwoPass,       // a plan with its softmax-weighted sums left to a second pass
+  kTiles,         // a fitting plan with its loop bodies split again into tiles
 };
 
 const char* PlanOriginName(PlanOrigin origin);

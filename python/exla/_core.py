@@ -93,9 +93,10 @@ def _call(name: str, *args: Any) -> Any:
 
 
 def _core_options(options: Any, large_sums: bool = False,
-                  dimensions: dict[str, int] | None = None) -> Any:
+                  dimensions: dict[str, int] | None = None, tile_size: int | None = None) -> Any:
     """``options`` as the C++ core's ``exla::Options``: every setting declared ``core``,
-    plus the plan search's own ``large_sums`` and ``split_dimensions``."""
+    plus the plan search's own ``large_sums``, ``split_dimensions`` and
+    ``tile_size`` (which also writes loop state in place)."""
     core = extension().Options()
     for field in dataclasses.fields(options):
         value = getattr(options, field.name)
@@ -103,11 +104,13 @@ def _core_options(options: Any, large_sums: bool = False,
             setattr(core, field.name, list(value) if isinstance(value, tuple) else value)
     core.large_sums = large_sums
     core.split_dimensions = dict(dimensions or {})
+    core.tile_size = tile_size or 0
+    core.in_place_loop_state = bool(tile_size)
     return core
 
 
 def optimize(text: str, options: "exla.options.Options", *, large_sums: bool = False,
-             dimensions: dict[str, int] | None = None) -> Any:
+             dimensions: dict[str, int] | None = None, tile_size: int | None = None) -> Any:
     """Runs the passes: an ``OptimizedModule`` (``text``, and ``passes``, one
     ``PassRecord`` per pass: name, changed, seconds, messages and the
     tensor-splitter's results).
@@ -119,14 +122,16 @@ def optimize(text: str, options: "exla.options.Options", *, large_sums: bool = F
 
     The splitter's results over all passes: :func:`exla._splitter_result.of_records`.
 
-    ``large_sums`` and ``dimensions`` are the memory-limit search's settings
-    of a plan (``Options::large_sums`` and ``Options::split_dimensions`` in
-    cc/api/exla.h).
+    ``large_sums``, ``dimensions`` and ``tile_size`` are the memory-limit
+    search's settings of a plan (``Options::large_sums``,
+    ``Options::split_dimensions`` and ``Options::tensor_tile_size`` with
+    ``Options::in_place_loop_state``, cc/passes/options.h).
     """
     if _fault_injection.failing("optimize"):
         raise ExlaError(f"internal error in exla's C++ core (optimize): "
                         f"{_fault_injection.message('optimize')}")
-    return _call("optimize", text, lambda: _core_options(options, large_sums, dimensions))
+    return _call("optimize", text,
+                 lambda: _core_options(options, large_sums, dimensions, tile_size))
 
 
 def search_plans(text: str, options: "exla.options.Options", target: int, *,

@@ -186,13 +186,14 @@ def _run(text: str, options: Options, *, sharded: bool = False) -> tuple[str, li
     every_pass_disabled = pass_list is not None and not pass_list
 
     def run(threshold: int | None, split_size: int | None, large_sums: bool = False,
-            dimensions: dict[str, int] | None = None) -> Any:
+            dimensions: dict[str, int] | None = None, tile_size: int | None = None) -> Any:
         if every_pass_disabled:
             # The extension refuses an empty list, and the honest result is
             # the module as it was.
             return _core.extension().OptimizedModule(_core.round_trip(text), ())
         candidate = options.replace(threshold=threshold, split_size=split_size, passes=pass_list)
-        return _core.optimize(text, candidate, large_sums=large_sums, dimensions=dimensions)
+        return _core.optimize(text, candidate, large_sums=large_sums, dimensions=dimensions,
+                              tile_size=tile_size)
 
     def models(target: int) -> model_plans.PlanSearchResult:
         return model_plans.search(text, options.replace(passes=pass_list), target,

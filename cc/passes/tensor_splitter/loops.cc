@@ -127,6 +127,11 @@ class LoopBuilder {
         elements.push_back(b.ConstantScalar(shape.element_type(), 0));
         continue;
       }
+      if (auto state = region_.written_in_place.find(exit); state != region_.written_in_place.end()) {
+        // The state's own buffer, which the trips overwrite slice by slice.
+        elements.push_back(region_.inputs[state->second].first);
+        continue;
+      }
       if (member.result_dim.is_reduced_away() && exit->Is(HloOpcode::kReduce)) {
         init = exit->operand(1);  // checked to be safe to repeat
       } else {
@@ -134,7 +139,14 @@ class LoopBuilder {
       }
       elements.push_back(b.Broadcast(init, shape.dims(), {}));
     }
-    for (const auto& input : region_.inputs) {
+    for (size_t i = 0; i < region_.inputs.size(); ++i) {
+      const auto& input = region_.inputs[i];
+      if (InPlaceExitOf(i).has_value()) {
+        // Read from the exit's buffer instead (SliceInputs): a scalar keeps
+        // the input's position in the state.
+        elements.push_back(b.ConstantScalar(input.first->shape().element_type(), 0));
+        continue;
+      }
       const auto& gathered = region_.gathered;
       const bool gather = std::find(gathered.begin(), gathered.end(), input) != gathered.end();
       elements.push_back(gather ? region_.sharding->WholeOnEveryDevice(input.first) : input.first);
@@ -303,6 +315,16 @@ class LoopBuilder {
            !IsCompensatedSum(exit) && region_.sharding->DeviceByteSize(*exit) > region_.threshold;
   }
 
+  // The exit (index into region_.exits) written into input `i`'s buffer, if any.
+  std::optional<size_t> InPlaceExitOf(size_t i) const {
+    for (const auto& [exit, input] : region_.written_in_place) {
+      if (input != i) continue;
+      auto it = std::find(region_.exits.begin(), region_.exits.end(), exit);
+      if (it != region_.exits.end()) return static_cast<size_t>(it - region_.exits.begin());
+    }
+    return std::nullopt;
+  }
+
   const Shape& AccumulatorShape(size_t e) const {
     auto partial = partial_sums_.find(e);
     return partial == partial_sums_.end() ? region_.exits[e]->shape() : partial->second.accumulator;
@@ -390,6 +412,11 @@ class LoopBuilder {
       const auto& [instruction, dim] = region_.inputs[i];
       HloInstruction* whole = b.GetTupleElement(body->state, static_cast<int64_t>(1 + n_exits + i));
       body->passthrough.push_back(whole);
+      // A state written in place is read from the exit's buffer: this trip's
+      // slice of it is still the old value (earlier trips wrote other slices).
+      if (std::optional<size_t> e = InPlaceExitOf(i)) {
+        whole = b.GetTupleElement(body->state, static_cast<int64_t>(1 + *e));
+      }
       if (dim.is_used_whole()) {
         body->inputs[region_.inputs[i]] = whole;
         continue;

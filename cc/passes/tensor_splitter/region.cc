@@ -109,6 +109,25 @@ bool FollowsUser(const HloInstruction& user, DimensionMapping mapping, int64_t f
          (sharding.BytesToSplit(user) > follow_limit || user.shape().IsTuple());
 }
 
+// Whether `user` is the result of a loop body (the root tuple of a
+// computation whose one parameter has the root's shape): what it takes is
+// the next value of the loop's state, which the body may write in place
+// (SplitRegion::written_in_place).
+bool IsLoopBodyResult(const HloInstruction& user) {
+  const HloComputation* body = user.parent();
+  if (&user != body->root() || !user.Is(HloOpcode::kTuple)) return false;
+  const HloInstruction* state = body->parameter(0);
+  return state != nullptr && state->shape() == user.shape();
+}
+
+// An element of a loop body's state: an input of the body, which a region
+// slices and never recomputes (its parameter cannot be sliced). Without
+// in-place state the grower still tries, and refuses the region, as it
+// always has: its plans stay those the plan search was tuned on.
+bool IsLoopState(const HloInstruction& value) {
+  return value.Is(HloOpcode::kGetTupleElement) && value.operand(0)->Is(HloOpcode::kParameter);
+}
+
 class RegionGrower {
  public:
   // Results of the loop may be as large as `exit_limit` (at least the
@@ -121,9 +140,11 @@ class RegionGrower {
   // into a whole buffer, and a following elementwise op would then need a
   // second one, where the unsplit program needed a single buffer.
   RegionGrower(int64_t threshold, int64_t exit_limit, SplitRegion* region,
-               const ShardingAnalysis& sharding, int64_t follow_limit, bool large_sums)
+               const ShardingAnalysis& sharding, int64_t follow_limit, bool large_sums,
+               bool in_place_state)
       : threshold_(threshold),
         large_sums_(large_sums),
+        in_place_state_(in_place_state),
         follow_limit_(follow_limit < 0 ? threshold : std::min(threshold, follow_limit)),
         exit_limit_(std::max(threshold, exit_limit)),
         region_(region),
@@ -390,7 +411,7 @@ class RegionGrower {
         continue;
       }
       if (od.is_dimension() && ShouldRecompute(operand, threshold_, sharding_) &&
-          !EqualitySensitive(operand)) {
+          !EqualitySensitive(operand) && !(in_place_state_ && IsLoopState(*operand))) {
         WhyNot error = AddMember(operand, od, /*follow_users=*/false, /*downstream=*/false, -1, -1);
         if (error.ok()) continue;
         // Not recomputable: fall back to slicing its materialised value.
@@ -417,6 +438,9 @@ class RegionGrower {
     for (HloInstruction* user : instruction->users()) {
       for (int k = 0; k < user->operand_count(); ++k) {
         if (user->operand(k) != instruction) continue;
+        // The next loop state: the value leaves the region there, and
+        // CollectExits decides whether it may be written in place.
+        if (in_place_state_ && IsLoopBodyResult(*user)) continue;
         DimensionMapping ud = ResultDimension(*user, k, dim);
         if (ud.is_not_splittable()) return Because(CannotConsume(*user, dim));
         // Oversized users must be followed further; so must tuples (sort,
@@ -481,6 +505,11 @@ class RegionGrower {
       // The loop writes it whole along the split dimension.
       // A value the plan keeps whole is written whole, whatever its size.
       const int64_t bytes = sharding_.DeviceByteSize(*instruction, member.result_dim.dimension());
+      if (std::optional<size_t> state = StateWrittenInPlace(*instruction, member.result_dim)) {
+        region_->written_in_place[instruction] = *state;
+        region_->exits.push_back(instruction);
+        continue;
+      }
       if (bytes > exit_limit_ && !sharding_.KeptWhole(*instruction)) {
         return Because(instruction->name() + " (" + HumanBytes(bytes) + sharding_.PerDevice() +
                        ") is used outside the region and would stay too large");
@@ -496,6 +525,44 @@ class RegionGrower {
     std::sort(region_->exits.begin(), region_->exits.end(),
               [&](HloInstruction* a, HloInstruction* b) { return position[a] < position[b]; });
     return WhyNot::Ok();
+  }
+
+  // The input (its index in the region's inputs) whose buffer `exit` may be
+  // written into: `exit` leaves the region only as element k of its loop
+  // body's result, and the region reads element k of the body's state only
+  // in slices along the dimension `exit` is split on, so each trip reads a
+  // slice of the old value before it writes the same slice of the new one.
+  // A state that other values outside the region read keeps its buffer
+  // (XLA copies it), and is not written in place.
+  std::optional<size_t> StateWrittenInPlace(const HloInstruction& exit,
+                                            DimensionMapping mapping) const {
+    if (!in_place_state_ || sharding_.active()) return std::nullopt;
+    std::optional<int64_t> slot;
+    for (const HloInstruction* user : exit.users()) {
+      if (region_->Contains(user)) continue;
+      if (!IsLoopBodyResult(*user)) return std::nullopt;
+      for (int k = 0; k < user->operand_count(); ++k) {
+        if (user->operand(k) != &exit) continue;
+        if (slot.has_value()) return std::nullopt;  // two state elements
+        slot = k;
+      }
+    }
+    if (!slot.has_value() || &exit == exit.parent()->root()) return std::nullopt;
+    std::optional<size_t> found;
+    for (size_t i = 0; i < region_->inputs.size(); ++i) {
+      const auto& [input, dim] = region_->inputs[i];
+      if (!input->Is(HloOpcode::kGetTupleElement) || input->IntAttribute("index") != *slot ||
+          input->operand(0) != exit.parent()->parameter(0)) {
+        continue;
+      }
+      if (dim != mapping || found.has_value() || input->shape() != exit.shape()) return std::nullopt;
+      found = i;
+    }
+    if (!found.has_value()) return std::nullopt;
+    for (const HloInstruction* user : region_->inputs[*found].first->users()) {
+      if (!region_->Contains(user)) return std::nullopt;
+    }
+    return found;
   }
 
   // The loop consumes the inputs and produces the exits; if an input depends
@@ -521,6 +588,7 @@ class RegionGrower {
 
   int64_t threshold_;
   bool large_sums_;  // Options::large_sums
+  bool in_place_state_;  // Options::in_place_loop_state
   int64_t follow_limit_;
   int64_t exit_limit_;
   int64_t largest_output_bytes_ = 0;  // of the program's results; 0 outside the entry
@@ -536,19 +604,21 @@ class RegionGrower {
 
 WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
                         int64_t follow_limit, SplitRegion* region,
-                        const ShardingAnalysis& sharding, bool large_sums) {
+                        const ShardingAnalysis& sharding, bool large_sums,
+                        bool in_place_state) {
   int64_t largest_sink = 0;
   for (const RegionStart& start : starts) {
     if (!start.follow_users) {
       largest_sink = std::max(largest_sink, sharding.LargestDeviceBytes(*start.instruction));
     }
   }
-  RegionGrower grower(threshold, largest_sink, region, sharding, follow_limit, large_sums);
+  RegionGrower grower(threshold, largest_sink, region, sharding, follow_limit, large_sums,
+                      in_place_state);
   return grower.Grow(starts);
 }
 
 DoomedSeeds::DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t follow_limit,
-                         const ShardingAnalysis& sharding) {
+                         const ShardingAnalysis& sharding, bool in_place_state) {
   follow_limit = std::min(threshold, follow_limit);
   // Users before their operands: a member's fate depends on its users'.
   std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
@@ -572,7 +642,9 @@ DoomedSeeds::DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t
       }
       for (HloInstruction* user : instruction->users()) {
         for (int k = 0; k < user->operand_count() && !reasons[dim]; ++k) {
-          if (user->operand(k) != instruction) continue;
+          if (user->operand(k) != instruction || (in_place_state && IsLoopBodyResult(*user))) {
+            continue;
+          }
           DimensionMapping mapping = ResultDimension(*user, k, dim);
           if (mapping.is_not_splittable()) {
             reasons[dim] = std::make_shared<const std::string>(CannotConsume(*user, dim));

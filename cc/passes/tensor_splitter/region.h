@@ -57,6 +57,15 @@ struct SplitRegion {
   // because the program needs that much anyway) is not, as its compensation
   // would double memory that must exist anyway.
   int64_t threshold = 0;
+  // Exits that are the next value of a loop state element whose current
+  // value the region reads only in slices along the same dimension (a
+  // running accumulator of a loop body: FlashAttention's rescaled output,
+  // a gradient summed over the outer loop's chunks), by exit, with that
+  // input's index in `inputs`. The loop writes each slice of such an exit
+  // into the state's own buffer: its trip reads a slice of the current value
+  // and then overwrites the same slice, so no second buffer of the state's
+  // size is needed, and the exit may be as large as the state.
+  std::unordered_map<HloInstruction*, size_t> written_in_place;
 
   bool Contains(const HloInstruction* instruction) const {
     return members.count(const_cast<HloInstruction*>(instruction)) != 0;
@@ -95,9 +104,13 @@ struct RegionStart {
 // `large_sums` lets a sum over the split dimension exceed the threshold when it
 // is smaller than what the loop slices (Options::large_sums). On failure
 // `region` keeps the members grown before the refusal: the growth's work.
+// With `in_place_state`, a value that leaves only as a loop body's next state
+// may be written into that state's buffer (SplitRegion::written_in_place);
+// without it the body's result tuple cannot consume slices.
 WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshold,
                         int64_t follow_limit, SplitRegion* region,
-                        const ShardingAnalysis& sharding, bool large_sums = false);
+                        const ShardingAnalysis& sharding, bool large_sums = false,
+                        bool in_place_state = false);
 
 // Seeds whose region cannot be built, found in one pass over the computation
 // instead of growing a region from each: a region grown from an instruction
@@ -110,7 +123,7 @@ WhyNot BuildSplitRegion(const std::vector<RegionStart>& starts, int64_t threshol
 class DoomedSeeds {
  public:
   DoomedSeeds(HloComputation* computation, int64_t threshold, int64_t follow_limit,
-              const ShardingAnalysis& sharding = ShardingAnalysis());
+              const ShardingAnalysis& sharding = ShardingAnalysis(), bool in_place_state = false);
   // Why a region grown from `instruction` along `dim` must fail, or nullptr
   // when it may be built (BuildSplitRegion then decides).
   const std::string* Reason(const HloInstruction* instruction, int64_t dim) const;

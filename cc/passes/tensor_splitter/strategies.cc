@@ -107,7 +107,8 @@ std::optional<RegionStart> JoiningStart(HloInstruction* user, int k, int64_t dim
 // `members_grown` counts the members of every region tried (PassRecord).
 void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64_t limit,
                     int64_t follow_limit, const ShardingAnalysis& sharding, bool large_sums,
-                    int64_t* members_grown, int64_t sink_reduction = kSinkReduction) {
+                    int64_t* members_grown, int64_t sink_reduction = kSinkReduction,
+                    bool in_place_state = false) {
   // Each consumer is tried once: a try regrows the whole region, and a
   // consumer that cannot join rarely can after another joined.
   std::set<std::pair<const HloInstruction*, int>> tried;
@@ -135,7 +136,8 @@ void JoinOtherUsers(std::vector<RegionStart>* starts, SplitRegion* region, int64
           more.push_back(*start);
           SplitRegion larger;
           const bool built =
-              BuildSplitRegion(more, limit, follow_limit, &larger, sharding, large_sums).ok();
+              BuildSplitRegion(more, limit, follow_limit, &larger, sharding, large_sums,
+                               in_place_state).ok();
           *members_grown += static_cast<int64_t>(larger.members.size());
           if (!built || larger.size != region->size) {
             continue;
@@ -227,7 +229,8 @@ bool IsSinkCandidate(const HloInstruction& instruction, int64_t limit,
 SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
                         const DoomedSeeds* const doomed[2], const ShardingAnalysis& sharding,
                         bool large_sums, const DimensionChoices& chosen, std::string* reason,
-                        std::unordered_set<int64_t>* reasons_seen, int64_t* members_grown) {
+                        std::unordered_set<int64_t>* reasons_seen, int64_t* members_grown,
+                        bool in_place_state) {
   SplitRegion talking;  // the first region whose loop communicates
   int64_t talking_dim = -1;
   SplitRegion merging;  // the first region whose loop merges top-k candidates
@@ -243,7 +246,8 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
       std::vector<RegionStart> starts = {RegionStart::Seed(seed, dim)};
       if (error.ok() && certain != nullptr) error = WhyNot::Because(*certain);
       if (error.ok()) {
-        error = BuildSplitRegion(starts, limit, follow_limit, &region, sharding, large_sums);
+        error = BuildSplitRegion(starts, limit, follow_limit, &region, sharding, large_sums,
+                                 in_place_state);
         *members_grown += static_cast<int64_t>(region.members.size());
       }
       if (error.ok() && region.size < 2) error = WhyNot::Because("extent 1");
@@ -257,7 +261,8 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
         }
         continue;
       }
-      JoinOtherUsers(&starts, &region, limit, follow_limit, sharding, large_sums, members_grown);
+      JoinOtherUsers(&starts, &region, limit, follow_limit, sharding, large_sums, members_grown,
+                     kSinkReduction, in_place_state);
       // A dimension chosen for this tensor is taken as it is: the order below
       // is the splitter's own guess, a choice is what a search (or a user)
       // judged, and the search needs the plan that choice gives to judge it.
@@ -294,18 +299,19 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
                         const ShardingAnalysis& sharding, bool large_sums,
                         const DimensionChoices& chosen, int64_t* members_grown,
                         const std::function<bool(const SplitRegion&)>& accept,
-                        int64_t sink_reduction) {
+                        int64_t sink_reduction, bool in_place_state) {
   for (int k = 0; k < sink->operand_count(); ++k) {
     HloInstruction* operand = sink->operand(k);
     if (!IsSplitCandidate(*operand, limit, sharding)) continue;
     for (int64_t dim : DimensionOrder(*operand, chosen)) {
       SplitRegion region;
       std::vector<RegionStart> starts = {RegionStart::Sink(sink, k, dim)};
-      const bool built = BuildSplitRegion(starts, limit, limit, &region, sharding, large_sums).ok();
+      const bool built =
+          BuildSplitRegion(starts, limit, limit, &region, sharding, large_sums, in_place_state).ok();
       *members_grown += static_cast<int64_t>(region.members.size());
       if (!built || region.size < 2 || (accept && !accept(region))) continue;
       JoinOtherUsers(&starts, &region, limit, limit, sharding, large_sums, members_grown,
-                     sink_reduction);
+                     sink_reduction, in_place_state);
       return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size));
     }
   }

@@ -75,6 +75,7 @@ struct ComputationSearch {
   int64_t limit;
   int64_t split_size;
   bool large_sums;
+  bool in_place_state;  // Options::in_place_loop_state
   const DimensionChoices& chosen;  // the plan search's dimensions, by tensor
   int64_t* members_grown;  // the search's work (PassRecord)
   std::unordered_set<const HloInstruction*> seeds_given_up;
@@ -92,8 +93,9 @@ SplitResult SplitAtAnySeed(ComputationSearch* search, const ShardingAnalysis& sh
   HloComputation* computation = search->computation;
   const int64_t limit = search->limit;
   // Recomputed after every rewrite: the loops change users and roots.
-  const DoomedSeeds follow_split(computation, limit, search->split_size, sharding);
-  const DoomedSeeds follow_limit(computation, limit, limit, sharding);
+  const DoomedSeeds follow_split(computation, limit, search->split_size, sharding,
+                                 search->in_place_state);
+  const DoomedSeeds follow_limit(computation, limit, limit, sharding, search->in_place_state);
   const DoomedSeeds* const doomed[2] = {&follow_split, &follow_limit};
   for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
     if (search->seeds_given_up.count(instruction) ||
@@ -103,7 +105,7 @@ SplitResult SplitAtAnySeed(ComputationSearch* search, const ShardingAnalysis& sh
     SplitResult result = SplitAtSeed(
         instruction, limit, search->split_size, doomed, sharding, search->large_sums,
         search->chosen, &search->reasons[instruction->name()], &search->reasons_seen[instruction->name()],
-        search->members_grown);
+        search->members_grown, search->in_place_state);
     if (result.split) return result;
     search->seeds_given_up.insert(instruction);
   }
@@ -117,7 +119,8 @@ SplitResult SplitAtAnySink(ComputationSearch* search, const ShardingAnalysis& sh
       continue;
     }
     SplitResult result = SplitAtSink(instruction, search->limit, search->split_size, sharding,
-                                     search->large_sums, search->chosen, search->members_grown);
+                                     search->large_sums, search->chosen, search->members_grown,
+                                     nullptr, kSinkReduction, search->in_place_state);
     if (result.split) return result;
     search->sinks_given_up.insert(instruction);
   }
@@ -201,6 +204,9 @@ bool TensorSplitter::Run(HloModule* module) {
   const int64_t split_size = split_size_ > 0
                                  ? std::min(split_size_, threshold)
                                  : std::max<int64_t>(1, threshold / 4);
+  // The splitter's loop bodies are split again against the tile size: the
+  // split size chose their chunk (Options::tensor_tile_size).
+  const int64_t tile_size = tile_size_ > 0 ? std::min(tile_size_, split_size) : split_size;
   bool changed = false;
   // The yardstick for the work loops repeat: the program as it came in.
   const int64_t program_flops = module->entry() ? ComputationFlops(*module->entry()) : 0;
@@ -219,7 +225,7 @@ bool TensorSplitter::Run(HloModule* module) {
     return analysis;
   };
   ShardingAnalysis sharding = analyse();
-  // (computation, limit) pairs; loop bodies we create are held to split_size.
+  // (computation, limit) pairs; loop bodies we create are held to tile_size.
   std::vector<std::pair<HloComputation*, int64_t>> work;
   LoopBodies bodies;  // of the loops built so far
   for (HloComputation* computation : ControlFlowComputations(module)) {
@@ -232,8 +238,9 @@ bool TensorSplitter::Run(HloModule* module) {
     changed |= PrepareComputation(computation, limit, sharding, &notes);
     for (std::string& note : notes) Log(std::move(note));
     if (sharding.active()) sharding = analyse();
-    ComputationSearch search{computation, limit, split_size, large_sums_, dimensions_,
-                             &region_members};
+    // A body's loops take chunks that fit its own limit.
+    ComputationSearch search{computation, limit, std::min(split_size, limit), large_sums_,
+                             in_place_state_, dimensions_, &region_members};
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
       SplitResult result = NextSplit(&search, sharding);
       if (!result.split) break;
@@ -253,10 +260,11 @@ bool TensorSplitter::Run(HloModule* module) {
       // also freed instructions, whose addresses new ones may reuse.)
       search.seeds_given_up.clear();
       search.sinks_given_up.clear();
-      // One unit of the split dimension may still exceed the split size:
-      // split the bodies again, on another dimension (nested loops).
+      // One unit of the split dimension may still exceed the split size, or
+      // a chunk the tile size: split the bodies again, on another dimension
+      // (nested loops).
       for (HloComputation* body : result.bodies) {
-        work.push_back({body, split_size});
+        work.push_back({body, tile_size});
         bodies.insert(body);
       }
     }

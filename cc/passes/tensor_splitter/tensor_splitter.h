@@ -9,7 +9,8 @@
 // accumulated, surviving ones are written with dynamic-update-slice. A
 // dimension that does not divide by the chunk size gets a one-trip loop for
 // the remainder, run first. Loop bodies are split again, against
-// --xla_tensor_split_size, when one dimension is not enough.
+// --xla_tensor_split_size (or the smaller Options::tensor_tile_size), when
+// one dimension is not enough.
 #ifndef EXLA_PASSES_TENSOR_SPLITTER_TENSOR_SPLITTER_H_
 #define EXLA_PASSES_TENSOR_SPLITTER_TENSOR_SPLITTER_H_
 
@@ -28,11 +29,16 @@ class TensorSplitter : public HloPass {
   // the pass off. `split_size`: the limit for tensors inside the loop bodies
   // it creates; 0 means a quarter of the threshold. `large_sums`: see
   // Options::large_sums. `dimensions`: see DimensionChoices.
+  // `in_place_state`: see Options::in_place_loop_state; `tile_size`:
+  // Options::tensor_tile_size.
   TensorSplitter(int64_t threshold, int64_t split_size, bool large_sums = false,
-                 DimensionChoices dimensions = {})
+                 DimensionChoices dimensions = {}, bool in_place_state = false,
+                 int64_t tile_size = 0)
       : threshold_(threshold),
         split_size_(split_size),
         large_sums_(large_sums),
+        in_place_state_(in_place_state),
+        tile_size_(tile_size),
         dimensions_(std::move(dimensions)) {}
   std::string_view name() const override { return "tensor-splitter"; }
   bool Run(HloModule* module) override;
@@ -41,6 +47,8 @@ class TensorSplitter : public HloPass {
   int64_t threshold_;
   int64_t split_size_;
   bool large_sums_;
+  bool in_place_state_;
+  int64_t tile_size_;
   DimensionChoices dimensions_;
 };
 

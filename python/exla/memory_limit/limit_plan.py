@@ -63,6 +63,9 @@ class Candidate:
         the plan moved off the splitter's first dimension, values it keeps
         whole instead of recomputing (dimension ``KEEP_WHOLE``), and
         softmax-weighted sums it leaves to a second pass (``TWO_PASS``).
+      tile_size: the tiles its loop bodies are split into again, running
+        state written in place (cc/passes/tensor_splitter/TILING.md; None:
+        none).
     """
 
     threshold: int | None
@@ -75,11 +78,13 @@ class Candidate:
     predicted_seconds: float = 0.0
     predicted_peak_bytes: int | None = None
     dimensions: tuple[tuple[str, int], ...] = ()
+    tile_size: int | None = None
 
     def __str__(self) -> str:
         split = format_size(self.split_size) if self.split_size else "auto"
         split += ", sums above the threshold" if self.large_sums else ""
         split += "".join(_choice_text(tensor, d) for tensor, d in self.dimensions)
+        split += f", tiles of {format_size(self.tile_size)}" if self.tile_size else ""
         verdict = "fits" if self.fits else "over"
         model = ("" if self.predicted_peak_bytes is None else
                  f" (model {format_size(self.predicted_peak_bytes)})")

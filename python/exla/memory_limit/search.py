@@ -112,9 +112,10 @@ def _slice_bytes(candidate: Candidate) -> int:
 
 
 Optimize = Callable[..., Any]
-"""``optimize(threshold, split_size, large_sums[, dimensions]) -> OptimizedModule``:
-the C++ pipeline with one plan's settings (``dimensions``,
-``{"computation/instruction": dimension}``, is passed only when a plan sets it)."""
+"""``optimize(threshold, split_size, large_sums[, dimensions][, tile_size=])
+-> OptimizedModule``: the C++ pipeline with one plan's settings (``dimensions``,
+``{"computation/instruction": dimension}``, and ``tile_size`` are passed only
+when a plan sets them)."""
 
 Refusals = Callable[[int], Any]
 """``refusals(threshold) -> OptimizedModule``: the pipeline at one threshold,
@@ -254,20 +255,23 @@ def _model_choice(plans: list[PlanCandidate], target: int,
         p.peak_bytes, p.settings.threshold == 0, p.settings.threshold))
 
 
-def _settings_key(settings: Any) -> tuple[int | None, int | None, bool, tuple[tuple[str, int], ...]]:
+SettingsKey = tuple[int | None, int | None, bool, tuple[tuple[str, int], ...], int | None]
+
+
+def _settings_key(settings: Any) -> SettingsKey:
     """A C++ ``PlanSettings`` in the search's terms (:class:`Candidate`'s and
-    :meth:`_LimitSearch.measure`'s): None for a threshold or slice size left
-    unset (0 in C++), the dimensions as sorted pairs."""
+    :meth:`_LimitSearch.measure`'s): None for a threshold, slice size or tile
+    size left unset (0 in C++), the dimensions as sorted pairs."""
     return (settings.threshold or None, settings.split_size or None, settings.large_sums,
-            tuple(sorted(settings.dimensions.items())))
+            tuple(sorted(settings.dimensions.items())), settings.tile_size or None)
 
 
 def _as_candidate(plan: PlanCandidate) -> Candidate:
     """A model plan in the search's terms, its peak the predicted one (for ranking)."""
-    threshold, split_size, large_sums, dimensions = _settings_key(plan.settings)
+    threshold, split_size, large_sums, dimensions, tile_size = _settings_key(plan.settings)
     return Candidate(threshold, split_size, plan.peak_bytes, len(plan.loops), plan.fits,
                      plan.recomputed_flops, large_sums, plan.predicted_seconds,
-                     plan.peak_bytes, dimensions)
+                     plan.peak_bytes, dimensions, tile_size)
 
 
 def _predicted_seconds(text: str) -> float:
@@ -363,7 +367,7 @@ class _LimitSearch:
 
     def _confirm(self, best: PlanCandidate) -> Candidate:
         """XLA's compile of the plan the models chose."""
-        _, _, candidate = self.measure(*_settings_key(best.settings), best.peak_bytes)
+        _, _, candidate = self.measure(*_settings_key(best.settings), predicted_peak=best.peak_bytes)
         if best.origin == "user settings" and not best.changed:
             self.plan.peak_bytes_before = candidate.peak_bytes  # the input, compiled
             self.plan.before_predicted = False
@@ -396,18 +400,19 @@ class _LimitSearch:
                 f"({plan.floor_bytes} bytes): no rewrite can fit it")
 
     def measure(self, t: int | None, split: int | None = None, large: bool = False,
-                dimensions: tuple[tuple[str, int], ...] = (),
-                predicted_peak: int | None = None) -> tuple[str, list, Candidate]:
+                dimensions: tuple[tuple[str, int], ...] = (), tile_size: int | None = None,
+                *, predicted_peak: int | None = None) -> tuple[str, list, Candidate]:
         """``(text, records, candidate)`` of the plan with threshold ``t``
         (split size: the user's unless given; other sizes are only tried when
         the user gave none), compiled by XLA."""
         split = self.split_size if split is None else split
-        key = (t, split, large, dimensions)
+        key = (t, split, large, dimensions, tile_size)
         if key not in self.results:
             plan = self.plan
             start = time.perf_counter()
-            optimized = (self.optimize(t, split, large, dict(dimensions)) if dimensions
-                         else self.optimize(t, split, large))
+            extra = {"tile_size": tile_size} if tile_size else {}
+            optimized = (self.optimize(t, split, large, dict(dimensions), **extra) if dimensions
+                         else self.optimize(t, split, large, **extra))
             out, records = optimized.text, list(optimized.passes)
             plan.exla_seconds += time.perf_counter() - start
             peak = self._planned_memory(out).total_bytes
@@ -415,7 +420,7 @@ class _LimitSearch:
             plan.program_flops = max(plan.program_flops, splitter.program_flops)
             candidate = Candidate(t, split, peak, len(splitter.loops), peak <= self.limit,
                                   splitter.recomputed_flops, large, _predicted_seconds(out),
-                                  predicted_peak, dimensions)
+                                  predicted_peak, dimensions, tile_size)
             plan.candidates.append(candidate)
             self.results[key] = (out, records, candidate)
             _log.debug("exla: memory limit %s: %s", format_size(self.limit), candidate)

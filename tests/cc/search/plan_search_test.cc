@@ -27,18 +27,19 @@ using exla::PlanSearchResult;
 using exla::PlanSettings;
 using exla::SearchPlans;
 
-// A kernel matrix-vector product: a 4 MB kernel matrix between 40 kB of
-// inputs and a 4 kB result.
-constexpr char kKernelMatvec[] = R"(HloModule kmv
-
-ENTRY kmv {
-  x = f32[1000,8] parameter(0)
-  v = f32[1000,1] parameter(1)
-  k = f32[1000,1000] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={1}
-  e = f32[1000,1000] exponential(k)
-  ROOT kv = f32[1000,1] dot(e, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+// A kernel matrix-vector product of `n` rows: an n x n kernel matrix
+// between inputs of n x 8 and n x 1 and an n x 1 result.
+std::string KernelMatvec(int n) {
+  const std::string r = std::to_string(n);
+  return "HloModule kmv\n\nENTRY kmv {\n  x = f32[" + r + ",8] parameter(0)\n  v = f32[" + r +
+         ",1] parameter(1)\n  k = f32[" + r + "," + r +
+         "] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n  e = f32[" + r + "," +
+         r + "] exponential(k)\n  ROOT kv = f32[" + r + ",1] dot(e, v), lhs_contracting_dims={1}, "
+         "rhs_contracting_dims={0}\n}\n";
 }
-)";
+
+// A 4 MB kernel matrix between 40 kB of inputs and a 4 kB result.
+const std::string kKernelMatvec = KernelMatvec(1000);
 
 // K = exp(x yᵀ) is 8 MB.
 const std::string kTwoPasses = exla_test::TwoPassModule("two", 2000, 1000);
@@ -330,6 +331,89 @@ TEST(PlanSearch, WithoutStructuralVariationsOnlyThresholdsAndSlicesVary) {
   for (const PlanCandidate& plan : result.plans) EXPECT_TRUE(plan.settings.dimensions.empty());
   // With them, the same search moves a loop to another dimension (above).
   EXPECT_GE(Count(Search(1'000'000), PlanOrigin::kDimension), 1);
+}
+
+// A judge by table whose plans split: a plan's peak is `small` above a
+// threshold of `small` (none included) and `small` at or below it, with
+// one loop along the rows of a 4,000 x 4,000 array.
+class LoopJudge : public PlanJudge {
+ public:
+  explicit LoopJudge(int64_t small) : small_(small) {}
+  Judgement Judge(const PlanSettings& settings) override {
+    Judgement judgement;
+    const bool small = settings.threshold > 0 && settings.threshold <= small_;
+    judgement.peak_bytes = small ? small_ : 2 * small_;
+    if (small) {
+      exla::SplitLoop loop;
+      loop.computation = "kmv";
+      loop.instruction = "k";
+      loop.shape = "f32[4000,4000]";
+      judgement.loops.push_back(loop);
+    }
+    return judgement;
+  }
+
+ private:
+  int64_t small_;
+};
+
+// The kernel matrix-vector product at 4,000 rows: a 64 MB kernel matrix,
+// so that thresholds (at most the largest tensor) leave room for tiles.
+const std::string kLargeMatvec = KernelMatvec(4000);
+
+PlanSearchResult SearchLoops(PlanJudge& judge, int64_t target) {
+  PlanSearchOptions options;
+  options.target = target;
+  options.max_plans = 64;
+  return SearchPlans(kLargeMatvec, /*floor_bytes=*/176'000, judge, options);
+}
+
+TEST(PlanSearch, FittingPlansWithLoopsAreTriedInTiles) {
+  // Each plan that fits at the chosen threshold, with slices of at least
+  // twice a tile, once more with its loop bodies in 2 MB tiles (running
+  // state in place): the settings otherwise its own.
+  LoopJudge judge(20'000'000);
+  const PlanSearchResult result = SearchLoops(judge, 39'000'000);
+  ASSERT_GE(Count(result, PlanOrigin::kTiles), 1);
+  for (const PlanCandidate& plan : result.plans) {
+    if (plan.origin != PlanOrigin::kTiles) {
+      EXPECT_EQ(plan.settings.tile_size, 0);
+      continue;
+    }
+    EXPECT_EQ(plan.settings.tile_size, int64_t{2} << 20);
+    const int64_t slices = plan.settings.split_size > 0 ? plan.settings.split_size
+                                                        : plan.settings.threshold / 4;
+    EXPECT_GE(slices, 2 * plan.settings.tile_size);
+    const auto untiled = std::find_if(result.plans.begin(), result.plans.end(),
+                                      [&](const PlanCandidate& p) {
+      PlanSettings same = p.settings;
+      same.tile_size = plan.settings.tile_size;
+      return p.settings.tile_size == 0 && p.fits && same.threshold == plan.settings.threshold &&
+             same.split_size == plan.settings.split_size &&
+             same.dimensions == plan.settings.dimensions;
+    });
+    EXPECT_TRUE(untiled != result.plans.end());
+  }
+}
+
+TEST(PlanSearch, NoTilesWhereSlicesAreBelowTwoTiles) {
+  // Plans fit at thresholds up to 8 MB: slices of at most 2 MB by default;
+  // of the larger slices (half and all of the threshold), only those of at
+  // least 4 MB (two tiles) are tiled.
+  LoopJudge judge(8'000'000);
+  const PlanSearchResult result = SearchLoops(judge, 15'900'000);
+  ASSERT_GE(Count(result, PlanOrigin::kTiles), 1);
+  for (const PlanCandidate& plan : result.plans) {
+    if (plan.origin == PlanOrigin::kTiles) EXPECT_GE(plan.settings.split_size, 4'194'304);
+  }
+  LoopJudge small(2'000'000);
+  EXPECT_EQ(Count(SearchLoops(small, 3'900'000), PlanOrigin::kTiles), 0);
+}
+
+TEST(PlanSearch, PlansWithoutLoopsAreNotTiled) {
+  // TableJudge's plans build no loops: nothing to tile, at any slice size.
+  TableJudge judge;
+  EXPECT_EQ(Count(SearchLoops(judge, 39'000'000), PlanOrigin::kTiles), 0);
 }
 
 }  // namespace

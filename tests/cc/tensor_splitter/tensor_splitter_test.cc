@@ -453,10 +453,8 @@ TEST(TensorSplitter, IotaSliceStartsAtTheOffset) {
   )"));
 }
 
-TEST(TensorSplitter, NestedLoopWhenOneSliceIsStillTooLarge) {
-  // One row of the 64 x 64 x 16 product is 4 KB, over the 1 KB split size:
-  // the loop body is split again along its second dimension.
-  const PassRun run = RunPass(kPass, Module(R"(
+// A 64 x 64 x 16 product (256 KB) summed to one value per row.
+const std::string kRowSumsOfProduct = Module(R"(
   x = f32[64,16]{1,0} parameter(0)
   y = f32[64]{0} parameter(1)
   bx = f32[64,64,16]{2,1,0} broadcast(x), dimensions={0,2}
@@ -465,7 +463,12 @@ TEST(TensorSplitter, NestedLoopWhenOneSliceIsStillTooLarge) {
   e = f32[64,64,16]{2,1,0} exponential(p)
   zero = f32[] constant(0)
   ROOT r = f32[64]{0} reduce(e, zero), dimensions={1,2}, to_apply=sum
-)"), SizeOptions(8192, 1024));
+)");
+
+TEST(TensorSplitter, NestedLoopWhenOneSliceIsStillTooLarge) {
+  // One row of the 64 x 64 x 16 product is 4 KB, over the 1 KB split size:
+  // the loop body is split again along its second dimension.
+  const PassRun run = RunPass(kPass, kRowSumsOfProduct, SizeOptions(8192, 1024));
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
     CHECK:     r.1.split_body {
@@ -483,6 +486,28 @@ TEST(TensorSplitter, NestedLoopWhenOneSliceIsStillTooLarge) {
                               "64: 64 chunks of 1"));
   EXPECT_TRUE(HasMessage(run, "split r.split_body/bx.1 f32[1,64,16] (4.1 KB) on dimension 1 of "
                               "extent 64: 4 chunks of 16"));
+}
+
+TEST(TensorSplitter, TileSizeSplitsBodiesWhoseSlicesFitTheSplitSize) {
+  // Chunks of 4 rows (16 KB) fit the split size: no nested loop. With a
+  // 4 KB tile size the body is split again, into 4 x 16 x 16 tiles.
+  const PassRun plain = RunPass(kPass, kRowSumsOfProduct, SizeOptions(65536, 16384));
+  EXPECT_EQ(CountOccurrences(plain.text, " while("), 1) << plain.text;
+  exla::Options options = SizeOptions(65536, 16384);
+  options.tensor_tile_size = 4096;
+  const PassRun run = RunPass(kPass, kRowSumsOfProduct, options);
+  EXPECT_TRUE(HasMessage(run, "split main/bx f32[64,64,16] (262.1 KB) on dimension 0 of extent "
+                              "64: 16 chunks of 4"));
+  EXPECT_TRUE(HasMessage(run, "split r.split_body/bx.1 f32[4,64,16] (16.4 KB) on dimension 1 of "
+                              "extent 64: 4 chunks of 16"));
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK:     r.1.split_body {
+    CHECK:     f32[4,16,16]{2,1,0} exponential(
+    CHECK:     r.split_body {
+    CHECK-NOT: f32[4,64,16]{2,1,0} exponential(
+    CHECK:     ENTRY main {
+  )"));
+  EXPECT_FALSE(HasMessage(run, "unsplit")) << "nothing should be left unsplit";
 }
 
 // A kernel normalised by its row and column sums, whose sums flow back into

@@ -270,19 +270,20 @@ def test_the_plan_that_rereads_less_is_chosen(monkeypatch):
 # the peaks it "plans" for each.
 
 def _model_plan(threshold, peak, split=None, loops=1, seconds=1.0, origin="halving",
-                changed=True):
+                changed=True, tile=0):
     from exla.memory_limit.model_plans import PlanCandidate, PlanSettings
     from exla._splitter_result import SplitLoop
 
     loop = SplitLoop(computation="main", instruction="e", shape="f32[1000,1000]", bytes=4 * MB,
                      extents=(1000, 1000), dimension=0, extent=1000, chunk=100, chunks=10,
                      members=3)
-    return PlanCandidate(settings=PlanSettings(threshold=threshold or 0, split_size=split or 0),
+    return PlanCandidate(settings=PlanSettings(threshold=threshold or 0, split_size=split or 0,
+                                               tile_size=tile),
                          origin=origin, peak_bytes=peak, predicted_seconds=seconds,
                          changed=changed, loops=(loop,) * loops, seconds=0.001)
 
 
-def _guided(monkeypatch, plans_for_target, xla_peak, limit=12 * MB):
+def _guided(monkeypatch, plans_for_target, xla_peak, limit=12 * MB, optimize=None):
     """Runs the search with ``plans_for_target(target)`` as the C++ search's
     plans and ``xla_peak(threshold, split)`` as XLA's total bytes."""
     from exla.memory_limit.model_plans import PlanSearchResult
@@ -297,7 +298,7 @@ def _guided(monkeypatch, plans_for_target, xla_peak, limit=12 * MB):
         return PlanSearchResult(before=before, seconds_before=1.0, floor_bytes=8 * MB,
                                 plans=plans, seconds=0.01)
 
-    def optimize(threshold, split_size, large_sums):
+    def untiled(threshold, split_size, large_sums):
         return _unchanged(MODULE.format(name=f"m_{threshold}_{split_size}_{int(large_sums)}"))
 
     def planned_memory(text, devices=None):
@@ -312,7 +313,7 @@ def _guided(monkeypatch, plans_for_target, xla_peak, limit=12 * MB):
 
     monkeypatch.setattr(bridge, "planned_memory", planned_memory)
     monkeypatch.setattr(limit_search, "_cache", OrderedDict())
-    _, _, plan = limit_search.search(MODULE.format(name="input"), limit, optimize,
+    _, _, plan = limit_search.search(MODULE.format(name="input"), limit, optimize or untiled,
                                       models=models)
     return plan, targets, compiled
 
@@ -333,6 +334,23 @@ def test_models_choose_and_xla_compiles_only_the_winner(monkeypatch):
     # The input was not compiled: its peak is the model's, and says so.
     assert plan.before_predicted and plan.peak_bytes_before == 30 * MB
     assert "exla's model; not compiled" in "\n".join(plan.summary())
+
+
+def test_a_tiled_plan_the_models_predict_faster_runs_with_its_tiles(monkeypatch):
+    # The same plan in 2 MB tiles (loop bodies split again, running state in
+    # place), predicted faster: the pipeline is run with that tile size.
+    tiled = _model_plan(4 * MB, 10 * MB, split=4 * MB, seconds=0.5, origin="tiles", tile=2 * MB)
+    tiles = []
+
+    def optimize(threshold, split_size, large_sums, tile_size=None):
+        tiles.append(tile_size)
+        return _unchanged(MODULE.format(name=f"m_{threshold}_{split_size}_{tile_size}"))
+
+    plan, _, compiled = _guided(monkeypatch, lambda target: _PLANS + [tiled],
+                                lambda t, split: 10 * MB, optimize=optimize)
+    assert plan.fits and compiled == [f"m_{4 * MB}_{4 * MB}_{2 * MB}"]
+    assert plan.chosen.tile_size == 2 * MB and tiles[0] == 2 * MB
+    assert "tiles of 2 MB" in str(plan.chosen)
 
 
 def test_a_plan_xla_finds_over_the_limit_is_corrected_once(monkeypatch):
