@@ -14,6 +14,7 @@ largest power of two whose logits fit the same memory limit as exla
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -59,6 +60,10 @@ def torch_chunked(h: np.ndarray, w: np.ndarray, labels: np.ndarray,
     """A call of PyTorch's chunked linear cross entropy (value and gradients,
     results as TensorFlow's workload returns them) and a note naming torch's
     version and the options; raises ImportError without torch."""
+    # torch's chunked op asks whether triton imports; loading triton's own LLVM
+    # into a process that holds TensorFlow's XLA crashes it (segmentation
+    # fault), and a CPU run has no use for triton: make its import fail.
+    sys.modules.setdefault("triton", None)
     import torch
     import torch.nn.functional as F
 
