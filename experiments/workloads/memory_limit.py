@@ -243,9 +243,9 @@ def measure(name: str, repeats: int, dump_dir: Path, smoke: bool = False,
         calls["torch"] = peer.pop("call")
         first["torch"], peak = resident_peak(calls["torch"])
         if peak is not None:
-            peer["torch_peak_mb"] = (peak + sum(a.nbytes for a in args)) / 2**20
-    times, first = _time_all(calls, repeats, first)
-    plain_times, exla_times, expected, actual = (times["plain"], times["exla"], first["plain"],
+            peer["torch_peak_mb"] = (peak + sum(np.asarray(a).nbytes for a in args)) / 2**20
+    timed, first = _time_all(calls, repeats, first)
+    plain_times, exla_times, expected, actual = (timed["plain"], timed["exla"], first["plain"],
                                                  first["exla"])
     row: dict = {"workload": name, "shape": (SMOKE_SHAPES if smoke else SHAPES)[name],
                  "limit": limit, "repeats": repeats,
@@ -278,7 +278,7 @@ def measure(name: str, repeats: int, dump_dir: Path, smoke: bool = False,
         row.update({f"{key}_time_s": statistics.median(times), f"{key}_time_min_s": min(times),
                     f"{key}_time_max_s": max(times)})
     row["ratio"] = row["exla_time_s"] / row["plain_time_s"]
-    row.update(peer, **_peer_fields(name, args, first, times))
+    row.update(peer, **_peer_fields(name, args, first, timed))
     row["error"] = max(float(np.max(np.abs(a - e)) / (np.max(np.abs(e)) or 1.0))
                        for a, e in zip(actual, expected))
     if row["ran_rewritten"] == "yes":

@@ -100,3 +100,22 @@ def test_peer_table_in_the_section(tmp_path) -> None:
     lines = memory_limit.memory_limit_section(tmp_path)
     peer_rows = [line for line in lines if "batch_chunk_size=16" in line]
     assert len(peer_rows) == 1 and "| 9 |" in peer_rows[0] and "1.23e+03" in peer_rows[0]
+
+
+def test_measure_times_the_peer_beside_plain_and_exla(tmp_path, monkeypatch) -> None:
+    # The smoke attention program with a stand-in peer: measure() calls it
+    # once untimed (its peak read), then in turn with plain and exla.
+    calls: list[int] = []
+
+    def peer(args, limit_bytes):
+        def call():
+            calls.append(limit_bytes)
+            return [np.zeros(1)]
+        return call, "stand-in"
+
+    monkeypatch.setitem(memory_limit.PEERS, "attention", ("torch", peer))
+    row = memory_limit.measure("attention", 2, tmp_path, smoke=True)
+    assert calls == [10**6] * 3 and row["torch_note"] == "stand-in"
+    assert row["torch_time_min_s"] <= row["torch_time_s"] <= row["torch_time_max_s"]
+    assert row["torch_ratio"] == pytest.approx(row["torch_time_s"] / row["plain_time_s"])
+    assert row["torch_peak_mb"] > 0
