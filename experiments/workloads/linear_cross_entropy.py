@@ -91,20 +91,13 @@ def resident_peak(call: Callable[[], Any]) -> tuple[Any, int | None]:
     size (``/proc/self/clear_refs``) before the call and read after it. None
     where the kernel does not allow the reset. Counts what the call allocated
     and touched, not what existed before it (its arguments)."""
+    from experiments.harness.child import current_rss_mb, peak_rss_so_far_mb
+
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
     except OSError:
         return call(), None
-    before = _status_kib("VmRSS")
+    before = current_rss_mb()
     result = call()
-    return result, (_status_kib("VmHWM") - before) * 1024
-
-
-def _status_kib(key: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise KeyError(key)
-
+    return result, int((peak_rss_so_far_mb() - before) * 2**20)
