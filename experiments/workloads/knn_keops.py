@@ -33,7 +33,7 @@ from experiments.workloads import knn
 
 COLUMNS = ["run_id", "n", "queries", "d", "k", "limit", "backend", "round", "time_s",
            "load_before", "load_after", "error", "ran_rewritten", "loops", "planned_peak_mb",
-           "first_call_s", "plan", "note", "commit"]
+           "first_call_s", "plan", "note", "commit", "fast_math"]
 
 
 def alternate(calls: dict[str, Callable[[], Any]], rounds: int) -> list[dict[str, Any]]:
@@ -58,31 +58,32 @@ def _recall_error(found: Any, exact: Any, rows: Any, k: int) -> float:
     return float(1.0 - np.mean([len(set(a) & set(b)) / k for a, b in zip(exact, found)]))
 
 
-def _exla_program(limit: str, q: Any, p: Any, dump_dir: Path) -> tuple[Callable[[], Any], dict]:
+def _exla_program(limit: str, q: Any, p: Any, dump_dir: Path,
+                  fast_math: bool) -> tuple[Callable[[], Any], dict]:
     """exla's program under ``limit`` after its first call, and what ran, as row fields."""
     import numpy as np
 
     import exla
 
+    from experiments.harness import backends
     from experiments.harness.executed import tf_executed
 
     def user_knn(queries: Any, points: Any) -> Any:
         return knn.knn(queries, points, "l2")
 
-    fn = exla.function(user_knn, memory_limit=limit)
+    fn = exla.function(user_knn, memory_limit=limit, fast_math=fast_math)
     start = time.perf_counter()
     first = np.asarray(fn(q, p))
-    fields = {"first_call_s": time.perf_counter() - start, "first": first}
+    fields = {"first_call_s": time.perf_counter() - start, "first": first,
+              "fast_math": "yes" if fast_math else "no"}
     ran = tf_executed(dump_dir, user_knn.__name__, exla=True)
     fields.update({key: ran.get(key) for key in ("ran_rewritten", "loops", "planned_peak_mb")})
-    if fn.programs and fn.programs[-1].report.limit_plan is not None:
-        plan = fn.programs[-1].report.limit_plan
-        fields["plan"] = str(plan.chosen) if plan.chosen else "none fits"
+    fields["plan"] = backends.plan_fields(fn).get("exla_plan", "")
     return (lambda: np.asarray(fn(q, p))), fields
 
 
-def measure(n: int, queries: int, limits: list[str], rounds: int,
-            dump_dir: Path) -> list[dict[str, Any]]:
+def measure(n: int, queries: int, limits: list[str], rounds: int, dump_dir: Path,
+            fast_math: bool = False) -> list[dict[str, Any]]:
     """The rows of one run: per limit, exla and KeOps alternately."""
     import numpy as np
     import pykeops
@@ -101,7 +102,7 @@ def measure(n: int, queries: int, limits: list[str], rounds: int,
     q, p = tf.constant(q_np), tf.constant(p_np)
     rows = []
     for limit in limits:
-        call, fields = _exla_program(limit, q, p, dump_dir)
+        call, fields = _exla_program(limit, q, p, dump_dir, fast_math)
         fields["error"] = _recall_error(fields.pop("first"), exact, sample, k)
         for record in alternate({"exla": call, "keops": keops}, rounds):
             record.update(fields if record["backend"] == "exla" else keops_fields)
@@ -119,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="timed rounds per limit")
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--fast-math", action="store_true",
+                        help="exla with fast_math too (as knn.py runs it: |q|^2 + |p|^2 - 2 q.p)")
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     args = parser.parse_args(argv)
     import tempfile
@@ -133,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                                        + dump_flags(dump_dir))
     run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     commit = machine_info().get("commit", "")
-    rows = measure(args.n, args.queries, args.limits, args.repeats, dump_dir)
+    rows = measure(args.n, args.queries, args.limits, args.repeats, dump_dir, args.fast_math)
     for row in rows:
         row.update(run_id=run_id, commit=commit)
     append_rows(args.results_dir / "knn_keops.csv", rows, COLUMNS)
@@ -142,35 +145,37 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def knn_keops_section(results_dir: Path) -> list[str]:
-    """The RESULTS.md section of ``knn_keops.csv``: its newest run, per limit."""
+    """The RESULTS.md section of ``knn_keops.csv``: per exla setting (only
+    ``memory_limit``, or with ``fast_math`` too) its newest run, per limit."""
     rows = read_rows(results_dir / "knn_keops.csv")
     if not rows:
         return []
-    run_id = rows[-1]["run_id"]
-    rows = [row for row in rows if row["run_id"] == run_id]
-    head = ["n", "limit", "exla (s)", "KeOps (s)", "exla / KeOps", "rounds",
+    newest = {row.get("fast_math") or "no": row["run_id"] for row in rows}
+    rows = [row for row in rows if newest[row.get("fast_math") or "no"] == row["run_id"]]
+    head = ["n", "limit", "exla fast_math", "exla (s)", "KeOps (s)", "exla / KeOps", "rounds",
             "load before/after each call", "exla's program ran", "planned peak exla (MiB)",
-            "1 - recall (exla, KeOps)", "exla's plan"]
-    out = ["## knn_keops", "", f"`python -m experiments knn_keops` (run {run_id}, commit "
-           f"{rows[0].get('commit', '')}): {rows[0]['queries']} queries, d = {rows[0]['d']}, "
-           f"k = {rows[0]['k']}; exla (only `memory_limit`) and KeOps `ArgKMin` called in turn "
+            "1 - recall (exla, KeOps)", "exla's plan", "run"]
+    out = ["## knn_keops", "", f"`python -m experiments knn_keops [--fast-math]`: "
+           f"{rows[0]['queries']} queries, d = {rows[0]['d']}, k = {rows[0]['k']}; exla "
+           "(`memory_limit`, with `fast_math` where said) and KeOps `ArgKMin` called in turn "
            "in one process; times median [min-max] of the timed calls.",
            "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for limit in dict.fromkeys(row["limit"] for row in rows):
-        mine = [row for row in rows if row["limit"] == limit]
+    for run_id, limit in dict.fromkeys((row["run_id"], row["limit"]) for row in rows):
+        mine = [row for row in rows if (row["run_id"], row["limit"]) == (run_id, limit)]
         times = {b: [float(r["time_s"]) for r in mine if r["backend"] == b]
                  for b in ("exla", "keops")}
         exla_row = next(r for r in mine if r["backend"] == "exla")
         keops_row = next(r for r in mine if r["backend"] == "keops")
         out.append("| " + " | ".join([
-            mine[0]["n"], limit, *(_median_range(times[b]) for b in ("exla", "keops")),
+            mine[0]["n"], limit, exla_row.get("fast_math") or "no",
+            *(_median_range(times[b]) for b in ("exla", "keops")),
             number(statistics.median(times["exla"]) / statistics.median(times["keops"])),
             str(len(times["exla"])),
             " ".join(f"{r['backend']} {number(r['load_before'], 2)}/{number(r['load_after'], 2)}"
                      for r in mine),
             exla_row.get("ran_rewritten", ""), number(exla_row.get("planned_peak_mb")),
             f"{number(exla_row.get('error'))}, {number(keops_row.get('error'))}",
-            exla_row.get("plan", "")]) + " |")
+            exla_row.get("plan", ""), run_id]) + " |")
     return out + [""]
 
 

@@ -28,26 +28,28 @@ def test_alternate_takes_turns_and_records_the_load() -> None:
                for r in records)
 
 
-def _row(limit: str, backend: str, time_s: float, run_id: str = "r2") -> dict:
-    return {"run_id": run_id, "n": 1000, "queries": 10, "d": 3, "k": 10, "limit": limit,
+def _row(limit: str, backend: str, time_s: float, run_id: str = "r2",
+         fast_math: str = "no") -> dict:
+    return {"run_id": run_id, "fast_math": fast_math, "n": 1000, "queries": 10, "d": 3, "k": 10, "limit": limit,
             "backend": backend, "time_s": time_s, "load_before": 1.0, "load_after": 1.5,
             "error": 0.0, "ran_rewritten": "yes" if backend == "exla" else "",
             "planned_peak_mb": 300.0 if backend == "exla" else ""}
 
 
-def test_section_reads_the_newest_run_per_limit(tmp_path: Path) -> None:
+def test_section_reads_the_newest_run_per_setting_and_limit(tmp_path: Path) -> None:
     rows = [_row("1GB", "exla", 100.0, run_id="r1"), _row("1GB", "keops", 1.0, run_id="r1")]
     rows += [_row(limit, backend, t) for limit in ("500MB", "1GB")
              for backend, t in (("exla", 3.0), ("keops", 2.0), ("exla", 5.0), ("keops", 4.0),
                                 ("exla", 4.0), ("keops", 3.0))]
+    rows += [_row("1GB", "exla", 1.0, "r0", "yes"), _row("1GB", "keops", 2.0, "r0", "yes")]
     append_rows(tmp_path / "knn_keops.csv", rows, knn_keops.COLUMNS)
     lines = knn_keops.knn_keops_section(tmp_path)
-    table = [line for line in lines if line.startswith("| 1000 |")]
-    assert [line.split(" | ")[1] for line in table] == ["500MB", "1GB"]
+    table = [line.split(" | ") for line in lines if line.startswith("| 1000 |")]
+    assert [cells[1:3] for cells in table] == [["500MB", "no"], ["1GB", "no"], ["1GB", "yes"]]
     # Medians 4 and 3 of the newest run (r1's 100 s is not in them): 1.33x.
-    for line in table:
-        cells = line.split(" | ")
-        assert cells[2:6] == ["4 [3-5]", "3 [2-4]", "1.33", "3"], cells
+    for cells in table[:2]:
+        assert cells[3:7] == ["4 [3-5]", "3 [2-4]", "1.33", "3"], cells
+    assert table[2][3:7] == ["1 [1-1]", "2 [2-2]", "0.5", "1"], table[2]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pykeops") is None, reason="pykeops not installed")
