@@ -74,8 +74,7 @@ def _exla_program(limit: str, q: Any, p: Any, dump_dir: Path,
     fn = exla.function(user_knn, memory_limit=limit, fast_math=fast_math)
     start = time.perf_counter()
     first = np.asarray(fn(q, p))
-    fields = {"first_call_s": time.perf_counter() - start, "first": first,
-              "fast_math": "yes" if fast_math else "no"}
+    fields = {"first_call_s": time.perf_counter() - start, "first": first}
     ran = tf_executed(dump_dir, user_knn.__name__, exla=True)
     fields.update({key: ran.get(key) for key in ("ran_rewritten", "loops", "planned_peak_mb")})
     fields["plan"] = backends.plan_fields(fn).get("exla_plan", "")
@@ -106,7 +105,8 @@ def measure(n: int, queries: int, limits: list[str], rounds: int, dump_dir: Path
         fields["error"] = _recall_error(fields.pop("first"), exact, sample, k)
         for record in alternate({"exla": call, "keops": keops}, rounds):
             record.update(fields if record["backend"] == "exla" else keops_fields)
-            rows.append({"n": n, "queries": queries, "d": d, "k": k, "limit": limit, **record})
+            rows.append({"n": n, "queries": queries, "d": d, "k": k, "limit": limit,
+                         "fast_math": "yes" if fast_math else "no", **record})
             print(", ".join(f"{c}={rows[-1][c]:.4g}" if isinstance(rows[-1].get(c), float)
                             else f"{c}={rows[-1][c]}" for c in COLUMNS if c in rows[-1]),
                   flush=True)
@@ -150,8 +150,11 @@ def knn_keops_section(results_dir: Path) -> list[str]:
     rows = read_rows(results_dir / "knn_keops.csv")
     if not rows:
         return []
-    newest = {row.get("fast_math") or "no": row["run_id"] for row in rows}
-    rows = [row for row in rows if newest[row.get("fast_math") or "no"] == row["run_id"]]
+    # A run's setting is its exla rows' (KeOps rows of early runs do not carry it).
+    setting = {row["run_id"]: row.get("fast_math") or "no" for row in rows
+               if row["backend"] == "exla"}
+    newest = {setting[row["run_id"]]: row["run_id"] for row in rows}
+    rows = [row for row in rows if newest[setting[row["run_id"]]] == row["run_id"]]
     head = ["n", "limit", "exla fast_math", "exla (s)", "KeOps (s)", "exla / KeOps", "rounds",
             "load before/after each call", "exla's program ran", "planned peak exla (MiB)",
             "1 - recall (exla, KeOps)", "exla's plan", "run"]
