@@ -21,7 +21,6 @@ import argparse
 import datetime
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -184,7 +183,3 @@ def knn_keops_section(results_dir: Path) -> list[str]:
 
 def _median_range(times: list[float]) -> str:
     return f"{number(statistics.median(times))} [{number(min(times))}-{number(max(times))}]"
-
-
-if __name__ == "__main__":
-    sys.exit(main())
