@@ -169,6 +169,7 @@ FRAMEWORKS = {
     "jax": (("exla.jax", "exla.demo.jax_program"), ("exla.jax", "exla.bridge", "exla.demo")),
     "jaxlib": ((), ("exla.bridge",)),
     "jax._src": ((), ("exla.bridge",)),  # JAX's private API: exla.bridge.jax and .xla own it
+    "tensorflow.python": ((), ("exla.bridge.tensorflow",)),  # TensorFlow's private API
     "matplotlib": ((), ("exla._plot",)),
 }
 

@@ -5,6 +5,9 @@
   exla that touches jaxlib's private APIs.
 * :mod:`exla.bridge.jax` — the one module that uses JAX's private API: the
   compile step every ``jax.jit`` program passes through, where exla's hook sits.
+* :mod:`exla.bridge.tensorflow` — the one module that uses TensorFlow's
+  private API (``tensorflow.python``): the ``tf.function`` class exla patches,
+  XLA-cluster detection, the tape's pause, a concrete function's HLO.
 * :mod:`exla.bridge.tensorflow_call` — runs an HLO module with TensorFlow's own
   XLA: the one owner of the ``XlaCallModule`` op and of the rule that picks
   its platform, used by ``call_hlo`` and by ``exla.function`` alike.

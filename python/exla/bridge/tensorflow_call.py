@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from exla._hlo_signature import ArrayShape, HloSignature, read_signature
+from exla.bridge import tensorflow as tf_private
 from exla.bridge import versions, xla
 from exla.options import strip_xla_flags
 
@@ -71,7 +72,8 @@ def check_tensorflow() -> str:
 
     Raises:
       ImportError: either is missing, or outside the supported range
-        (:class:`exla.bridge.versions.UnsupportedVersionError`, naming it).
+        (:class:`exla.bridge.versions.UnsupportedVersionError`, naming it),
+        or TensorFlow lacks a private piece exla uses (:mod:`exla.bridge.tensorflow`).
     """
     try:
         import tensorflow as tf  # on first use (module doc), and so for every import below
@@ -79,6 +81,7 @@ def check_tensorflow() -> str:
         raise ImportError("exla's TensorFlow support needs TensorFlow (pip install "
                           f"'exla[tensorflow]'); importing it failed: {e}") from e
     versions.check("tensorflow", tf.__version__)
+    tf_private.check_private_api()
     xla._xla()
     return tf.__version__
 
@@ -111,10 +114,9 @@ def _gpu_platform() -> str | None:
 def _requested_device() -> str:
     """The device scope in effect where the call is being made ('' if none)."""
     import tensorflow as tf
-    from tensorflow.python.eager import context
 
     if tf.executing_eagerly():
-        return context.context().device_name or ""
+        return tf_private.eager_device_name()
     try:
         # A graph's device scope is only visible on the ops created in it.
         with tf.name_scope("exla_device_probe"):

@@ -48,11 +48,10 @@ import weakref
 from typing import Any, Callable, Iterator, Sequence
 
 import tensorflow as tf
-from tensorflow.python.framework import ops
-from tensorflow.python.ops import control_flow_util
 
 from exla import _fault_injection
 from exla._entry_settings import check_passes, split_settings, takes_settings
+from exla.bridge.tensorflow import in_xla_cluster
 from exla.errors import ExlaError
 from exla.options import exla_disabled, explicit_settings, resolve_options
 from exla.tensorflow import gradients, lowering
@@ -179,7 +178,7 @@ class ExlaFunction:
             # inside that graph, where exla can no longer fall back.
             with _graph_call():
                 return self._dispatcher(*args, **kwargs)
-        if control_flow_util.GraphOrParentsInXlaContext(ops.get_default_graph()):
+        if in_xla_cluster():
             self._policy.warn_once("input shapes are only known at run time inside an XLA cluster",
                                    "exla cannot rewrite %r: its input shapes are only known at run "
                                    "time inside an XLA cluster; running the original function")

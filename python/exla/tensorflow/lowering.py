@@ -12,8 +12,8 @@ import inspect
 from typing import Any, Sequence
 
 import tensorflow as tf
-from tensorflow.python.eager.polymorphic_function import polymorphic_function
 
+from exla.bridge.tensorflow import function_class
 from exla.bridge.tensorflow_call import current_platform
 from exla.tensorflow.program import UnsupportedProgram
 from exla.tensorflow.tracing import eager_context, exla_tracing, is_tensor, spec_of
@@ -27,7 +27,7 @@ def jit_compiled(fn: Any) -> Any:
     Raises:
       TypeError: ``fn`` is not callable.
     """
-    if isinstance(fn, polymorphic_function.Function):
+    if isinstance(fn, function_class()):
         if getattr(fn, "_jit_compile", False):
             return fn
         return tf.function(fn.python_function, input_signature=fn.input_signature,

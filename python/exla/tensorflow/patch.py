@@ -13,10 +13,9 @@ the patched one (used by :func:`exla.tensorflow.tracing.call_unpatched`).
 
 >>> import tensorflow as tf
 >>> install()
->>> from tensorflow.python.eager.polymorphic_function import polymorphic_function as pf
->>> hasattr(pf.Function.__call__, "__exla_original__")
+>>> installed()
 True
->>> uninstall(); hasattr(pf.Function.__call__, "__exla_original__")
+>>> uninstall(); installed()
 False
 """
 
@@ -28,11 +27,7 @@ import threading
 import weakref
 from typing import Any
 
-from tensorflow.python.eager import context
-from tensorflow.python.eager.polymorphic_function import polymorphic_function
-from tensorflow.python.framework import ops
-from tensorflow.python.ops import control_flow_util
-
+from exla.bridge.tensorflow import function_class, in_xla_cluster
 from exla.tensorflow.exla_function import ExlaFunction
 from exla.tensorflow.tracing import exla_is_tracing
 
@@ -57,7 +52,7 @@ def wrappers() -> list[Any]:
 
 def installed() -> bool:
     """Whether TensorFlow's ``Function.__call__`` is patched."""
-    return hasattr(polymorphic_function.Function.__call__, "__exla_original__")
+    return hasattr(function_class().__call__, "__exla_original__")
 
 
 def _wrapper_for(function: Any) -> Any:
@@ -70,20 +65,13 @@ def _wrapper_for(function: Any) -> Any:
     return wrapper
 
 
-def _inside_xla_cluster() -> bool:
-    """Whether a graph being built is part of an XLA cluster (never true when executing eagerly)."""
-    if context.executing_eagerly():
-        return False
-    return control_flow_util.GraphOrParentsInXlaContext(ops.get_default_graph())
-
-
 def install() -> None:
     """Patches ``Function.__call__`` (idempotent).
 
     Importing :mod:`exla.tensorflow` has checked that TensorFlow and jaxlib are
     versions exla supports.
     """
-    cls = polymorphic_function.Function
+    cls = function_class()
     with _lock:
         if hasattr(cls.__call__, "__exla_original__"):
             return
@@ -94,7 +82,7 @@ def install() -> None:
             if (not getattr(self, "_jit_compile", False)
                     or getattr(self, "_exla_internal", False)
                     or exla_is_tracing()
-                    or _inside_xla_cluster()):
+                    or in_xla_cluster()):
                 return original(self, *args, **kwargs)
             return _wrapper_for(self)(*args, **kwargs)
 
@@ -105,7 +93,7 @@ def install() -> None:
 
 def uninstall() -> None:
     """Restores TensorFlow's own ``Function.__call__``."""
-    cls = polymorphic_function.Function
+    cls = function_class()
     with _lock:
         original = getattr(cls.__call__, "__exla_original__", None)
         if original is not None:

@@ -34,11 +34,10 @@ import time
 from typing import Any, Sequence
 
 import tensorflow as tf
-from tensorflow.python.eager.polymorphic_function import compiler_ir
-from tensorflow.python.ops import resource_variable_ops
 
 from exla._hlo_signature import HloSignature, read_signature
 from exla.bridge import xla as bridge
+from exla.bridge.tensorflow import hlo_generator, untracked_resource_variable
 from exla.bridge.tensorflow_call import xla_call_module
 from exla.memory_limit import runtime_memory
 from exla.memory_limit.search import planned_memory_cached
@@ -129,7 +128,7 @@ def extract_hlo(concrete: Any, flat_specs: Sequence[Any], platform: str) -> str:
         raise UnsupportedProgram(
             f"input shapes must be static, got {[tuple(s.shape) for s in flat_specs]}")
     tf_platform = "CPU" if platform == "CPU" else ("TPU" if platform == "TPU" else "GPU")
-    generate = compiler_ir.from_concrete_function(concrete, list(flat_specs))
+    generate = hlo_generator(concrete, flat_specs)
     proto = generate(stage="hlo_serialized", platform_name=tf_platform)
     return bridge.proto_to_text(proto)
 
@@ -272,7 +271,7 @@ def _count_run(program: Program) -> None:
         # tf.Variable: a tf.function being traced again (a new signature of
         # the dispatcher) refuses new tf.Variables through its creator scope.
         with tf.init_scope():
-            program.run_counter = resource_variable_ops.ResourceVariable(
+            program.run_counter = untracked_resource_variable(
                 0, dtype=tf.int64, trainable=False, name=f"exla_runs_{program.name}")
     program.run_counter.assign_add(1, read_value=False)
 

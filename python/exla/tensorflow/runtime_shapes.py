@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 import tensorflow as tf
-from tensorflow.python.ops import resource_variable_ops
 
+from exla.bridge.tensorflow import mark_variable_accessed
 from exla.tensorflow.gradients import output_gradients, split_gradients
 from exla.tensorflow.tracing import differentiable, is_tensor
 
@@ -67,7 +67,7 @@ def call_through_py_function(exla_function: Any, args: Sequence[Any], kwargs: di
     def call(*tensors: Any) -> Any:
         for variable in concrete.variables:
             # The py_function reads them out of the gradient's sight: declare them.
-            resource_variable_ops.variable_accessed(variable)
+            mark_variable_accessed(variable)
         results = tf.py_function(run_eagerly, list(tensors) + handles,
                                  Tout=[t.dtype for t in outputs])
         results = list(results) if isinstance(results, (list, tuple)) else [results]

@@ -24,7 +24,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.python import pywrap_tfe
+
+from exla.bridge.tensorflow import tape_recording_resumed
 
 __all__ = [
     "eager_context", "exla_tracing", "exla_is_tracing", "call_unpatched", "mark_internal",
@@ -58,15 +59,8 @@ def eager_context() -> Iterator[None]:
     function would trace to ``None`` gradients); TensorFlow's own tracing does
     not pause them, so neither does exla's.
     """
-    with tf.init_scope():
-        stopped = pywrap_tfe.TFE_Py_TapeSetIsStopped()
-        if stopped:
-            pywrap_tfe.TFE_Py_TapeSetRestartOnThread()
-        try:
-            yield
-        finally:
-            if stopped:
-                pywrap_tfe.TFE_Py_TapeSetStopOnThread()
+    with tf.init_scope(), tape_recording_resumed():
+        yield
 
 
 def call_unpatched(tf_function: Any, args: Sequence[Any], kwargs: dict) -> Any:
