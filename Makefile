@@ -64,7 +64,7 @@ test-newest: $(NEWEST)
 
 # The oldest TensorFlow, with the newest jax and numpy 2: the TensorFlow frontend.
 TF_OLDEST_TESTS := tests/python/tensorflow/test_function.py tests/python/tensorflow/test_fallback.py \
-  tests/python/bridge/test_tensorflow_call.py tests/python/bridge/test_xla.py
+  tests/python/bridge/test_tensorflow.py tests/python/bridge/test_tensorflow_call.py tests/python/bridge/test_xla.py
 
 $(TF_OLDEST):
 	$(PYTHON_NEWEST) -m venv .venv-tf-oldest
