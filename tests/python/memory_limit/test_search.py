@@ -453,3 +453,41 @@ def test_a_near_miss_that_misses_is_followed_by_the_smallest(monkeypatch):
                                       lambda t, split: 13 * MB if t == 4 * MB else 11 * MB)
     assert compiled == [f"m_{4 * MB}_None_0", f"m_{MB}_None_0"] and plan.fits
     assert targets == [12 * MB]  # the same plans, judged once
+
+
+def _slow_fitting_or_fast_over():
+    # Under 12 MB: thin slices predicted to fit (11.5 MB, 2 s), and slices
+    # twice as large predicted 12.8 MB, beyond a near miss, and twice as fast.
+    return [_model_plan(None, 30 * MB, loops=0, origin="user settings", changed=False),
+            _model_plan(2 * MB, int(11.5 * MB), seconds=2.0),
+            _model_plan(4 * MB, int(12.8 * MB), seconds=1.0)]
+
+
+def test_a_pessimistic_model_leaves_room_for_a_faster_plan(monkeypatch):
+    # XLA plans the thin slices at 10 MB, 13% under the model: the target
+    # corrected by that error admits the faster plan, which XLA plans at 11.5 MB.
+    plan, targets, compiled = _guided(monkeypatch, lambda target: _slow_fitting_or_fast_over(),
+                                      lambda t, split: int(11.5 * MB) if t == 4 * MB else 10 * MB)
+    assert compiled == [f"m_{2 * MB}_None_0", f"m_{4 * MB}_None_0"] and targets == [12 * MB]
+    assert plan.fits and plan.xla_compiles == 2 and plan.chosen.threshold == 4 * MB
+
+
+def test_a_faster_plan_xla_plans_over_the_limit_leaves_the_confirmed_one(monkeypatch):
+    plan, _, compiled = _guided(monkeypatch, lambda target: _slow_fitting_or_fast_over(),
+                                lambda t, split: 13 * MB if t == 4 * MB else 10 * MB)
+    assert compiled == [f"m_{2 * MB}_None_0", f"m_{4 * MB}_None_0"]
+    assert plan.fits and plan.chosen.threshold == 2 * MB and plan.peak_bytes == 10 * MB
+
+
+def test_room_is_not_spent_on_a_plan_predicted_barely_faster(monkeypatch):
+    slow, fast = _slow_fitting_or_fast_over()[1:]
+    plans = [_slow_fitting_or_fast_over()[0], slow, fast._replace(predicted_seconds=1.9)]
+    plan, _, compiled = _guided(monkeypatch, lambda target: plans,
+                                lambda t, split: int(11.5 * MB) if t == 4 * MB else 10 * MB)
+    assert compiled == [f"m_{2 * MB}_None_0"] and plan.xla_compiles == 1
+
+
+def test_room_is_not_sought_where_xla_agrees_with_the_model(monkeypatch):
+    plan, _, compiled = _guided(monkeypatch, lambda target: _slow_fitting_or_fast_over(),
+                                lambda t, split: int(11.5 * MB))
+    assert compiled == [f"m_{2 * MB}_None_0"] and plan.chosen.threshold == 2 * MB
