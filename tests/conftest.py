@@ -16,11 +16,13 @@ environment leaves that framework out by design, and fails anywhere else.
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from experiments.corpus.programs import MissingFramework
 from tests import _cgroup, _fresh_interpreter
-from tests._resident import ResidentTracker, release_process_memory
+from tests._resident import ReleaseAfterGrowth, ResidentTracker
 from tests._frameworks import require
 
 
@@ -62,10 +64,20 @@ def _needs_cgroup(request):
         _cgroup.skip_without_cgroup(request.node)
 
 
+def pytest_collection_finish(session):
+    # What collection imported (TensorFlow, jax: half a million objects) lives
+    # for the whole run: kept out of every later full collection, which would
+    # otherwise walk it each time (a second or two, issue 43.7).
+    gc.freeze()
+
+
+_release = ReleaseAfterGrowth()
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _release_memory_after_module():
     yield
-    release_process_memory()
+    _release.after_module()
 
 
 _resident = ResidentTracker()
