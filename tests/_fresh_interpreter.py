@@ -25,13 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from tests._resident import peak_resident_bytes
+from tests._resident import LOG_VARIABLE, peak_resident_bytes
 
 __all__ = ["MARKER", "in_child", "run_in_child", "record_child_report"]
 
 MARKER = "fresh_interpreter"
 _OUTCOME_VARIABLE = "EXLA_TEST_OUTCOME_FILE"
-_RESIDENT_LOG_VARIABLE = "EXLA_TEST_RESIDENT_LOG"  # the parent's log, not the child's
 
 
 def in_child() -> bool:
@@ -50,7 +49,7 @@ def run_in_child(item: pytest.Item) -> None:
         outcome_file = Path(directory) / "outcome.json"
         env = dict(os.environ)
         env[_OUTCOME_VARIABLE] = str(outcome_file)
-        env.pop(_RESIDENT_LOG_VARIABLE, None)
+        env.pop(LOG_VARIABLE, None)  # the parent's log: the child keeps none
         proc = subprocess.run(_child_command(item), cwd=item.config.rootpath, env=env,
                               capture_output=True, text=True)
         outcome = json.loads(outcome_file.read_text()) if outcome_file.exists() else {}

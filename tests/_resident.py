@@ -34,10 +34,10 @@ from typing import Callable
 
 from experiments.harness.child import current_rss_mb, peak_rss_so_far_mb
 
-__all__ = ["ResidentTracker", "ReleaseAfterGrowth", "current_resident_bytes",
+__all__ = ["LOG_VARIABLE", "ResidentTracker", "ReleaseAfterGrowth", "current_resident_bytes",
            "peak_resident_bytes", "release_process_memory"]
 
-_LOG_VARIABLE = "EXLA_TEST_RESIDENT_LOG"
+LOG_VARIABLE = "EXLA_TEST_RESIDENT_LOG"
 # Rises below this are page-granularity noise, not worth naming.
 _NOTABLE_RISE = 64 * 2**20
 
@@ -94,7 +94,7 @@ class ResidentTracker:
     read_peak: Callable[[], int] = peak_resident_bytes
     raises: list[tuple[int, str]] = field(default_factory=list)
     _peak: int = -1
-    _log_path: str | None = field(default_factory=lambda: os.environ.get(_LOG_VARIABLE))
+    _log_path: str | None = field(default_factory=lambda: os.environ.get(LOG_VARIABLE))
 
     def __post_init__(self) -> None:
         self._peak = self.read_peak()
