@@ -162,7 +162,6 @@ def test_region_continues_below_the_threshold_down_to_the_split_size():
     assert _relative_error(result, workloads.kernel_matvec_reference(x, v)) <= 1e-10
 
 
-@pytest.mark.fresh_interpreter
 def test_knn_20k_queries_50k_points():
     rng = np.random.default_rng(2)
     queries = rng.normal(size=(20_000, 3)).astype(np.float32)
