@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests._resident import ResidentTracker, current_resident_bytes, peak_resident_bytes
+from tests._resident import (ReleaseAfterGrowth, ResidentTracker, current_resident_bytes,
+                             peak_resident_bytes)
 
 GIB = 2**30
 
@@ -35,3 +36,19 @@ def test_a_run_that_never_raised_the_peak_much_names_no_test():
 def test_the_process_figures_are_read():
     # Both from /proc/self/status, where the high-water mark never lags VmRSS.
     assert 0 < current_resident_bytes() <= peak_resident_bytes()
+
+
+def test_memory_is_released_only_after_the_process_grew_past_the_step():
+    MIB = 2**20
+    resident = [1 * GIB]
+
+    def release():  # hands back all but 50 MiB of what the process grew
+        resident[0] = 1 * GIB + 50 * MIB
+
+    step = ReleaseAfterGrowth(growth=256 * MIB, read_current=lambda: resident[0], release=release)
+    released = []
+    for grown in (100, 300, 280, 310):  # MiB above 1 GiB after each module
+        resident[0] = 1 * GIB + grown * MIB
+        released.append(step.after_module())
+    # 100: kept; 300: released, to 50; 280 (230 above 50): kept; 310: released.
+    assert released == [False, True, False, True]

@@ -11,7 +11,7 @@ least 90% of the modules and never more than 10% below; and none more than
 The corpus is what the model was tuned on; its figures on modules it was
 never tuned to are `test_memory_model_heldout.py`'s.
 
-The XLA figures are computed once per session (one compilation per module).
+The XLA figures are computed once for this file (one compilation per module).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ OVER_PREDICTED = {
 """Programs allowed above MAX_RATIO: (their own bound, why)."""
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def comparisons() -> list[memory_corpus.Comparison]:
     return [memory_corpus.compare(m) for m in memory_corpus.modules()]
 

@@ -8,6 +8,11 @@ Every test checks three things on a real TensorFlow program:
     unsplittable (and the program's own parameters);
   * memory: XLA's planned temporary memory (buffer assignment) fell.
 The figures are printed (run pytest with -s to see them).
+
+The scale tests run in a fresh interpreter (``fresh_interpreter``): each
+raises the process's resident memory by 0.5 to 2 GB (compiles of 100 MB
+modules, TensorFlow's eager references), which no clean-up in the pytest
+process hands back (issue 43.7).
 """
 
 from __future__ import annotations
@@ -124,6 +129,7 @@ def _aliased_outputs(text: str) -> dict[int, int]:
     return dict(read_signature(text).aliases)
 
 
+@pytest.mark.fresh_interpreter
 @pytest.mark.parametrize("form", ["broadcast", "expanded"])
 def test_kernel_matvec_20k(form):
     x, v = workloads.kernel_matvec_inputs(20_000)
@@ -170,6 +176,7 @@ def test_knn_20k_queries_50k_points():
     np.testing.assert_array_equal(indices.numpy(), expected)
 
 
+@pytest.mark.fresh_interpreter
 def test_sgpr_loss_and_gradients():
     loss_and_grads, args = workloads.sgpr_loss_and_grads(20_000, 1_000)
     text = _hlo(loss_and_grads, *args)
@@ -200,6 +207,7 @@ def test_sgpr_loss_and_gradients():
         assert _relative_error(split, unsplit) <= max(1e-8, 4 * spread)
 
 
+@pytest.mark.fresh_interpreter
 def test_sgpr_with_large_sums_below_one_inducing_matrix():
     # Thresholds below one M x M matrix: the per-tensor rule refuses the loops
     # over N whose sums (A Aᵀ and the M x M gradient terms) would exceed the
@@ -232,6 +240,7 @@ def test_sgpr_with_large_sums_below_one_inducing_matrix():
         assert _relative_error(split, unsplit) <= max(1e-8, 4 * spread)
 
 
+@pytest.mark.fresh_interpreter
 def test_attention_forward_and_backward():
     fwd_bwd, args = workloads.attention_fwd_bwd(batch=2, heads=4, seq=4096, head_size=64)
     text = _hlo(fwd_bwd, *args)
@@ -318,24 +327,26 @@ def test_jax_top_k_rows_are_split():
     np.testing.assert_array_equal(indices.numpy(), np.asarray(jax.jit(knn)(q, p)))
 
 
+@pytest.mark.fresh_interpreter
 @pytest.mark.slow
 def test_wide_mlp_three_adam_steps():
-    """One hidden layer of 250,000 units, full-batch Adam on 2,000 examples.
+    """One hidden layer of 160,000 units, full-batch Adam on 2,000 examples.
 
-    The activations (2,000 x 250,000 floats, 2 GB each) are 20 times the
-    threshold; the reference is the same computation in float64 NumPy over
-    blocks of hidden units. Weights, gradients and Adam's slots are 32 MB
-    each: they are the program's inputs and outputs and stay whole (logged).
-    The million-unit run (8 GB activations, 4 minutes here) is
+    The activations (2,000 x 160,000 floats, 1.28 GB each) are 12.8 times
+    the threshold; the reference is the same computation in float64 NumPy
+    over blocks of hidden units. Weights, gradients and Adam's slots are
+    20.5 MB each, above the split size: they are the program's inputs and
+    outputs and stay whole. 250,000 units checked the same at 1.6 times the
+    work; the million-unit run (8 GB activations, 4 minutes here) is
     `python -m experiments wide_mlp`.
     """
-    step, args, params = workloads.wide_mlp_adam(250_000)
+    step, args, params = workloads.wide_mlp_adam(160_000)
     initial = [p.numpy() for p in params]
     text = _hlo(step, *args)
     threshold, split_size = 100 * MB, 20 * MB
     out, messages = _split(text, threshold, split_size)
     _check_sizes(out, threshold, split_size, messages)
-    _report("wide MLP 1e6 hidden, Adam step", text, out, threshold)
+    _report("wide MLP 160k hidden, Adam step", text, out, threshold)
     assert _exla.module_summary(out).largest_tensor_bytes <= 128 * MB
 
     inputs = _entry_arguments(step, *args)
