@@ -5,6 +5,7 @@
 
 #include "analysis/flops.h"
 #include "ir/computation.h"
+#include "model/expand/convolution_layout.h"
 #include "model/expand/tree_reduction.h"
 #include "model/fusion/concatenate_fusion.h"
 #include "model/simplify/xla_topk.h"
@@ -108,11 +109,16 @@ bool ReusesOperandElements(const HloInstruction& consumer, int operand_index) {
   }
 }
 
-// Whether `consumer` folds its operand `operand_index` into its loop.
+}  // namespace
+
 bool FusesOperand(const HloInstruction& consumer, int operand_index) {
   // Once the matrix is fused, the dot is a loop fusion that also takes in
   // the producers of the vector.
   if (FusesMatrixOfDot(consumer, 0) || FusesMatrixOfDot(consumer, 1)) return true;
+  // XLA CPU fuses after layout assignment: an operand a convolution needs in
+  // another layout is read through a transposing copy, a loop that takes in
+  // the operand's producers (transpose_copy_fusion).
+  if (consumer.Is(HloOpcode::kConvolution)) return LayoutCopyOfOperandBytes(consumer, operand_index) > 0;
   if (!FusesProducers(consumer)) return false;
   // A tree reduction's reduce-window reads its input from memory.
   if (IsTreeReduction(consumer)) return operand_index >= consumer.operand_count() / 2;
@@ -127,6 +133,8 @@ bool FusesOperand(const HloInstruction& consumer, int operand_index) {
       return true;
   }
 }
+
+namespace {
 
 // Whether the loop that `value` is folded into reads each of its elements
 // more than once: some reader on the way to the loop's result reuses them

@@ -403,4 +403,65 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 32768);
 }
 
+TEST(MemoryModel, OperandAConvolutionReadsInAnotherLayoutIsComputedIntoItsCopy) {
+  // The filter gradient reads a (f01b) through a transposed copy. XLA CPU
+  // fuses after layout assignment: the add is computed into that copy and
+  // again in the sum's loop, and never written in its own layout. XLA's
+  // buffer assignment: 26,208 (the copy of a, 18,432; of x, 6,912; the
+  // result before its transpose, 864). Written out, a would add 18,432.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+
+ENTRY e {
+  x = f32[4,12,12,3]{3,2,1,0} parameter(0)
+  g = f32[4,12,12,8]{3,2,1,0} parameter(1)
+  h = f32[4,12,12,8]{3,2,1,0} parameter(2)
+  a = f32[4,12,12,8]{3,2,1,0} add(g, h)
+  zero = f32[] constant(0)
+  s = f32[8]{0} reduce(a, zero), dimensions={0,1,2}, to_apply=add
+  c = f32[3,3,3,8]{3,2,1,0} convolution(x, a), window={size=12x12 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf
+  ROOT t = (f32[8]{0}, f32[3,3,3,8]{3,2,1,0}) tuple(s, c)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 26208);
+}
+
+TEST(MemoryModel, CheapProducerIsCopiedIntoTheReaderThatCanTakeIt) {
+  // m = d * broadcast(v) is read by a tree reduction (its reduce-window
+  // reads m from memory) and by the add r. XLA writes m for the tree and
+  // computes it again inside r's loop: r reads d, not m, and the sums,
+  // whose partial sums come and go before it. XLA's buffer assignment:
+  // 67,584 (65,536 of m, 2,048 of sums); the model keeps 1,024 more of
+  // partial sums. Deciding for all readers at once, the model counted only
+  // the sums (3,072).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  a = f32[256,8]{1,0} parameter(0)
+  b = f32[8,64]{1,0} parameter(1)
+  v = f32[256]{0} parameter(2)
+  d = f32[256,64]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bv = f32[256,64]{1,0} broadcast(v), dimensions={0}
+  m = f32[256,64]{1,0} multiply(d, bv)
+  zero = f32[] constant(0)
+  s = f32[256]{0} reduce(m, zero), dimensions={1}, to_apply=add
+  bs = f32[256,64]{1,0} broadcast(s), dimensions={0}
+  ROOT r = f32[256,64]{1,0} add(m, bs)
+}
+)"));
+  EXPECT_GE(p.temp_bytes, 67584);
+  EXPECT_LE(p.temp_bytes, 67584 + 1024);
+}
+
 }  // namespace
