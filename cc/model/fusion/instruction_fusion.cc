@@ -293,6 +293,14 @@ Holding HoldingOf(const HloInstruction& instruction) {
       XlaRunsAsTopK(*instruction.users()[0])) {
     return Holding::kFused;
   }
+  // XLA CPU rewrites a tree reduction (tree_reduction.h) before it fuses:
+  // the reduce-window that reads the input is an instruction of its own,
+  // run as soon as the input is ready, and frees the input there; only the
+  // small reduce of its partial sums is folded into the readers. Folded
+  // into a late reader, the model would keep the input alive until that
+  // reader runs. The reduction stays a step and a buffer of its own (its
+  // result standing for the partial sums the readers wait for).
+  if (IsTreeReduction(instruction)) return Holding::kOwn;
   if (IsLoopFusible(instruction) && FusedIntoUsers(instruction)) return Holding::kFused;
   return Holding::kOwn;
 }

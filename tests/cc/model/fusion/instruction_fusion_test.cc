@@ -1,6 +1,6 @@
 // Which values XLA CPU's fusion folds into their readers
 // (cc/model/fusion/instruction_fusion.h): here, the readers that are a
-// convolution's transposed operand copies.
+// convolution's transposed operand copies, and tree reductions.
 #include <memory>
 #include <string>
 
@@ -56,6 +56,31 @@ TEST(InstructionFusion, OperandAConvolutionReadsAsItIsHasABuffer) {
   EXPECT_TRUE(HoldingOfA(ConvolutionOfASum(
                   "convolution(a, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
                   "f32[4,12,12,2]{3,2,1,0}")) == Holding::kOwn);
+}
+
+// s sums 256 elements of a per row: a tree reduction, read by the add r.
+constexpr char kTreeReductionReadByALoop[] = R"(HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  a = f32[256,256]{1,0} parameter(0)
+  v = f32[256]{0} parameter(1)
+  zero = f32[] constant(0)
+  s = f32[256]{0} reduce(a, zero), dimensions={1}, to_apply=add
+  ROOT r = f32[256]{0} add(s, v)
+}
+)";
+
+TEST(InstructionFusion, TreeReductionIsAStepOfItsOwn) {
+  // Its reduce-window is an instruction of its own in XLA: the reduction is
+  // not folded into the loop that reads it.
+  const std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(kTreeReductionReadByALoop);
+  EXPECT_TRUE(HoldingOf(*module->entry()->FindInstruction("s")) == Holding::kOwn);
 }
 
 }  // namespace

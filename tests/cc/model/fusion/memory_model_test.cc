@@ -464,4 +464,34 @@ ENTRY e {
   EXPECT_LE(p.temp_bytes, 67584 + 1024);
 }
 
+TEST(MemoryModel, TreeReductionFreesItsInputAtItsReduceWindow) {
+  // a's sum s is read only by the last loop r, after two GEMMs. XLA runs
+  // s's reduce-window as soon as a is ready and frees a there; only the
+  // reduce of the partial sums is fused into r. XLA's buffer assignment:
+  // 786,432 of temporaries (three f32[256,256] at the first GEMM). With s
+  // folded into r, the model kept a alive to r: 1,048,576.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  zero = f32[] constant(0)
+  s = f32[256]{0} reduce(a, zero), dimensions={1}, to_apply=add
+  b = f32[256,256]{1,0} tanh(p)
+  c = f32[256,256]{1,0} dot(b, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} dot(d, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[256]{0} reduce(e, zero), dimensions={1}, to_apply=add
+  ROOT r = f32[256]{0} divide(t, s)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 786432);
+}
+
 }  // namespace
