@@ -29,11 +29,14 @@ load_extension()
 # The distribution last measured (this test's modules, 2026-11-29, after
 # the model learnt XLA's split of a reduce of a concatenation and of a sum of
 # a negation, its unfused long concatenations, reshaped loop results and two
-# refinements of its rule for expensive producers): 152 modules, 138 (90.8%)
-# within 10%, none more than 10% below (the lowest 0.909x), the highest
-# 1.61x. Before: 137. The bar leaves one module of margin below that, and is
-# itself above the target (136.8 of 152): a change that loses two modules, or
-# any that takes the corpus under the target, fails.
+# refinements of its rule for expensive producers; then XLA's copies of a
+# cheap producer into each reader, a pad folded into its reduce-window, a
+# convolution operand computed into its layout copy and a tree reduction's
+# step of its own, which move 43 modules and leave the count): 152 modules,
+# 138 (90.8%) within 10%, none more than 10% below (the lowest 0.909x), the
+# highest 1.63x. Before: 137. The bar leaves one module of margin below
+# that, and is itself above the target (136.8 of 152): a change that loses
+# two modules, or any that takes the corpus under the target, fails.
 TARGET_WITHIN = 0.90
 MEASURED_WITHIN = 138
 MIN_WITHIN = MEASURED_WITHIN - 1

@@ -32,20 +32,22 @@ TARGET_WITHIN = 0.90
 # assignment (never tuned to these): a reshaped loop result that cannot
 # take its operand's buffer, unfused long minor-dimension concatenations,
 # XLA's split of a reduce of a concatenation and of a sum of a negation, no
-# expensive producer in a loop that widens it, and an expensive producer
-# fused once its readers share one loop. 88 modules, 74 (84%) within 10%,
-# 5 more than 10% below, the lowest 0.577x (fuzz_43000000036, both
-# variants: XLA copies a cheap product into the loop that can compute it
-# and keeps a buffer of it only for the tree reduction that cannot, which
-# keeps the product's operand alive; the model reads the one buffer), the
-# highest 1.877x. Before: 66 within, 9 below, the highest 1.891x. The bars
-# leave two modules of room on each count and about 5% on the lowest ratio:
-# the modules are stored and XLA's plan of a text is deterministic, so only
-# a change of the model (or of jaxlib) moves them.
-MEASURED = {"modules": 88, "within": 74, "too_low": 5, "lowest": 0.577, "highest": 1.877}
-MIN_WITHIN = MEASURED["within"] - 2
-MAX_TOO_LOW = MEASURED["too_low"] + 2
-MIN_RATIO = 0.55
+# expensive producer in a loop that widens it, an expensive producer fused
+# once its readers share one loop, and then XLA's copy of a cheap producer
+# into each reader that can compute it (reader_duplication.h), a pad folded
+# into the reduce-window that reads it, a convolution operand computed into
+# its layout copy, and a tree reduction's step of its own. 88 modules, 77
+# (88%) within 10%, 3 more than 10% below, the lowest 0.692x
+# (fuzz_43000000024, rewritten), the highest 1.877x. Before the last four:
+# 74 within, 5 below, the lowest 0.577x (fuzz_43000000036, now 1.02x);
+# before all: 66 within, 9 below. The bars leave one module of room on each
+# count and about 5% on the lowest ratio: the modules are stored and XLA's
+# plan of a text is deterministic, so only a change of the model (or of
+# jaxlib) moves them.
+MEASURED = {"modules": 88, "within": 77, "too_low": 3, "lowest": 0.692, "highest": 1.877}
+MIN_WITHIN = MEASURED["within"] - 1
+MAX_TOO_LOW = MEASURED["too_low"] + 1
+MIN_RATIO = 0.65
 MAX_RATIO = 1.5
 """No module predicted more than this much above XLA, but those in OVER_PREDICTED."""
 

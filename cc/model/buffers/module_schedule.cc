@@ -21,6 +21,9 @@ class ScheduleWalker {
     schedule_->computations.push_back(&computation);
     ScheduleHooks hooks;
     hooks.folded = [this](const HloInstruction& i) { return fusion_->FoldedAway(&i); };
+    hooks.reads_through = [this](const HloInstruction& operand, const HloInstruction& reader) {
+      return fusion_->ReadsThrough(&operand, &reader);
+    };
     hooks.has_prologue = [](const HloInstruction& i) { return PrologueBytes(i) > 0; };
     for (const ScheduledStep& step : BreadthFirstSchedule(computation, hooks, later_readers_first_)) {
       const HloInstruction* instruction = step.instruction;

@@ -151,7 +151,9 @@ class BreadthFirstWalk {
                     reader->control_predecessors().end());
     }
     for (const HloInstruction* operand : direct) {
-      if (hooks_.folded(*operand)) {
+      const bool through = self || !hooks_.reads_through ? hooks_.folded(*operand)
+                                                          : hooks_.reads_through(*operand, *reader);
+      if (through) {
         NodeInputs(operand, inputs, false);
         continue;
       }

@@ -33,6 +33,9 @@ struct ScheduleHooks {
   // Whether fusion folds the instruction into its readers (it is then no
   // step of its own in XLA's schedule).
   std::function<bool(const HloInstruction&)> folded;
+  // Whether the reader computes the operand in its own loop rather than wait
+  // for its buffer (folded, or copied into this reader); unset: `folded`.
+  std::function<bool(const HloInstruction& operand, const HloInstruction& reader)> reads_through;
   // Whether XLA computes a value from the instruction's operand 1 alone
   // before running it (convolution_layout.h's PrologueBytes): that work is a step
   // of its own, ready as soon as the operand is.

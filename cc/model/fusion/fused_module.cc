@@ -3,6 +3,7 @@
 #include "analysis/flops.h"
 #include "ir/computation.h"
 #include "model/fusion/fusion_duplication.h"
+#include "model/fusion/reader_duplication.h"
 
 namespace exla {
 
@@ -30,10 +31,14 @@ bool FusedModule::FoldedAway(const HloInstruction* instruction) {
   return false;
 }
 
+bool FusedModule::ReadsThrough(const HloInstruction* operand, const HloInstruction* reader) {
+  return FoldedAway(operand) || (HoldingOf(operand) == Holding::kOwn && DuplicatedIntoReader(*operand, *reader));
+}
+
 void FusedModule::Inputs(const HloInstruction* reader, bool elementwise,
                          std::vector<std::pair<const HloInstruction*, bool>>* inputs) {
   for (const HloInstruction* operand : reader->operands()) {
-    if (FoldedAway(operand)) {
+    if (ReadsThrough(operand, reader)) {
       // A reshape to the shape it already has is no reshape (XLA's
       // simplifier removes it): the path stays elementwise.
       const bool identity = operand->Is(HloOpcode::kReshape) && operand->shape().IsArray() &&

@@ -33,6 +33,11 @@ class FusedModule {
   // folds it into its readers, or it is a view of such a value.
   bool FoldedAway(const HloInstruction* instruction);
 
+  // Whether `reader` computes `operand` in its own loop rather than read a
+  // buffer of it: fusion folds `operand` away, or copies it into this reader
+  // (reader_duplication.h).
+  bool ReadsThrough(const HloInstruction* operand, const HloInstruction* reader);
+
   // The buffers `reader` reads at its step, looking through what fusion
   // folds into it; `elementwise` says whether the path from each is
   // elementwise (so that the reader may write over it).

@@ -5,6 +5,7 @@
 
 #include "analysis/flops.h"
 #include "ir/computation.h"
+#include "model/expand/convolution_layout.h"
 #include "model/expand/tree_reduction.h"
 #include "model/fusion/concatenate_fusion.h"
 #include "model/simplify/xla_topk.h"
@@ -108,11 +109,16 @@ bool ReusesOperandElements(const HloInstruction& consumer, int operand_index) {
   }
 }
 
-// Whether `consumer` folds its operand `operand_index` into its loop.
+}  // namespace
+
 bool FusesOperand(const HloInstruction& consumer, int operand_index) {
   // Once the matrix is fused, the dot is a loop fusion that also takes in
   // the producers of the vector.
   if (FusesMatrixOfDot(consumer, 0) || FusesMatrixOfDot(consumer, 1)) return true;
+  // XLA CPU fuses after layout assignment: an operand a convolution needs in
+  // another layout is read through a transposing copy, a loop that takes in
+  // the operand's producers (transpose_copy_fusion).
+  if (consumer.Is(HloOpcode::kConvolution)) return LayoutCopyOfOperandBytes(consumer, operand_index) > 0;
   if (!FusesProducers(consumer)) return false;
   // A tree reduction's reduce-window reads its input from memory.
   if (IsTreeReduction(consumer)) return operand_index >= consumer.operand_count() / 2;
@@ -127,6 +133,8 @@ bool FusesOperand(const HloInstruction& consumer, int operand_index) {
       return true;
   }
 }
+
+namespace {
 
 // Whether the loop that `value` is folded into reads each of its elements
 // more than once: some reader on the way to the loop's result reuses them
@@ -285,6 +293,14 @@ Holding HoldingOf(const HloInstruction& instruction) {
       XlaRunsAsTopK(*instruction.users()[0])) {
     return Holding::kFused;
   }
+  // XLA CPU rewrites a tree reduction (tree_reduction.h) before it fuses:
+  // the reduce-window that reads the input is an instruction of its own,
+  // run as soon as the input is ready, and frees the input there; only the
+  // small reduce of its partial sums is folded into the readers. Folded
+  // into a late reader, the model would keep the input alive until that
+  // reader runs. The reduction stays a step and a buffer of its own (its
+  // result standing for the partial sums the readers wait for).
+  if (IsTreeReduction(instruction)) return Holding::kOwn;
   if (IsLoopFusible(instruction) && FusedIntoUsers(instruction)) return Holding::kFused;
   return Holding::kOwn;
 }

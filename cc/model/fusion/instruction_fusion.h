@@ -38,6 +38,8 @@ bool IsFusedMatrixVectorDot(const HloInstruction& instruction);
 // fusible producer can be folded into it.
 bool FusesProducers(const HloInstruction& instruction);
 
+bool FusesOperand(const HloInstruction& consumer, int operand_index);
+
 // Whether duplicating `instruction` into several consumers costs enough that
 // XLA writes it once instead (transcendental functions, divisions).
 bool IsExpensive(const HloInstruction& instruction);

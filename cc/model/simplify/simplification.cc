@@ -9,6 +9,7 @@
 #include "model/simplify/divide_by_constant.h"
 #include "model/simplify/expansion_calls.h"
 #include "model/simplify/loop_forwarding.h"
+#include "model/simplify/pad_into_reduce_window.h"
 #include "model/simplify/reduce_of_concatenate.h"
 #include "model/simplify/reduce_of_negate.h"
 #include "model/simplify/reduce_of_reduce.h"
@@ -35,6 +36,7 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
   pipeline->AddPass(std::make_unique<ReduceOfConcatenate>());
   pipeline->AddPass(std::make_unique<ReduceOfNegate>());
+  pipeline->AddPass(std::make_unique<PadIntoReduceWindow>());
   pipeline->AddPass(std::make_unique<DivideByConstant>());
   // A read forwarded to a loop's input can be a read of a tuple built in
   // place (an inlined loop's state), and the other way round.

@@ -403,4 +403,156 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 32768);
 }
 
+TEST(MemoryModel, OperandAConvolutionReadsInAnotherLayoutIsComputedIntoItsCopy) {
+  // The filter gradient reads a (f01b) through a transposed copy. XLA CPU
+  // fuses after layout assignment: the add is computed into that copy and
+  // again in the sum's loop, and never written in its own layout. XLA's
+  // buffer assignment: 26,208 (the copy of a, 18,432; of x, 6,912; the
+  // result before its transpose, 864). Written out, a would add 18,432.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+
+ENTRY e {
+  x = f32[4,12,12,3]{3,2,1,0} parameter(0)
+  g = f32[4,12,12,8]{3,2,1,0} parameter(1)
+  h = f32[4,12,12,8]{3,2,1,0} parameter(2)
+  a = f32[4,12,12,8]{3,2,1,0} add(g, h)
+  zero = f32[] constant(0)
+  s = f32[8]{0} reduce(a, zero), dimensions={0,1,2}, to_apply=add
+  c = f32[3,3,3,8]{3,2,1,0} convolution(x, a), window={size=12x12 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf
+  ROOT t = (f32[8]{0}, f32[3,3,3,8]{3,2,1,0}) tuple(s, c)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 26208);
+}
+
+TEST(MemoryModel, CheapProducerIsCopiedIntoTheReaderThatCanTakeIt) {
+  // m = d * broadcast(v) is read by a tree reduction (its reduce-window
+  // reads m from memory) and by the add r. XLA writes m for the tree and
+  // computes it again inside r's loop: r reads d, not m, and the sums,
+  // whose partial sums come and go before it. XLA's buffer assignment:
+  // 67,584 (65,536 of m, 2,048 of sums); the model keeps 1,024 more of
+  // partial sums. Deciding for all readers at once, the model counted only
+  // the sums (3,072).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  a = f32[256,8]{1,0} parameter(0)
+  b = f32[8,64]{1,0} parameter(1)
+  v = f32[256]{0} parameter(2)
+  d = f32[256,64]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bv = f32[256,64]{1,0} broadcast(v), dimensions={0}
+  m = f32[256,64]{1,0} multiply(d, bv)
+  zero = f32[] constant(0)
+  s = f32[256]{0} reduce(m, zero), dimensions={1}, to_apply=add
+  bs = f32[256,64]{1,0} broadcast(s), dimensions={0}
+  ROOT r = f32[256,64]{1,0} add(m, bs)
+}
+)"));
+  EXPECT_GE(p.temp_bytes, 67584);
+  EXPECT_LE(p.temp_bytes, 67584 + 1024);
+}
+
+TEST(MemoryModel, TreeReductionFreesItsInputAtItsReduceWindow) {
+  // a's sum s is read only by the last loop r, after two GEMMs. XLA runs
+  // s's reduce-window as soon as a is ready and frees a there; only the
+  // reduce of the partial sums is fused into r. XLA's buffer assignment:
+  // 786,432 of temporaries (three f32[256,256] at the first GEMM). With s
+  // folded into r, the model kept a alive to r: 1,048,576.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  p = f32[256,256]{1,0} parameter(0)
+  a = f32[256,256]{1,0} exponential(p)
+  zero = f32[] constant(0)
+  s = f32[256]{0} reduce(a, zero), dimensions={1}, to_apply=add
+  b = f32[256,256]{1,0} tanh(p)
+  c = f32[256,256]{1,0} dot(b, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d = f32[256,256]{1,0} tanh(c)
+  e = f32[256,256]{1,0} dot(d, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[256]{0} reduce(e, zero), dimensions={1}, to_apply=add
+  ROOT r = f32[256]{0} divide(t, s)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 786432);
+}
+
+TEST(MemoryModel, DynamicSliceAfterALoopTakesACopyOfTheProducer) {
+  // m = d * broadcast(v) enters a loop that returns it unchanged, and its
+  // row at i is read after the loop. XLA (as the model) reads that row from
+  // m itself, not from the loop's result, and its fusion copies m into the
+  // slice's loop, which reads d: d stays alive beside m and the loop's copy
+  // of m. XLA's buffer assignment: 131,096 of temporaries; the model packs
+  // 64 more. Reading m's buffer, the model kept 67,672.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+cond {
+  p = (s32[], f32[256,64]{1,0}, f32[64]{0}) parameter(0)
+  k = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(k, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[256,64]{1,0}, f32[64]{0}) parameter(0)
+  k = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  k1 = s32[] add(k, one)
+  m = f32[256,64]{1,0} get-tuple-element(p), index=1
+  acc = f32[64]{0} get-tuple-element(p), index=2
+  z = s32[] constant(0)
+  row = f32[1,64]{1,0} dynamic-slice(m, k, z), dynamic_slice_sizes={1,64}
+  r = f32[64]{0} reshape(row)
+  acc1 = f32[64]{0} add(acc, r)
+  ROOT t = (s32[], f32[256,64]{1,0}, f32[64]{0}) tuple(k1, m, acc1)
+}
+
+ENTRY e {
+  a = f32[256,8]{1,0} parameter(0)
+  b = f32[8,64]{1,0} parameter(1)
+  v = f32[256]{0} parameter(2)
+  i = s32[] parameter(3)
+  d = f32[256,64]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bv = f32[256,64]{1,0} broadcast(v), dimensions={0}
+  m = f32[256,64]{1,0} multiply(d, bv)
+  zero = f32[] constant(0)
+  s = f32[256]{0} reduce(m, zero), dimensions={1}, to_apply=add
+  c0 = s32[] constant(0)
+  init = f32[64]{0} broadcast(zero), dimensions={}
+  st = (s32[], f32[256,64]{1,0}, f32[64]{0}) tuple(c0, m, init)
+  w = (s32[], f32[256,64]{1,0}, f32[64]{0}) while(st), condition=cond, body=body
+  mw = f32[256,64]{1,0} get-tuple-element(w), index=1
+  acc = f32[64]{0} get-tuple-element(w), index=2
+  z = s32[] constant(0)
+  ds = f32[1,64]{1,0} dynamic-slice(mw, i, z), dynamic_slice_sizes={1,64}
+  ROOT t = (f32[256]{0}, f32[1,64]{1,0}, f32[64]{0}) tuple(s, ds, acc)
+}
+)"));
+  EXPECT_GE(p.temp_bytes, 131096);
+  EXPECT_LE(p.temp_bytes, 131096 + 64);
+}
+
 }  // namespace

@@ -424,4 +424,28 @@ ENTRY e {
   EXPECT_LE(p.temp_bytes, 43520);
 }
 
+TEST(MemoryModel, PadReadByAReduceWindowIsNeverWritten) {
+  // XLA's simplifier folds the pad into the sum's window (its edges the
+  // window's padding, its interior a base dilation): the reduce-window reads
+  // a, the one 16,384-byte temporary. XLA's buffer assignment: 16,384. Left
+  // as written, exp(a) would be fused into the pad, a 66,564-byte array.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+
+ENTRY e {
+  x = f32[64,64]{1,0} parameter(0)
+  a = f32[64,64]{1,0} exponential(x)
+  zero = f32[] constant(0)
+  p = f32[129,129]{1,0} pad(a, zero), padding=1_1_1x1_1_1
+  ROOT r = f32[128,128]{1,0} reduce-window(p, zero), window={size=2x2}, to_apply=add
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 16384);
+}
+
 }  // namespace

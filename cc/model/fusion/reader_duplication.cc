@@ -1,0 +1,77 @@
+#include "model/fusion/reader_duplication.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "ir/computation.h"
+#include "model/fusion/instruction_fusion.h"
+
+namespace exla {
+namespace {
+
+// A broadcast, an iota or a scalar literal is cheap to recompute at any
+// index: XLA does not count it as an input a copy would read again.
+bool NegligibleInput(const HloInstruction& operand) {
+  if (operand.Is(HloOpcode::kBroadcast) || operand.Is(HloOpcode::kIota)) return true;
+  return operand.Is(HloOpcode::kConstant) && operand.shape().IsArray() && operand.shape().ElementCount() == 1;
+}
+
+// The rank of `shape` without its dimensions of size 1.
+int64_t TrueRank(const Shape& shape) {
+  if (!shape.IsArray()) return 0;
+  int64_t rank = 0;
+  for (int d = 0; d < shape.rank(); ++d) rank += shape.dim(d) != 1 ? 1 : 0;
+  return rank;
+}
+
+// At most one operand as large (in true rank) as the producer's result:
+// a copy per reader reads no more memory than the reader would.
+bool EffectivelyAtMostUnary(const HloInstruction& producer) {
+  const int64_t rank = TrueRank(producer.shape());
+  int large = 0;
+  for (const HloInstruction* operand : producer.operands()) {
+    if (!NegligibleInput(*operand) && TrueRank(operand->shape()) >= rank) ++large;
+  }
+  return large <= 1;
+}
+
+// The producer reads no more elements than it writes.
+bool ReadsNoMoreThanItWrites(const HloInstruction& producer) {
+  if (!producer.shape().IsArray()) return false;
+  int64_t read = 0;
+  std::unordered_set<const HloInstruction*> seen;
+  for (const HloInstruction* operand : producer.operands()) {
+    if (seen.insert(operand).second && operand->shape().IsArray()) read += operand->shape().ElementCount();
+  }
+  return read <= producer.shape().ElementCount();
+}
+
+// Whether `reader` computes its result in a loop that takes in every use
+// it makes of `producer`.
+bool TakesInEveryUse(const HloInstruction& reader, const HloInstruction& producer) {
+  if (!FusesProducers(reader)) return false;
+  for (int i = 0; i < reader.operand_count(); ++i) {
+    if (reader.operand(i) == &producer && !FusesOperand(reader, i)) return false;
+  }
+  return true;
+}
+
+// A scalar: a copy of it moves only scalars' lifetimes, no bytes worth a
+// buffer, while the model's extra reader order shifts its heap packing by a
+// line (jax_mlp_grad[rewritten], whose counter + 1 XLA also shares with the
+// loop's next counter by common subexpressions). Kept as the one buffer.
+bool IsScalar(const HloInstruction& producer) {
+  return producer.shape().IsArray() && producer.shape().ElementCount() == 1;
+}
+
+}  // namespace
+
+bool DuplicatedIntoReader(const HloInstruction& producer, const HloInstruction& reader) {
+  if (producer.user_count() < 2 || producer.parent()->root() == &producer) return false;
+  if (!producer.IsElementwise() || IsExpensive(producer) || HoldingOf(producer) != Holding::kOwn) return false;
+  if (IsScalar(producer)) return false;
+  if (!EffectivelyAtMostUnary(producer) && !ReadsNoMoreThanItWrites(producer)) return false;
+  return TakesInEveryUse(reader, producer);
+}
+
+}  // namespace exla

@@ -1,0 +1,33 @@
+// XLA's instruction fusion duplicates a cheap producer into each reader
+// that can take it in, even when another reader cannot.
+//
+// instruction_fusion.h gives a value no buffer when every reader folds it
+// in. XLA decides per reader (InstructionFusion::Run, consumers in reverse
+// post order): a cheap producer is copied into every consumer whose loop
+// can compute it, and written to memory only for the readers that cannot
+// (a tree reduction's reduce-window, a GEMM). The readers that copied it
+// read its operands instead, which then stay alive until those readers
+// run: what a buffer per value misses.
+//
+// Two rules of XLA bound the copying: an expensive producer is never
+// duplicated (ShouldFuse's cost condition), and a producer that reads more
+// than one large operand, more elements than it writes, is not duplicated
+// unless every reader takes it in (ComputeGloballyUnfusible: copying it
+// would read those operands once per reader).
+//
+// The model leaves out one case XLA would copy: a scalar producer, whose
+// copies move no bytes (reader_duplication.cc).
+#ifndef EXLA_MODEL_FUSION_READER_DUPLICATION_H_
+#define EXLA_MODEL_FUSION_READER_DUPLICATION_H_
+
+#include "ir/instruction.h"
+
+namespace exla {
+
+// Whether XLA computes `producer`, which has a buffer of its own, again
+// inside the loop of `reader` instead of reading that buffer.
+bool DuplicatedIntoReader(const HloInstruction& producer, const HloInstruction& reader);
+
+}  // namespace exla
+
+#endif  // EXLA_MODEL_FUSION_READER_DUPLICATION_H_

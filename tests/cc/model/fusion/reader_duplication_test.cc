@@ -1,0 +1,99 @@
+// XLA's fusion copying a cheap producer into each reader that can compute
+// it (cc/model/fusion/reader_duplication.h).
+#include <memory>
+#include <string>
+
+#include "ir/computation.h"
+#include "ir/module.h"
+#include "ir/parser.h"
+#include "model/fusion/reader_duplication.h"
+#include "tests/cc/test_harness.h"
+
+namespace {
+
+using exla::DuplicatedIntoReader;
+
+// `producer` (over d, a GEMM's result, and `second`) is read by a tree
+// reduction, which cannot take it into its loop, and by an elementwise add.
+std::string TwoReaders(const std::string& producer, const std::string& second) {
+  return R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  a = f32[256,8]{1,0} parameter(0)
+  b = f32[8,64]{1,0} parameter(1)
+  v = f32[256]{0} parameter(2)
+  w = f32[256,64]{1,0} parameter(3)
+  d = f32[256,64]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bv = f32[256,64]{1,0} broadcast(v), dimensions={0}
+  m = f32[256,64]{1,0} )" + producer + "(d, " + second + R"()
+  zero = f32[] constant(0)
+  s = f32[256]{0} reduce(m, zero), dimensions={1}, to_apply=add
+  bs = f32[256,64]{1,0} broadcast(s), dimensions={0}
+  ROOT r = f32[256,64]{1,0} add(m, bs)
+}
+)";
+}
+
+struct Readers {
+  std::unique_ptr<exla::HloModule> module;
+  const exla::HloInstruction* m = nullptr;
+  const exla::HloInstruction* tree = nullptr;  // s, the tree reduction
+  const exla::HloInstruction* loop = nullptr;  // r, the elementwise add
+};
+
+Readers Parse(const std::string& text) {
+  Readers r;
+  r.module = exla::ParseHloModule(text);
+  const exla::HloComputation* entry = r.module->entry();
+  r.m = entry->FindInstruction("m");
+  r.tree = entry->FindInstruction("s");
+  r.loop = entry->FindInstruction("r");
+  return r;
+}
+
+TEST(ReaderDuplication, CheapProducerIsCopiedIntoTheLoopThatCanTakeIt) {
+  const Readers r = Parse(TwoReaders("multiply", "bv"));
+  EXPECT_TRUE(DuplicatedIntoReader(*r.m, *r.loop));
+}
+
+TEST(ReaderDuplication, TreeReductionReadsTheBuffer) {
+  // Its reduce-window reads the producer from memory.
+  const Readers r = Parse(TwoReaders("multiply", "bv"));
+  EXPECT_FALSE(DuplicatedIntoReader(*r.m, *r.tree));
+}
+
+TEST(ReaderDuplication, ExpensiveProducerIsNotCopied) {
+  const Readers r = Parse(TwoReaders("divide", "bv"));
+  EXPECT_FALSE(DuplicatedIntoReader(*r.m, *r.loop));
+}
+
+TEST(ReaderDuplication, ProducerOfTwoLargeOperandsIsNotCopied) {
+  // Copying it would read d and w once per reader: XLA keeps one buffer.
+  const Readers r = Parse(TwoReaders("multiply", "w"));
+  EXPECT_FALSE(DuplicatedIntoReader(*r.m, *r.loop));
+}
+
+TEST(ReaderDuplication, ScalarProducerKeepsItsOneBuffer) {
+  // A copy of n would move only scalars' lifetimes: the model keeps n's
+  // buffer for both readers.
+  const std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(R"(HloModule m
+
+ENTRY e {
+  i = f32[] parameter(0)
+  one = f32[] constant(1)
+  n = f32[] add(i, one)
+  t = f32[] multiply(n, i)
+  ROOT r = (f32[], f32[]) tuple(n, t)
+}
+)");
+  const exla::HloComputation* entry = module->entry();
+  EXPECT_FALSE(DuplicatedIntoReader(*entry->FindInstruction("n"), *entry->FindInstruction("t")));
+}
+
+}  // namespace
