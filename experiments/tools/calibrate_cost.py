@@ -47,6 +47,17 @@ after a warm-up:
   update touches, checking whether each lies inside it, so a trip costs the
   array's rows, not the block: ``update_scan_elements_per_second`` is the
   elements visited outside the blocks over the time;
+* ``copy_dot_<size>KB`` / ``plain_dot_<size>KB``: a product whose operand
+  XLA CPU copies into a transposed buffer, as it does for a dot operand not
+  in its GEMM's order (cc/model/fusion/dot_operand_copies.h), and the same
+  product with the operand stored in that order; operands of half the L2
+  cache (read from ``/sys/devices/system/cpu/cpu0/cache/index2``: the cache
+  where a strided walk stops hitting, ``transpose_cache_bytes``) and of
+  eight times it. Each rate is the copy's bytes read and written over the
+  difference of the two times: one for arrays that fit the L2, one for
+  larger ones, where every element misses (a plain ``transpose`` of the
+  same arrays ran 1.3-2.5x faster than the copy: the product's copy is what
+  the model charges);
 * ``loop_1`` ... ``loop_8``: a while loop of 20,000 trips that adds one to
   a scalar and does 1, 2, 4 or 8 small dependent matrix products, each a
   kernel of its own. A line through the time per trip against the products
@@ -62,7 +73,7 @@ after a warm-up:
 ``--only selection`` measures the sort and top-k rates alone and keeps the
 header's other constants (``--only thin`` the thin products' efficiency,
 ``--only transcendental`` the exponential's rate, ``--only trip`` the trip
-overhead, the launch overhead kept): a
+overhead, the launch overhead kept, ``--only transpose`` the transposes): a
 full calibration on a shared machine moves every rate by up to 2x between
 runs, so a rate added later is measured alone.
 
@@ -367,9 +378,9 @@ def _topk() -> str:
             f"  ROOT t = {out} topk(x), k={_TOPK_K}, largest=true\n}}\n")
 
 
-def llc_bytes() -> int:
-    """The size of the highest cache level cpu0 sees, from sysfs (32 MB if unreadable)."""
-    best = (0, 32 << 20)
+def _cache_sizes() -> dict[int, int]:
+    """The bytes of each data (or unified) cache level cpu0 sees, from sysfs."""
+    sizes = {}
     for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
         try:
             level = int((index / "level").read_text())
@@ -379,9 +390,84 @@ def llc_bytes() -> int:
         except (OSError, ValueError):
             continue
         units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-        size = int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
-        best = max(best, (level, size))
-    return best[1]
+        sizes[level] = int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+    return sizes
+
+
+def llc_bytes() -> int:
+    """The size of the highest cache level cpu0 sees, from sysfs (32 MB if unreadable)."""
+    sizes = _cache_sizes()
+    return sizes[max(sizes)] if sizes else 32 << 20
+
+
+def l2_bytes() -> int:
+    """The size of cpu0's L2 cache (sysfs index2), where a strided walk stops
+    hitting (2 MB if unreadable)."""
+    return _cache_sizes().get(2, 2 << 20)
+
+
+_COPY_DEPTH_ROW = 32 * 32  # elements of one contracted row of the copied operand
+
+
+def _copy_dot(rows: int, transposed: bool) -> str:
+    """f32[32, 32, 64] from an operand of ``rows`` x 32 x 32 contracted over
+    its rows with f32[rows, 64]. Stored rows first (``transposed``), the
+    operand is not in the order XLA CPU's GEMM takes (free dimensions, then
+    contracting ones: two free ones cannot be read transposed), so XLA copies
+    it; stored rows last, it is read as it is."""
+    a = f"f32[{rows},32,32]" if transposed else f"f32[32,32,{rows}]"
+    contracting = 0 if transposed else 2
+    return f"""HloModule copy_dot
+
+ENTRY e {{
+  a = {a}{{2,1,0}} parameter(0)
+  b = f32[{rows},64]{{1,0}} parameter(1)
+  ROOT d = f32[32,32,64]{{2,1,0}} dot(a, b), lhs_contracting_dims={{{contracting}}}, rhs_contracting_dims={{0}}
+}}
+"""
+
+
+def transpose_rates(seconds: dict[str, float], cache_bytes: float) -> dict[str, float]:
+    """The transpose constants from the times in ``seconds`` of the products
+    with a copied operand (``copy_dot_<size>KB``) and without
+    (``plain_dot_<size>KB``): the copy's bytes read and written over the
+    difference, for the operand that fits ``cache_bytes`` and for the one
+    that does not.
+
+    Raises:
+      CalibrationError: a product with the copy ran no slower than without.
+    """
+    rates = {}
+    for name, took in seconds.items():
+        match = re.fullmatch(r"copy_dot_(\d+)KB", name)
+        if not match:
+            continue
+        size, plain = int(match[1]) << 10, seconds[f"plain_dot_{match[1]}KB"]
+        if took <= plain:
+            raise CalibrationError(
+                f"the copy of a {size >> 10} KB operand is not resolved now: the product took "
+                f"{took * 1e3:.3f} ms with it, {plain * 1e3:.3f} ms without; measure again on a "
+                "quieter machine (--only transpose)")
+        fits = size <= cache_bytes
+        rates["transpose_cached_bytes_per_second" if fits else "transpose_bytes_per_second"] = \
+            2.0 * size / (took - plain)
+    return {"transpose_cache_bytes": float(cache_bytes), **rates}
+
+
+def measure_transpose(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """The transpose constants and the products' times: copied operands of
+    half and eight times the L2 cache."""
+    cache = l2_bytes()
+    rng = np.random.default_rng(7)
+    seconds = {}
+    for size in (cache // 2, cache * 8):
+        rows = size // (4 * _COPY_DEPTH_ROW)
+        b = rng.standard_normal((rows, 64)).astype(np.float32)
+        kb = (4 * rows * _COPY_DEPTH_ROW) >> 10
+        for kind, transposed in (("copy", True), ("plain", False)):
+            a = rng.standard_normal((rows, 32, 32) if transposed else (32, 32, rows)).astype(np.float32)
+            seconds[f"{kind}_dot_{kb}KB"] = median_seconds(_copy_dot(rows, transposed), [a, b], repeats)
+    return transpose_rates(seconds, cache), seconds
 
 
 def measure_cache(repeats: int, memory_bandwidth: float,
@@ -474,6 +560,9 @@ def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
     selection, selection_seconds = measure_selection(repeats)
     constants.update(selection)
     seconds.update(selection_seconds)
+    transpose, transpose_seconds = measure_transpose(repeats)
+    constants.update(transpose)
+    seconds.update(transpose_seconds)
     return constants, seconds
 
 
@@ -552,6 +641,7 @@ _PARTS: dict[str, tuple[Callable[[int], tuple[dict[str, float], dict[str, float]
     "transcendental": (_transcendental_alone,
                        "Exponentials measured again"),
     "trip": (_trip_alone, "The loop trip measured again"),
+    "transpose": (measure_transpose, "Transposes measured"),
 }
 
 
@@ -582,6 +672,9 @@ _COMMENTS = {
     "update_scan_elements_per_second": "elements an in-place update visits outside its block",
     "cache_bytes": "what a stream finds in the last-level cache (effective size)",
     "cache_bytes_per_second": "a stream through the last-level cache, read plus write",
+    "transpose_cache_bytes": "the L2 cache: a transpose of an array above it misses",
+    "transpose_cached_bytes_per_second": "a transpose of an array within it, read plus write",
+    "transpose_bytes_per_second": "a transpose of an array above it, read plus write",
 }
 
 
@@ -609,12 +702,18 @@ def provenance(where: dict[str, Any], what: str = "Calibrated") -> list[str]:
             f"{load} (shared machine: other jobs running)."]
 
 
+def _number(name: str, value: float) -> str:
+    """Constant ``name``'s ``value`` as the header writes it: four digits, a
+    size in bytes in full (a 2 MB array must not come out above a 2 MB cache)."""
+    return str(round(value)) if name.endswith("_bytes") else f"{value:.4g}"
+
+
 def header_text(constants: dict[str, float], seconds: dict[str, float],
                 lines: list[str]) -> str:
     """cost_constants.h with ``constants``, and how and when they were measured."""
     said = "\n".join(f"// {line}" for line in lines)
     measured = "\n".join(f"//   {name:<18} {value * 1e3:9.3f} ms" for name, value in seconds.items())
-    fields = "\n".join(f"  double {name} = {value:.4g};  // {_COMMENTS[name]}"
+    fields = "\n".join(f"  double {name} = {_number(name, value)};  // {_COMMENTS[name]}"
                        for name, value in constants.items())
     return f"""// The cost model's constants (model/cost/cost_model.cc): how fast this machine's
 // XLA CPU runs each kind of work. GENERATED by `python -m experiments

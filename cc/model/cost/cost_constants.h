@@ -15,6 +15,9 @@
 // The loop trip measured again 2026-11-28 on Intel(R) Xeon(R) Processor, 2 cores, jaxlib
 // 0.7.1, last-level cache 480 MB (sysfs), load average
 // 5.59, 5.21, 3.76 (shared machine: other jobs running).
+// Transposes measured 2026-11-29 on Intel(R) Xeon(R) Processor, 2 cores, jaxlib
+// 0.7.1, last-level cache 480 MB (sysfs), load average
+// 3.27, 2.44, 2.53 (shared machine: other jobs running).
 // Median times of the benchmarks:
 //   dot_f32               21.574 ms
 //   dot_f64               56.067 ms
@@ -58,6 +61,10 @@
 //   loop_2                48.397 ms
 //   loop_4                86.786 ms
 //   loop_8               174.176 ms
+//   copy_dot_1024KB        0.711 ms
+//   plain_dot_1024KB       0.305 ms
+//   copy_dot_16384KB      84.002 ms
+//   plain_dot_16384KB      5.803 ms
 #ifndef EXLA_MODEL_COST_COST_CONSTANTS_H_
 #define EXLA_MODEL_COST_COST_CONSTANTS_H_
 
@@ -75,10 +82,13 @@ struct CostConstants {
   double op_seconds = 1.786e-06;  // launching one kernel (a fused loop, a GEMM call)
   double trip_seconds = 1.416e-07;  // one trip of a while loop: condition, state
   double update_scan_elements_per_second = 9.346e+08;  // elements an in-place update visits outside its block
-  double cache_bytes = 3.355e+07;  // what a stream finds in the last-level cache (effective size)
+  double cache_bytes = 33550000;  // what a stream finds in the last-level cache (effective size)
   double cache_bytes_per_second = 6.331e+10;  // a stream through the last-level cache, read plus write
   double sort_comparisons_per_second = 3.922e+07;  // a sort's comparisons (n log2 n a row, comparator calls)
   double topk_elements_per_second = 3.872e+08;  // elements a top-k selects from
+  double transpose_cache_bytes = 2097152;  // the L2 cache: a transpose of an array above it misses
+  double transpose_cached_bytes_per_second = 5.165e+09;  // a transpose of an array within it, read plus write
+  double transpose_bytes_per_second = 4.291e+08;  // a transpose of an array above it, read plus write
 };
 
 }  // namespace exla

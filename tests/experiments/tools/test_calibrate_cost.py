@@ -42,6 +42,22 @@ def test_loop_fit_refuses_a_trip_it_cannot_resolve():
         calibrate_cost.fit_loop({1: 1.19e-6, 8: 13.69e-6})
 
 
+def test_transpose_rates_are_the_copies_bytes_over_the_extra_time():
+    # A 1 MB operand copied in 0.2 ms, a 16 MB one in 64 ms, beside a 2 MB cache.
+    seconds = {"copy_dot_1024KB": 0.5e-3, "plain_dot_1024KB": 0.3e-3,
+               "copy_dot_16384KB": 70e-3, "plain_dot_16384KB": 6e-3}
+    rates = calibrate_cost.transpose_rates(seconds, 2 << 20)
+    assert rates["transpose_cache_bytes"] == 2 << 20
+    assert math.isclose(rates["transpose_cached_bytes_per_second"], 2 * (1 << 20) / 0.2e-3)
+    assert math.isclose(rates["transpose_bytes_per_second"], 2 * (16 << 20) / 64e-3)
+
+
+def test_transpose_fit_refuses_a_copy_it_cannot_resolve():
+    seconds = {"copy_dot_1024KB": 0.3e-3, "plain_dot_1024KB": 0.31e-3}
+    with pytest.raises(calibrate_cost.CalibrationError, match="1024 KB operand is not resolved"):
+        calibrate_cost.transpose_rates(seconds, 2 << 20)
+
+
 def test_drift_beyond_twice_is_named():
     rates = {"a_per_second": (1e9, 2.1e9), "b_per_second": (1e9, 0.49e9),
              "c_per_second": (1e9, 1.9e9), "d_per_second": (1e9, 0.6e9)}
@@ -87,6 +103,16 @@ def test_header_trip_is_the_loops_fit(header):
     assert len(per_trip) >= 2, "the header records no loop benchmarks to fit"
     fitted = calibrate_cost.fit_loop(per_trip)["trip_seconds"]
     assert math.isclose(fitted, constants["trip_seconds"], rel_tol=2e-3)
+
+
+def test_header_transpose_rates_are_the_products_differences(header):
+    constants, seconds, _ = header
+    rates = calibrate_cost.transpose_rates(seconds, constants["transpose_cache_bytes"])
+    assert set(rates) == {"transpose_cache_bytes", "transpose_cached_bytes_per_second",
+                          "transpose_bytes_per_second"}
+    for name, rate in rates.items():
+        assert math.isclose(rate, constants[name], rel_tol=2e-3), (name, rate, constants[name])
+    assert constants["transpose_bytes_per_second"] < constants["transpose_cached_bytes_per_second"]
 
 
 def test_extension_is_built_from_the_header(header):
