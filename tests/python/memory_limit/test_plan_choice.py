@@ -228,3 +228,34 @@ def test_a_value_is_kept_whole_where_its_loops_would_compute_it_again():
     k = np.exp(x @ y.T)
     r1 = k @ v
     assert_as_close_to([r1, k.T @ (w * r1.sum())], after, before, atol_fraction=1e-5)
+
+
+def test_attention_is_tiled_where_untiled_plans_transpose_large_operands():
+    # Causal attention, forward and backward, at seq 2,048 under 128MB
+    # (JAX, 8 heads x 64): the untiled plans' loop bodies hold probability
+    # slices of 8 MB to 32 MB, which XLA CPU copies transposed for dK = dSᵀ Q
+    # and dV = Pᵀ dO, each copy far above the L2 (about 1 GB/s against 6
+    # within it); the 2 MB tiles' copies fit. Without the copies' cost the
+    # model predicted the best untiled plan 0.80 s, the tiled one 0.96 s; at
+    # seq 4,096 under 256MB XLA ran them 11-13 s and 3.3 s (TILING.md).
+    import jax
+
+    from exla.bridge import xla as bridge
+    from exla.bridge.jax import lowered_hlo_text
+    from experiments.workloads import attention
+
+    rng = np.random.default_rng(2048)
+    args = [rng.normal(size=(1, 2048, attention.HEADS, attention.HEAD_SIZE)).astype(np.float32)
+            for _ in range(4)]
+    grad = jax.value_and_grad(attention.loss, argnums=(0, 1, 2))
+    text = lowered_hlo_text(jax.jit(grad).lower(*args))
+    out, report = exla.optimize_hlo(text, memory_limit="128MB", strict=True)
+    plan = report.limit_plan
+    assert plan.fits and _planned_peak(out) <= exla.parse_size("128MB"), plan.summary()
+    assert plan.chosen.tile_size == 2 * 2**20, plan.summary()
+    untiled = [c for c in plan.model_candidates if c.fits and not c.tile_size]
+    assert untiled and plan.chosen.predicted_seconds < min(
+        c.predicted_seconds for c in untiled), plan.summary()
+    before = bridge.compile_cpu(text)(*args)
+    after = bridge.compile_cpu(out)(*args)
+    assert_as_close_to(attention.reference64(*args), after, before, atol_fraction=1e-5)

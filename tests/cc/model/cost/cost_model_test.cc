@@ -160,6 +160,70 @@ ENTRY e {
   EXPECT_EQ(p.seconds, static_cast<double>(p.flops) / 1e10);
 }
 
+// A product of f32[32,32,64] contracting @ROWS@ rows of its left operand.
+// Stored rows first (@LHS@ = "@ROWS@,32,32", @CONTRACTED@ = 0), the operand
+// has two free dimensions after its contracting one: not in the GEMM's
+// order, so XLA CPU copies it transposed; stored rows last ("32,32,@ROWS@",
+// 2), the same product reads it as it is.
+const char kProductOfRows[] = R"(HloModule m
+
+ENTRY e {
+  a = f32[@LHS@]{2,1,0} parameter(0)
+  b = f32[@ROWS@,64]{1,0} parameter(1)
+  ROOT d = f32[32,32,64]{2,1,0} dot(a, b), lhs_contracting_dims={@CONTRACTED@}, rhs_contracting_dims={0}
+}
+)";
+
+// Plain(), with a 1 MB cache for transposes: 10 GB/s within it, 0.1 GB/s above.
+CostConstants Transposing() {
+  CostConstants c = Plain();
+  c.transpose_cache_bytes = 1 << 20;
+  c.transpose_cached_bytes_per_second = 1e10;
+  c.transpose_bytes_per_second = 1e8;
+  return c;
+}
+
+TimePrediction PredictProductOfRows(int rows, bool transposed) {
+  const std::string n = std::to_string(rows);
+  std::string text = Fill(kProductOfRows, "@LHS@", transposed ? "@ROWS@,32,32" : "32,32,@ROWS@");
+  text = Fill(Fill(text, "@ROWS@", n), "@CONTRACTED@", transposed ? "0" : "2");
+  return Predict(text, Transposing());
+}
+
+TEST(CostModel, TransposedOperandAboveTheCacheIsCopiedAtTheMissRate) {
+  // 512 x 32 x 32 f32 (2 MB, above the 1 MB cache): the copy reads and
+  // writes it at 0.1 GB/s, one more kernel beside the product's.
+  const TimePrediction canonical = PredictProductOfRows(512, false);
+  const TimePrediction transposed = PredictProductOfRows(512, true);
+  const double bytes = 512.0 * 32 * 32 * 4;
+  EXPECT_EQ(transposed.kernels, canonical.kernels + 1);
+  EXPECT_LT(std::abs(transposed.seconds - canonical.seconds - 2 * bytes / 1e8), 1e-12);
+}
+
+TEST(CostModel, TransposedOperandWithinTheCacheIsCopiedAtTheCachedRate) {
+  // 128 x 32 x 32 f32 (512 KB) fits the cache: 10 GB/s.
+  const TimePrediction canonical = PredictProductOfRows(128, false);
+  const TimePrediction transposed = PredictProductOfRows(128, true);
+  EXPECT_LT(std::abs(transposed.seconds - canonical.seconds - 2 * 128.0 * 32 * 32 * 4 / 1e10), 1e-12);
+}
+
+TEST(CostModel, TwoProductsReadingOneOperandTransposedShareOneCopy) {
+  // XLA's CSE merges the copies of one buffer in one order.
+  CostConstants c = Transposing();
+  const TimePrediction p = Predict(R"(HloModule m
+
+ENTRY e {
+  a = f32[512,32,32]{2,1,0} parameter(0)
+  b = f32[512,64]{1,0} parameter(1)
+  c = f32[512,64]{1,0} parameter(2)
+  d = f32[32,32,64]{2,1,0} dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  e = f32[32,32,64]{2,1,0} dot(a, c), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT t = (f32[32,32,64]{2,1,0}, f32[32,32,64]{2,1,0}) tuple(d, e)
+}
+)", c);
+  EXPECT_EQ(p.kernels, 3);  // two products, one copy (the tuple has no kernel)
+}
+
 TEST(CostModel, AddIsCostedByItsBytes) {
   CostConstants c = Plain();
   c.elementwise_per_second = 1e10;
