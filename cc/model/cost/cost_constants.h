@@ -17,7 +17,7 @@
 // 5.59, 5.21, 3.76 (shared machine: other jobs running).
 // Transposes measured 2026-11-29 on Intel(R) Xeon(R) Processor, 2 cores, jaxlib
 // 0.7.1, last-level cache 480 MB (sysfs), load average
-// 3.27, 2.44, 2.53 (shared machine: other jobs running).
+// 0.97, 1.51, 2.36 (shared machine: other jobs running).
 // Median times of the benchmarks:
 //   dot_f32               21.574 ms
 //   dot_f64               56.067 ms
@@ -61,10 +61,10 @@
 //   loop_2                48.397 ms
 //   loop_4                86.786 ms
 //   loop_8               174.176 ms
-//   copy_dot_1024KB        0.711 ms
-//   plain_dot_1024KB       0.305 ms
-//   copy_dot_16384KB      84.002 ms
-//   plain_dot_16384KB      5.803 ms
+//   copy_dot_1024KB        0.611 ms
+//   plain_dot_1024KB       0.261 ms
+//   copy_dot_16384KB      33.366 ms
+//   plain_dot_16384KB      3.221 ms
 #ifndef EXLA_MODEL_COST_COST_CONSTANTS_H_
 #define EXLA_MODEL_COST_COST_CONSTANTS_H_
 
@@ -87,8 +87,8 @@ struct CostConstants {
   double sort_comparisons_per_second = 3.922e+07;  // a sort's comparisons (n log2 n a row, comparator calls)
   double topk_elements_per_second = 3.872e+08;  // elements a top-k selects from
   double transpose_cache_bytes = 2097152;  // the L2 cache: a transpose of an array above it misses
-  double transpose_cached_bytes_per_second = 5.165e+09;  // a transpose of an array within it, read plus write
-  double transpose_bytes_per_second = 4.291e+08;  // a transpose of an array above it, read plus write
+  double transpose_cached_bytes_per_second = 5.99e+09;  // a transpose of an array within it, read plus write
+  double transpose_bytes_per_second = 1.113e+09;  // a transpose of an array above it, read plus write
 };
 
 }  // namespace exla
