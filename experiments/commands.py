@@ -44,7 +44,7 @@ def _commands(part: str, names: str, sweep: bool = False) -> dict[str, Command]:
 COMMANDS: dict[str, Command] = {
     **_commands("workloads", "kernel_matvec sgpr sgpr_scale knn knn_split transformer wide_mlp "
                 "jax_kernel_matvec jax_wide_mlp jax_sharded", sweep=True),
-    **_commands("workloads", "attention memory_limit sgpr_floor bench_splitter overhead "
+    **_commands("workloads", "attention memory_limit knn_keops sgpr_floor bench_splitter overhead "
                 "jax_overhead gpu_check"),
     **_commands("tools", "calibrate_cost cost_rank memory_model corpus_report optimizer_replay "
                 "noop_run mutation_score"),

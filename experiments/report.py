@@ -31,6 +31,7 @@ from experiments.harness.tables import OLD_PLANNED, headlines, results_table
 from experiments.tools.cost_rank import cost_rank_section
 from experiments.tools.memory_model import memory_model_section
 from experiments.workloads.attention import attention_section, attention_summary
+from experiments.workloads.knn_keops import knn_keops_section
 from experiments.workloads.memory_limit import memory_limit_section
 
 __all__ = ["README_BLOCKS", "readme_text", "write_report", "main"]
@@ -66,6 +67,7 @@ def write_report(results_dir: Path = RESULTS_DIR) -> Path:
     lines += cost_rank_section(results_dir)
     lines += memory_model_section(results_dir)
     lines += attention_section(results_dir)
+    lines += knn_keops_section(results_dir)
     for name in (name for name, command in COMMANDS.items() if command.sweep):
         rows = read_rows(results_dir / f"{name}.csv")
         if rows:

@@ -14,7 +14,8 @@ arenas. `release_process_memory` runs after each test module: it drops
 jax's compiled-program caches (tests never reuse another module's) and hands
 the free pages back.
 
-``EXLA_TEST_RESIDENT_LOG=path`` also writes one line per test (resident bytes
+The figures are the harness's (experiments/harness/child.py: VmRSS and
+VmHWM). ``EXLA_TEST_RESIDENT_LOG=path`` also writes one line per test (resident bytes
 after it, the peak so far, its node id) for a closer look.
 """
 
@@ -23,10 +24,11 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
-import resource
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
+
+from experiments.harness.child import current_rss_mb, peak_rss_so_far_mb
 
 __all__ = ["ResidentTracker", "current_resident_bytes", "peak_resident_bytes",
            "release_process_memory"]
@@ -37,17 +39,13 @@ _NOTABLE_RISE = 64 * 2**20
 
 
 def current_resident_bytes() -> int:
-    """This process's resident set now (Linux /proc; 0 where there is none)."""
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
+    """This process's resident set now (``VmRSS``), in bytes."""
+    return int(current_rss_mb() * 2**20)
 
 
 def peak_resident_bytes() -> int:
-    """This process's largest resident set so far (getrusage: KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """This process's largest resident set so far (``VmHWM``), in bytes."""
+    return int(peak_rss_so_far_mb() * 2**20)
 
 
 def release_process_memory() -> None:

@@ -69,9 +69,10 @@ struct TensorSize {
   std::string opcode;
   int64_t bytes = 0;  // what one device holds of it
   std::string shape;  // as XLA prints it, without layout
-  // A leaf of the entry's result (its root, or an element of a root tuple):
-  // its buffer is one of the program's outputs, which a memory limit counts
-  // with the outputs, not as a temporary.
+  // A leaf of the entry's result (its root, or an element of a root tuple),
+  // or what such a leaf is a view of (a reshape, a bitcast, a transpose that
+  // moves no dimension): its buffer is one of the program's outputs, which a
+  // memory limit counts with the outputs, not as a temporary.
   bool output = false;
 };
 

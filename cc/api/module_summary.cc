@@ -34,8 +34,25 @@ void Consider(const HloInstruction& instruction, const ShardingAnalysis& shardin
   }
 }
 
-// The leaves of the entry computation's result: its root, or the elements of
-// a root tuple (nested tuples followed), whose buffers are the outputs.
+// Whether XLA gives `value` its operand's buffer: a reshape or bitcast (with
+// the default layouts exla's frontends lower to, a reshape is a bitcast), or
+// a transpose that keeps every dimension in place (TensorFlow writes one
+// before each gradient it returns). XLA's simplifier turns each into a view.
+bool IsViewOfOperand(const HloInstruction& value) {
+  if (value.operand_count() != 1) return false;
+  if (value.Is(HloOpcode::kReshape) || value.Is(HloOpcode::kBitcast)) return true;
+  if (!value.Is(HloOpcode::kTranspose)) return false;
+  const std::vector<int64_t> permutation = value.dimensions();
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    if (permutation[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// The values whose buffers are the entry computation's result: its root, or
+// the elements of a root tuple (nested tuples followed), and what each of
+// them is a view of (IsViewOfOperand): XLA writes that value straight into
+// the output buffer, so it is an output too, not a temporary beside it.
 std::unordered_set<const HloInstruction*> OutputLeaves(const HloModule& module) {
   std::unordered_set<const HloInstruction*> leaves;
   std::vector<const HloInstruction*> pending;
@@ -47,6 +64,7 @@ std::unordered_set<const HloInstruction*> OutputLeaves(const HloModule& module) 
     pending.pop_back();
     if (!value->Is(HloOpcode::kTuple)) {
       leaves.insert(value);
+      if (IsViewOfOperand(*value)) pending.push_back(value->operand(0));
       continue;
     }
     for (const HloInstruction* element : value->operands()) pending.push_back(element);

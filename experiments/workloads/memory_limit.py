@@ -1,13 +1,16 @@
 """The program-level memory limit on three gradient workloads.
 
-    python -m experiments memory_limit [attention|sgpr|cross_entropy ...]
+    python -m experiments memory_limit [attention|sgpr|cross_entropy ...] [--limit 1100MB 1500MB]
 
 * attention forward + backward, 2 x 4 heads x 4,096 x 64 f32,
   ``memory_limit="256MB"``;
 * GPflow SGPR loss + gradients, N = 20,000, M = 1,500, f64,
   ``memory_limit="300MB"``;
 * large-vocabulary cross entropy, loss and gradients, batch 1,024 x width 256
-  x vocabulary 500,000, f32, ``memory_limit="1500MB"``;
+  x vocabulary 500,000, f32, ``memory_limit="1500MB"``, timed beside
+  PyTorch's chunked ``linear_cross_entropy`` (where torch imports; else a
+  "not installed" note) and judged, all three, against a float64 reference
+  (``linear_cross_entropy.py``);
 * ``sgpr_m5000``: the SGPR program at M = 5,000 under ``memory_limit="2GB"``,
   close to its floor (not run by default: about 10 minutes per evaluation
   pair on 2 cores).
@@ -36,12 +39,15 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 
 from experiments import RESULTS_DIR
 from experiments.harness.runner import read_rows
 from experiments.harness.tables import number
+from experiments.workloads import linear_cross_entropy
+from experiments.workloads.linear_cross_entropy import resident_peak
 
 
 def attention(batch: int = 2, heads: int = 4, seq: int = 4096, head_size: int = 64):
@@ -118,21 +124,23 @@ def _flat(result) -> list[np.ndarray]:
     return [np.asarray(t) for t in tf.nest.flatten(result)]
 
 
-def _time_both(plain, rewritten, args, repeats: int):
-    """Seconds per call of both functions, timed alternately.
+def _time_all(calls: dict[str, Callable[[], list[np.ndarray]]], repeats: int,
+              first: dict[str, list[np.ndarray]]):
+    """Seconds per call of each function, timed in turn, ``repeats`` rounds.
 
-    Alternating puts both under the same load on a shared machine; the first
-    call of each (tracing, exla, compilation) is not timed. Returns the two
-    lists of times and the first calls' results.
+    Alternating puts all of them under the same load on a shared machine; the
+    first call of each (tracing, exla, compilation) is not timed, and not made
+    again for those whose result ``first`` already holds. Returns the lists of
+    times and the first calls' results, by name.
     """
-    expected, actual = _flat(plain(*args)), _flat(rewritten(*args))
-    times: dict[str, list[float]] = {"plain": [], "exla": []}
+    first = {key: first[key] if key in first else fn() for key, fn in calls.items()}
+    times: dict[str, list[float]] = {key: [] for key in calls}
     for _ in range(repeats):
-        for key, fn in (("plain", plain), ("exla", rewritten)):
+        for key, fn in calls.items():
             start = time.perf_counter()
-            _flat(fn(*args))
+            fn()
             times[key].append(time.perf_counter() - start)
-    return times["plain"], times["exla"], expected, actual
+    return times, first
 
 
 COLUMNS = ["run_id", "workload", "shape", "limit", "status", "ran_rewritten", "loops", "loops_plain",
@@ -141,11 +149,59 @@ COLUMNS = ["run_id", "workload", "shape", "limit", "status", "ran_rewritten", "l
            "xla_compiles", "search_s", "exla_s", "model_plans", "model_s", "plain_compile_s",
            "search_over_compile", "repeats", "plain_time_s", "plain_time_min_s",
            "plain_time_max_s", "exla_time_s", "exla_time_min_s", "exla_time_max_s", "ratio",
-           "error", "load_avg", "note", "commit"]
+           "error", "load_avg", "note", "commit", "plain_error_f64", "error_f64",
+           "torch_time_s", "torch_time_min_s", "torch_time_max_s", "torch_ratio",
+           "torch_peak_mb", "torch_error_f64", "torch_note"]
 SHAPES = {"attention": "2 x 4 heads x 4096 x 64, f32", "sgpr": "N = 20000, M = 1500, f64",
           "cross_entropy": "1024 x 256, vocabulary 500000, f32",
           "sgpr_m5000": "N = 20000, M = 5000, f64"}
 SMOKE_SHAPES = {"attention": "1 x 2 heads x 512 x 16, f32"}
+
+
+def _torch_cross_entropy(args, limit_bytes: int):
+    h, w, labels = args
+    rows = linear_cross_entropy.torch_chunk_rows(*h.shape, w.shape[1], limit_bytes)
+    return linear_cross_entropy.torch_chunked(h, w, labels, rows)
+
+
+# Each workload's peer (a call and a note, given the arguments and the limit in
+# bytes; ImportError without it) and its float64 reference of the results.
+PEERS = {"cross_entropy": ("torch", _torch_cross_entropy)}
+REFERENCES = {"cross_entropy": linear_cross_entropy.reference64}
+
+
+def _peer(name: str, args, limit_bytes: int) -> dict[str, Any]:
+    """The workload's peer: ``call`` and ``torch_note``, or only a note saying
+    why it cannot run (none for a workload without a peer)."""
+    if name not in PEERS:
+        return {}
+    peer, build = PEERS[name]
+    try:
+        call, note = build(args, limit_bytes)
+    except ImportError as e:
+        return {"torch_note": f"{peer} not installed: {e}"}
+    return {"call": call, "torch_note": note}
+
+
+def _peer_fields(name: str, args, first: dict[str, list[np.ndarray]],
+                       times: dict[str, list[float]]) -> dict[str, Any]:
+    """Each program's error against the workload's float64 reference (none
+    without one) and the peer's times (median, min, max) and ratio to plain."""
+    from experiments.workloads.attention import error
+
+    out: dict[str, Any] = {}
+    if "torch" in times:
+        median = statistics.median(times["torch"])
+        out.update(torch_time_s=median, torch_time_min_s=min(times["torch"]),
+                   torch_time_max_s=max(times["torch"]),
+                   torch_ratio=median / statistics.median(times["plain"]))
+    if name in REFERENCES:
+        reference = REFERENCES[name](*args)
+        for key, column in (("plain", "plain_error_f64"), ("exla", "error_f64"),
+                            ("torch", "torch_error_f64")):
+            if key in first:
+                out[column] = error(first[key], reference)
+    return out
 
 
 def _one_compile(fn, args, search_seconds: float) -> dict:
@@ -181,7 +237,16 @@ def measure(name: str, repeats: int, dump_dir: Path, smoke: bool = False,
     load_start = os.getloadavg()[0]
     plain_fn = tf.function(fn, jit_compile=True)
     exla_fn = exla.function(fn, memory_limit=limit)
-    plain_times, exla_times, expected, actual = _time_both(plain_fn, exla_fn, args, repeats)
+    calls = {"plain": lambda: _flat(plain_fn(*args)), "exla": lambda: _flat(exla_fn(*args))}
+    peer, first = _peer(name, args, exla.parse_size(limit)), {}
+    if "call" in peer:
+        calls["torch"] = peer.pop("call")
+        first["torch"], peak = resident_peak(calls["torch"])
+        if peak is not None:
+            peer["torch_peak_mb"] = (peak + sum(np.asarray(a).nbytes for a in args)) / 2**20
+    timed, first = _time_all(calls, repeats, first)
+    plain_times, exla_times, expected, actual = (timed["plain"], timed["exla"], first["plain"],
+                                                 first["exla"])
     row: dict = {"workload": name, "shape": (SMOKE_SHAPES if smoke else SHAPES)[name],
                  "limit": limit, "repeats": repeats,
                  "load_avg": f"{load_start:.1f}/{os.getloadavg()[0]:.1f}"}
@@ -213,6 +278,7 @@ def measure(name: str, repeats: int, dump_dir: Path, smoke: bool = False,
         row.update({f"{key}_time_s": statistics.median(times), f"{key}_time_min_s": min(times),
                     f"{key}_time_max_s": max(times)})
     row["ratio"] = row["exla_time_s"] / row["plain_time_s"]
+    row.update(peer, **_peer_fields(name, args, first, timed))
     row["error"] = max(float(np.max(np.abs(a - e)) / (np.max(np.abs(e)) or 1.0))
                        for a, e in zip(actual, expected))
     if row["ran_rewritten"] == "yes":
@@ -243,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument("--smoke", action="store_true", help="attention only, tiny (for tests)")
-    parser.add_argument("--limit", help="memory limit instead of each workload's own (e.g. 1100MB)")
+    parser.add_argument("--limit", nargs="+", default=[None],
+                        help="memory limits instead of each workload's own (e.g. 1100MB 1500MB)")
     args = parser.parse_args(argv)
     if args.smoke:
         args.workloads = list(SMOKE)
@@ -270,9 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     (args.results_dir / "memory_limit.machine.json").write_text(json.dumps(info, indent=2) + "\n")
     run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     for name in args.workloads:
-        row = measure(name, args.repeats, dump_dir, smoke=args.smoke, limit=args.limit)
-        row.update(run_id=run_id, commit=info.get("commit", ""))
-        append_rows(args.results_dir / "memory_limit.csv", [row], COLUMNS)
+        for limit in args.limit:
+            row = measure(name, args.repeats, dump_dir, smoke=args.smoke, limit=limit)
+            row.update(run_id=run_id, commit=info.get("commit", ""))
+            append_rows(args.results_dir / "memory_limit.csv", [row], COLUMNS)
     return 0
 
 
@@ -307,4 +375,29 @@ def memory_limit_section(results_dir: Path) -> list[str]:
             f"{number(row.get('exla_time_max_s'))}]",
             number(row.get("ratio")), row.get("repeats", ""), number(row.get("error")),
             row.get("load_avg", ""), row.get("run_id", "")]) + " |")
+    return out + [""] + _peer_table(newest.values())
+
+
+def _peer_table(rows) -> list[str]:
+    """The rows timed beside a peer (PyTorch): the three times from the same
+    run, each one's error against float64 and the peaks."""
+    rows = [row for row in rows if row.get("torch_note")]
+    if not rows:
+        return []
+    head = ["workload", "limit", "plain XLA (s)", "exla (s)", "PyTorch (s)", "exla / plain",
+            "PyTorch / plain", "planned peak exla (MiB)", "PyTorch measured peak (MiB)",
+            "error vs float64: plain, exla, PyTorch", "PyTorch", "load", "run"]
+    out = ["Beside PyTorch's chunked `linear_cross_entropy`, timed alternately in the same run; "
+           "PyTorch's peak is the process's resident growth during its first call (Linux "
+           "VmHWM, reset before it) plus its arguments; errors normwise against float64.",
+           "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        out.append("| " + " | ".join([
+            row["workload"], row["limit"], number(row.get("plain_time_s")),
+            number(row.get("exla_time_s")), number(row.get("torch_time_s")),
+            number(row.get("ratio")), number(row.get("torch_ratio")),
+            number(row.get("planned_peak_mb")), number(row.get("torch_peak_mb")),
+            ", ".join(number(row.get(c)) for c in ("plain_error_f64", "error_f64",
+                                                   "torch_error_f64")),
+            row["torch_note"], row.get("load_avg", ""), row.get("run_id", "")]) + " |")
     return out + [""]

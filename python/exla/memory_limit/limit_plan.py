@@ -220,7 +220,10 @@ class LimitPlan:
         if self.floor is None:
             return [f"  arguments + outputs {format_size(self.floor_bytes)}"]
         lines = [f"  {self.floor.headline()}, {self.floor.against(self.peak_bytes)}"]
-        if self.limit < self.floor.total_bytes:
+        if self.limit < self.floor.total_bytes and not self.fits:
+            # Only where nothing met the limit: the floor is a lower bound from
+            # the splitter's refusals, and a plan XLA planned within the limit
+            # outranks it.
             lines.append("  the limit is below the floor: no plan can meet it")
         shown = self.floor.unsplittable[:_UNSPLIT_SHOWN]
         return lines + [f"    unsplittable: {u}" for u in shown]

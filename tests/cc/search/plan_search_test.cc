@@ -404,7 +404,9 @@ TEST(PlanSearch, NoTilesWhereSlicesAreBelowTwoTiles) {
   const PlanSearchResult result = SearchLoops(judge, 15'900'000);
   ASSERT_GE(Count(result, PlanOrigin::kTiles), 1);
   for (const PlanCandidate& plan : result.plans) {
-    if (plan.origin == PlanOrigin::kTiles) EXPECT_GE(plan.settings.split_size, 4'194'304);
+    if (plan.origin == PlanOrigin::kTiles) {
+      EXPECT_GE(plan.settings.split_size, 4'194'304);
+    }
   }
   LoopJudge small(2'000'000);
   EXPECT_EQ(Count(SearchLoops(small, 3'900'000), PlanOrigin::kTiles), 0);

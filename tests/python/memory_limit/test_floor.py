@@ -67,6 +67,14 @@ def test_report_gives_the_floor_beside_the_plans_peak():
     assert not any("below the floor" in line for line in lines)
 
 
+def test_a_plan_that_fits_is_never_told_no_plan_can_meet_the_limit():
+    # The floor comes from the splitter's refusals; XLA's figure for a plan
+    # that met the limit outranks it, so the report must not contradict itself.
+    plan = LimitPlan(limit=6 * MB, peak_bytes=5 * MB, fits=True,
+                     floor=Floor(3 * MB, 1 * MB, (SORT,)))
+    assert not any("no plan can meet it" in line for line in plan.summary())
+
+
 def test_limit_below_the_floor_is_said_by_name():
     plan = LimitPlan(limit=6 * MB, peak_bytes=9 * MB, floor_bytes=4 * MB,
                      floor=Floor(3 * MB, 1 * MB, (SORT,)))
@@ -103,3 +111,32 @@ ENTRY outputs {
 """
     outputs = {f"{s.computation}/{s.instruction}" for s in _core.tensor_sizes(text) if s.output}
     assert outputs == {"outputs/b", "outputs/c", "outputs/x"}
+
+
+def test_what_an_output_is_a_view_of_is_an_output(extension):
+    # TensorFlow returns a gradient through a transpose that moves no
+    # dimension and a reshape to the same shape: XLA writes the product
+    # straight into the output buffer, so none of the three is a temporary
+    # beside the outputs (counting the product put a cross entropy's floor
+    # above a plan that fit). A real transpose is a new buffer.
+    from exla import _core
+
+    text = """
+HloModule views
+
+ENTRY views {
+  a = f32[4,3] parameter(0)
+  b = f32[3,5] parameter(1)
+  product = f32[4,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  same = f32[4,5] transpose(product), dimensions={0,1}
+  out = f32[4,5] reshape(same)
+  moved = f32[5,4] transpose(product), dimensions={1,0}
+  ROOT t = (f32[4,5], f32[5,4]) tuple(out, moved)
+}
+"""
+    outputs = {s.instruction for s in _core.tensor_sizes(text) if s.output}
+    assert outputs == {"out", "same", "product", "moved"}
+    moved_from = {s.instruction for s in _core.tensor_sizes(text.replace(
+        "tuple(out, moved)", "tuple(a, moved)").replace("(f32[4,5], f32[5,4])",
+                                                       "(f32[4,3], f32[5,4])")) if s.output}
+    assert moved_from == {"a", "moved"}
