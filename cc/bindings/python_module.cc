@@ -125,6 +125,7 @@ PYBIND11_MODULE(_exla, m) {
                      &exla::CostConstants::sort_comparisons_per_second)
       .def_readwrite("topk_elements_per_second", &exla::CostConstants::topk_elements_per_second)
       .def_readwrite("transpose_cache_bytes", &exla::CostConstants::transpose_cache_bytes)
+      .def_readwrite("transpose_lines_cache_bytes", &exla::CostConstants::transpose_lines_cache_bytes)
       .def_readwrite("transpose_cached_bytes_per_second",
                      &exla::CostConstants::transpose_cached_bytes_per_second)
       .def_readwrite("transpose_bytes_per_second", &exla::CostConstants::transpose_bytes_per_second);

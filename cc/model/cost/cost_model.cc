@@ -33,8 +33,10 @@
 // A dot whose operand is not in the order XLA CPU's GEMM takes reads a
 // transposed copy of it (fusion/dot_operand_copies.h), one kernel that reads
 // and writes the operand's bytes at a transpose's rate: a strided walk that
-// is fast while the array fits the core's private (L2) cache and far slower
-// above it, where every element misses (transpose_cache_bytes).
+// is fast while the lines it reads stay cached until it reads them again
+// and far slower where every element misses (transpose_walk.h: whether they
+// stay depends on the rows one pass reads and the bytes it spans, not on
+// the array's size).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -47,6 +49,7 @@
 #include "analysis/loop_trips.h"
 #include "ir/computation.h"
 #include "model/expand/leaf_bytes.h"
+#include "model/cost/transpose_walk.h"
 #include "model/fusion/dot_operand_copies.h"
 #include "model/fusion/instruction_fusion.h"
 #include "model/simplify/xla_topk.h"
@@ -196,15 +199,15 @@ int64_t UpdateScanElements(const HloInstruction& update) {
   return block.ElementCount() / width * (into.dim(minor) - width);
 }
 
-// The bytes of the transposed copies XLA CPU makes of `dot`'s operands
-// before it runs (DotTransposesOperand), one array per copy. Copies of one
-// buffer in one order are one (XLA's CSE merges them): the copy is counted
-// at the first of its reads (TransposedDotReads' order). A producer that
-// fusion writes straight in the transposed order (WrittenTransposed) is
+// The transposed copies XLA CPU makes of `dot`'s operands before it runs
+// (DotTransposesOperand), one walk (transpose_walk.h) per copy. Copies of
+// one buffer in one order are one (XLA's CSE merges them): the copy is
+// counted at the first of its reads (TransposedDotReads' order). A producer
+// that fusion writes straight in the transposed order (WrittenTransposed) is
 // counted as a copy too, beside its own kernel: the transposed write is
 // what costs, and its plain write is small beside it.
-std::vector<int64_t> TransposedOperandBytes(const HloInstruction& dot) {
-  std::vector<int64_t> copies;
+std::vector<TransposeWalk> TransposedOperandCopies(const HloInstruction& dot) {
+  std::vector<TransposeWalk> copies;
   if (!dot.Is(HloOpcode::kDot)) return copies;
   for (int i = 0; i < 2 && i < dot.operand_count(); ++i) {
     if (!DotTransposesOperand(dot, i)) continue;
@@ -215,20 +218,9 @@ std::vector<int64_t> TransposedOperandBytes(const HloInstruction& dot) {
       if (reader == &dot && operand == i) break;
       if (DotOperandOrder(*reader, operand) == order) first = false;
     }
-    if (first) copies.push_back(ArrayBytes(buffer.shape()));
+    if (first && buffer.shape().IsArray()) copies.push_back(WalkOfCopy(buffer.shape(), order));
   }
   return copies;
-}
-
-// One transposed copy of `bytes`: a kernel that reads and writes them, at
-// the rate within the private cache when the array fits it. Measured
-// (jaxlib 0.7.1, TILING.md): a 128 x 4,096 f32 array (2 MB) transposed in
-// 0.65 ms, a 1,024 x 4,096 one in 112 ms, 20x slower per byte.
-double TransposeSeconds(int64_t bytes, const CostConstants& c) {
-  const double rate = static_cast<double>(bytes) <= c.transpose_cache_bytes
-                          ? c.transpose_cached_bytes_per_second
-                          : c.transpose_bytes_per_second;
-  return 2.0 * static_cast<double>(bytes) / rate + c.op_seconds;
 }
 
 // The figures a walk adds up: totals over a computation, a loop or a kernel.
@@ -421,11 +413,11 @@ class CostWalker {
     }
     if (HoldingOf(instruction) != Holding::kOwn) return {};  // no kernel of its own
     Tally tally = Kernel(instruction, constants_, resolve_, &cache_).Cost();
-    for (const int64_t bytes : TransposedOperandBytes(instruction)) {
+    for (const TransposeWalk& walk : TransposedOperandCopies(instruction)) {
       Tally copy;
-      copy.bytes = 2 * bytes;
+      copy.bytes = 2 * walk.bytes;
       copy.kernels = 1;
-      copy.seconds = TransposeSeconds(bytes, constants_);
+      copy.seconds = TransposeSeconds(walk, constants_);
       tally.Add(copy, 1);
     }
     return tally;

@@ -42,20 +42,47 @@ def test_loop_fit_refuses_a_trip_it_cannot_resolve():
         calibrate_cost.fit_loop({1: 1.19e-6, 8: 13.69e-6})
 
 
+_L2, _L1 = 2 << 20, 48 << 10
+
+
+def _copy_times(extra: dict[tuple[int, ...], float]) -> dict[str, float]:
+    """Products of 1 ms without their copy, 1 ms plus ``extra`` with it."""
+    seconds = {}
+    for shape in calibrate_cost.COPY_SHAPES:
+        name = "x".join(map(str, shape))
+        seconds[f"plain_dot_{name}"] = 1e-3
+        seconds[f"copy_dot_{name}"] = 1e-3 + extra[shape]
+    return seconds
+
+
+def test_copies_that_stay_cached_differ_in_shape_not_in_size():
+    # The model's verdicts on the calibration's copies: of the 16 MB ones,
+    # 64 long rows stay cached, rows of 512 or 1,024 elements miss; 8 MB of
+    # 1 MB blocks of thin rows stay cached.
+    verdicts = {shape: calibrate_cost.copy_stays_cached(shape, _L2, _L1)
+                for shape in calibrate_cost.COPY_SHAPES}
+    assert verdicts == {(256, 32, 32): True, (8, 8192, 2, 16): True, (64, 256, 256): True,
+                        (4096, 32, 32): False, (8192, 16, 32): False, (1024, 64, 64): False}
+
+
 def test_transpose_rates_are_the_copies_bytes_over_the_extra_time():
-    # A 1 MB operand copied in 0.2 ms, a 16 MB one in 64 ms, beside a 2 MB cache.
-    seconds = {"copy_dot_1024KB": 0.5e-3, "plain_dot_1024KB": 0.3e-3,
-               "copy_dot_16384KB": 70e-3, "plain_dot_16384KB": 6e-3}
-    rates = calibrate_cost.transpose_rates(seconds, 2 << 20)
-    assert rates["transpose_cache_bytes"] == 2 << 20
-    assert math.isclose(rates["transpose_cached_bytes_per_second"], 2 * (1 << 20) / 0.2e-3)
-    assert math.isclose(rates["transpose_bytes_per_second"], 2 * (16 << 20) / 64e-3)
+    # Copies made at 6 GB/s where they stay cached and 1 GB/s where they
+    # miss (read plus write): each class's bytes over its seconds.
+    extra = {shape: 2 * 4 * math.prod(shape) / (6e9 if cached else 1e9)
+             for shape, cached in zip(calibrate_cost.COPY_SHAPES,
+                                      (True, True, True, False, False, False))}
+    rates = calibrate_cost.transpose_rates(_copy_times(extra), _L2, _L1)
+    assert rates["transpose_cache_bytes"] == _L2
+    assert rates["transpose_lines_cache_bytes"] == _L1
+    assert math.isclose(rates["transpose_cached_bytes_per_second"], 6e9)
+    assert math.isclose(rates["transpose_bytes_per_second"], 1e9)
 
 
 def test_transpose_fit_refuses_a_copy_it_cannot_resolve():
-    seconds = {"copy_dot_1024KB": 0.3e-3, "plain_dot_1024KB": 0.31e-3}
-    with pytest.raises(calibrate_cost.CalibrationError, match="1024 KB operand is not resolved"):
-        calibrate_cost.transpose_rates(seconds, 2 << 20)
+    extra = {shape: 1e-3 for shape in calibrate_cost.COPY_SHAPES}
+    extra[(256, 32, 32)] = -1e-5
+    with pytest.raises(calibrate_cost.CalibrationError, match="256x32x32 operand is not resolved"):
+        calibrate_cost.transpose_rates(_copy_times(extra), _L2, _L1)
 
 
 def test_drift_beyond_twice_is_named():
@@ -107,9 +134,10 @@ def test_header_trip_is_the_loops_fit(header):
 
 def test_header_transpose_rates_are_the_products_differences(header):
     constants, seconds, _ = header
-    rates = calibrate_cost.transpose_rates(seconds, constants["transpose_cache_bytes"])
-    assert set(rates) == {"transpose_cache_bytes", "transpose_cached_bytes_per_second",
-                          "transpose_bytes_per_second"}
+    rates = calibrate_cost.transpose_rates(seconds, constants["transpose_cache_bytes"],
+                                           constants["transpose_lines_cache_bytes"])
+    assert set(rates) == {"transpose_cache_bytes", "transpose_lines_cache_bytes",
+                          "transpose_cached_bytes_per_second", "transpose_bytes_per_second"}
     for name, rate in rates.items():
         assert math.isclose(rate, constants[name], rel_tol=2e-3), (name, rate, constants[name])
     assert constants["transpose_bytes_per_second"] < constants["transpose_cached_bytes_per_second"]
