@@ -123,7 +123,12 @@ PYBIND11_MODULE(_exla, m) {
       .def_readwrite("cache_bytes_per_second", &exla::CostConstants::cache_bytes_per_second)
       .def_readwrite("sort_comparisons_per_second",
                      &exla::CostConstants::sort_comparisons_per_second)
-      .def_readwrite("topk_elements_per_second", &exla::CostConstants::topk_elements_per_second);
+      .def_readwrite("topk_elements_per_second", &exla::CostConstants::topk_elements_per_second)
+      .def_readwrite("transpose_cache_bytes", &exla::CostConstants::transpose_cache_bytes)
+      .def_readwrite("transpose_lines_cache_bytes", &exla::CostConstants::transpose_lines_cache_bytes)
+      .def_readwrite("transpose_cached_bytes_per_second",
+                     &exla::CostConstants::transpose_cached_bytes_per_second)
+      .def_readwrite("transpose_bytes_per_second", &exla::CostConstants::transpose_bytes_per_second);
   m.def("predict_time", &exla::PredictTimeOf, py::arg("text"),
         py::arg("constants") = exla::CostConstants(),
         "The cost model's prediction of XLA CPU's time for a module: a TimePrediction.");

@@ -47,6 +47,19 @@ after a warm-up:
   update touches, checking whether each lies inside it, so a trip costs the
   array's rows, not the block: ``update_scan_elements_per_second`` is the
   elements visited outside the blocks over the time;
+* ``copy_dot_<shape>`` / ``plain_dot_<shape>``: a product whose operand
+  XLA CPU copies into a transposed buffer, as it does for a dot operand not
+  in its GEMM's order (cc/model/fusion/dot_operand_copies.h), and the same
+  product with the operand stored in that order; operands of shapes that
+  differ in their rows and row length (``COPY_SHAPES``). Whether a copy's
+  lines stay cached depends on the rows one pass of it reads and the bytes
+  it spans (cc/model/cost/transpose_walk.h), against the L2 and L1 data
+  caches read from ``/sys/devices/system/cpu/cpu0/cache``
+  (``transpose_cache_bytes``, ``transpose_lines_cache_bytes``). Each rate is
+  the copies' bytes read and written over the differences of the two times,
+  summed over the copies the cost model says stay cached and over those it
+  says miss (a plain ``transpose`` of the same arrays ran 1.3-2.5x faster
+  than the copy: the product's copy is what the model charges);
 * ``loop_1`` ... ``loop_8``: a while loop of 20,000 trips that adds one to
   a scalar and does 1, 2, 4 or 8 small dependent matrix products, each a
   kernel of its own. A line through the time per trip against the products
@@ -62,7 +75,7 @@ after a warm-up:
 ``--only selection`` measures the sort and top-k rates alone and keeps the
 header's other constants (``--only thin`` the thin products' efficiency,
 ``--only transcendental`` the exponential's rate, ``--only trip`` the trip
-overhead, the launch overhead kept): a
+overhead, the launch overhead kept, ``--only transpose`` the transposes): a
 full calibration on a shared machine moves every rate by up to 2x between
 runs, so a rate added later is measured alone.
 
@@ -367,9 +380,9 @@ def _topk() -> str:
             f"  ROOT t = {out} topk(x), k={_TOPK_K}, largest=true\n}}\n")
 
 
-def llc_bytes() -> int:
-    """The size of the highest cache level cpu0 sees, from sysfs (32 MB if unreadable)."""
-    best = (0, 32 << 20)
+def _cache_sizes() -> dict[int, int]:
+    """The bytes of each data (or unified) cache level cpu0 sees, from sysfs."""
+    sizes = {}
     for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
         try:
             level = int((index / "level").read_text())
@@ -379,9 +392,123 @@ def llc_bytes() -> int:
         except (OSError, ValueError):
             continue
         units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-        size = int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
-        best = max(best, (level, size))
-    return best[1]
+        sizes[level] = int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+    return sizes
+
+
+def llc_bytes() -> int:
+    """The size of the highest cache level cpu0 sees, from sysfs (32 MB if unreadable)."""
+    sizes = _cache_sizes()
+    return sizes[max(sizes)] if sizes else 32 << 20
+
+
+def l2_bytes() -> int:
+    """The size of cpu0's L2 cache (sysfs index2), where a strided walk stops
+    hitting (2 MB if unreadable)."""
+    return _cache_sizes().get(2, 2 << 20)
+
+
+def l1_bytes() -> int:
+    """The size of cpu0's L1 data cache (sysfs index0), where the lines of
+    the rows a transpose walks stay between passes (48 KB if unreadable)."""
+    return _cache_sizes().get(1, 48 << 10)
+
+
+# The operands copied (cc/model/cost/transpose_walk.h), f32 stored as
+# [batch..., rows, a, b] and contracted over their rows: rows of 1,024
+# elements (256 of them: half the L2; 4,096: far above it, each pass
+# reading 32 elements of each row 4 KB apart); 8 blocks of 8,192 thin rows
+# (attention's probability slices: each pass spans one 1 MB block); 64 long
+# rows and 8,192 or 1,024 medium ones (16 MB each). Whether a copy stays
+# cached is the cost model's own verdict (copy_stays_cached).
+COPY_SHAPES = ((256, 32, 32), (8, 8192, 2, 16), (64, 256, 256),
+               (4096, 32, 32), (8192, 16, 32), (1024, 64, 64))
+
+
+def _shape_name(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape))
+
+
+def _copy_dot(shape: tuple[int, ...], transposed: bool) -> str:
+    """A product of the operand ``shape`` ([batch..., rows, a, b]) contracted
+    over its rows with f32[batch..., rows, 64]. Stored rows before a and b
+    (``transposed``), the operand is not in the order XLA CPU's GEMM takes
+    (free dimensions, then contracting ones: two free ones cannot be read
+    transposed), so XLA copies it; stored rows last, it is read as it is."""
+    *batch, rows, a, b = shape
+    stored = [*batch, rows, a, b] if transposed else [*batch, a, b, rows]
+    contracting = len(batch) if transposed else len(batch) + 2
+    batch_dims = ",".join(map(str, range(len(batch))))
+    dims = (f"lhs_batch_dims={{{batch_dims}}}, rhs_batch_dims={{{batch_dims}}}, " if batch else "")
+    rhs = ",".join(map(str, [*batch, rows, 64]))
+    out = ",".join(map(str, [*batch, a, b, 64]))
+    return f"""HloModule copy_dot
+
+ENTRY e {{
+  a = f32[{",".join(map(str, stored))}] parameter(0)
+  b = f32[{rhs}] parameter(1)
+  ROOT d = f32[{out}] dot(a, b), {dims}lhs_contracting_dims={{{contracting}}}, rhs_contracting_dims={{{len(batch)}}}
+}}
+"""
+
+
+def copy_stays_cached(shape: tuple[int, ...], cache_bytes: float, lines_cache_bytes: float) -> bool:
+    """The cost model's verdict on the copy of the operand ``shape``: whether
+    its lines stay cached (an L2 of ``cache_bytes``, an L1 of
+    ``lines_cache_bytes``). Asked of the model itself, by pricing the copy
+    at 1e18 bytes a second if it stays cached and at 1 if it misses."""
+    from exla import _core
+
+    constants = {"transpose_cache_bytes": cache_bytes, "transpose_lines_cache_bytes": lines_cache_bytes,
+                 "transpose_cached_bytes_per_second": 1e18, "transpose_bytes_per_second": 1.0}
+    extra = (_core.predict_time(_copy_dot(shape, True), constants).seconds
+             - _core.predict_time(_copy_dot(shape, False), constants).seconds)
+    return extra < 1.0
+
+
+def transpose_rates(seconds: dict[str, float], cache_bytes: float,
+                    lines_cache_bytes: float) -> dict[str, float]:
+    """The transpose constants from the times in ``seconds`` of the products
+    with a copied operand (``copy_dot_<shape>``) and without
+    (``plain_dot_<shape>``): the copies' bytes read and written over the
+    differences summed, over the copies that stay cached (copy_stays_cached)
+    and over those that miss.
+
+    Raises:
+      CalibrationError: a product with the copy ran no slower than without.
+    """
+    moved = {True: 0.0, False: 0.0}
+    took = {True: 0.0, False: 0.0}
+    for shape in COPY_SHAPES:
+        name = _shape_name(shape)
+        copied, plain = seconds[f"copy_dot_{name}"], seconds[f"plain_dot_{name}"]
+        if copied <= plain:
+            raise CalibrationError(
+                f"the copy of a {name} operand is not resolved now: the product took "
+                f"{copied * 1e3:.3f} ms with it, {plain * 1e3:.3f} ms without; measure again on a "
+                "quieter machine (--only transpose)")
+        cached = copy_stays_cached(shape, cache_bytes, lines_cache_bytes)
+        moved[cached] += 2.0 * 4 * math.prod(shape)
+        took[cached] += copied - plain
+    return {"transpose_cache_bytes": float(cache_bytes),
+            "transpose_lines_cache_bytes": float(lines_cache_bytes),
+            "transpose_cached_bytes_per_second": moved[True] / took[True],
+            "transpose_bytes_per_second": moved[False] / took[False]}
+
+
+def measure_transpose(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """The transpose constants and the products' times (COPY_SHAPES)."""
+    rng = np.random.default_rng(7)
+    seconds = {}
+    for shape in COPY_SHAPES:
+        *batch, rows, a, b = shape
+        rhs = rng.standard_normal((*batch, rows, 64)).astype(np.float32)
+        for kind, transposed in (("copy", True), ("plain", False)):
+            stored = (*batch, rows, a, b) if transposed else (*batch, a, b, rows)
+            lhs = rng.standard_normal(stored).astype(np.float32)
+            seconds[f"{kind}_dot_{_shape_name(shape)}"] = median_seconds(
+                _copy_dot(shape, transposed), [lhs, rhs], repeats)
+    return transpose_rates(seconds, l2_bytes(), l1_bytes()), seconds
 
 
 def measure_cache(repeats: int, memory_bandwidth: float,
@@ -474,6 +601,9 @@ def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
     selection, selection_seconds = measure_selection(repeats)
     constants.update(selection)
     seconds.update(selection_seconds)
+    transpose, transpose_seconds = measure_transpose(repeats)
+    constants.update(transpose)
+    seconds.update(transpose_seconds)
     return constants, seconds
 
 
@@ -552,7 +682,12 @@ _PARTS: dict[str, tuple[Callable[[int], tuple[dict[str, float], dict[str, float]
     "transcendental": (_transcendental_alone,
                        "Exponentials measured again"),
     "trip": (_trip_alone, "The loop trip measured again"),
+    "transpose": (measure_transpose, "Transposes measured"),
 }
+
+# The header's benchmark times a part replaces whole (its benchmarks' names
+# may change between calibrations).
+_REPLACED = {"transpose": ("copy_dot_", "plain_dot_")}
 
 
 def read_header() -> tuple[dict[str, float], dict[str, float], list[str]]:
@@ -582,6 +717,10 @@ _COMMENTS = {
     "update_scan_elements_per_second": "elements an in-place update visits outside its block",
     "cache_bytes": "what a stream finds in the last-level cache (effective size)",
     "cache_bytes_per_second": "a stream through the last-level cache, read plus write",
+    "transpose_cache_bytes": "the L2 cache: a transpose spanning more than half of it misses",
+    "transpose_lines_cache_bytes": "the L1 data cache: unless the lines of the rows it walks fit half of it",
+    "transpose_cached_bytes_per_second": "a transpose whose lines stay cached, read plus write",
+    "transpose_bytes_per_second": "a transpose that misses, read plus write",
 }
 
 
@@ -609,12 +748,18 @@ def provenance(where: dict[str, Any], what: str = "Calibrated") -> list[str]:
             f"{load} (shared machine: other jobs running)."]
 
 
+def _number(name: str, value: float) -> str:
+    """Constant ``name``'s ``value`` as the header writes it: four digits, a
+    size in bytes in full (a 2 MB array must not come out above a 2 MB cache)."""
+    return str(round(value)) if name.endswith("_bytes") else f"{value:.4g}"
+
+
 def header_text(constants: dict[str, float], seconds: dict[str, float],
                 lines: list[str]) -> str:
     """cost_constants.h with ``constants``, and how and when they were measured."""
     said = "\n".join(f"// {line}" for line in lines)
     measured = "\n".join(f"//   {name:<18} {value * 1e3:9.3f} ms" for name, value in seconds.items())
-    fields = "\n".join(f"  double {name} = {value:.4g};  // {_COMMENTS[name]}"
+    fields = "\n".join(f"  double {name} = {_number(name, value)};  // {_COMMENTS[name]}"
                        for name, value in constants.items())
     return f"""// The cost model's constants (model/cost/cost_model.cc): how fast this machine's
 // XLA CPU runs each kind of work. GENERATED by `python -m experiments
@@ -675,6 +820,8 @@ def main(argv: list[str] | None = None) -> int:
             measure_part, said = _PARTS[args.only]
             measured, measured_seconds = measure_part(args.repeats)
             constants.update(measured)
+            seconds = {name: value for name, value in seconds.items()
+                       if not name.startswith(_REPLACED.get(args.only, ()))}
             seconds.update(measured_seconds)
         else:
             constants, seconds = measure(args.repeats)

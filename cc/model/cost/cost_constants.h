@@ -15,6 +15,12 @@
 // The loop trip measured again 2026-11-28 on Intel(R) Xeon(R) Processor, 2 cores, jaxlib
 // 0.7.1, last-level cache 480 MB (sysfs), load average
 // 5.59, 5.21, 3.76 (shared machine: other jobs running).
+// Transposes measured 2026-11-29 on Intel(R) Xeon(R) Processor, 2 cores, jaxlib
+// 0.7.1, last-level cache 480 MB (sysfs), load average
+// 0.97, 1.51, 2.36 (shared machine: other jobs running).
+// Transposes measured 2026-11-29 on Intel(R) Xeon(R) Processor, 2 cores, jaxlib
+// 0.7.1, last-level cache 480 MB (sysfs), load average
+// 3.18, 3.45, 3.78 (shared machine: other jobs running).
 // Median times of the benchmarks:
 //   dot_f32               21.574 ms
 //   dot_f64               56.067 ms
@@ -58,6 +64,18 @@
 //   loop_2                48.397 ms
 //   loop_4                86.786 ms
 //   loop_8               174.176 ms
+//   copy_dot_256x32x32     0.805 ms
+//   plain_dot_256x32x32     0.276 ms
+//   copy_dot_8x8192x2x16     5.779 ms
+//   plain_dot_8x8192x2x16     3.377 ms
+//   copy_dot_64x256x256    16.744 ms
+//   plain_dot_64x256x256     3.998 ms
+//   copy_dot_4096x32x32    50.949 ms
+//   plain_dot_4096x32x32     5.168 ms
+//   copy_dot_8192x16x32    41.279 ms
+//   plain_dot_8192x16x32     4.814 ms
+//   copy_dot_1024x64x64    39.063 ms
+//   plain_dot_1024x64x64     4.872 ms
 #ifndef EXLA_MODEL_COST_COST_CONSTANTS_H_
 #define EXLA_MODEL_COST_COST_CONSTANTS_H_
 
@@ -75,10 +93,14 @@ struct CostConstants {
   double op_seconds = 1.786e-06;  // launching one kernel (a fused loop, a GEMM call)
   double trip_seconds = 1.416e-07;  // one trip of a while loop: condition, state
   double update_scan_elements_per_second = 9.346e+08;  // elements an in-place update visits outside its block
-  double cache_bytes = 3.355e+07;  // what a stream finds in the last-level cache (effective size)
+  double cache_bytes = 33550000;  // what a stream finds in the last-level cache (effective size)
   double cache_bytes_per_second = 6.331e+10;  // a stream through the last-level cache, read plus write
   double sort_comparisons_per_second = 3.922e+07;  // a sort's comparisons (n log2 n a row, comparator calls)
   double topk_elements_per_second = 3.872e+08;  // elements a top-k selects from
+  double transpose_cache_bytes = 2097152;  // the L2 cache: a transpose spanning more than half of it misses
+  double transpose_lines_cache_bytes = 49152;  // the L1 data cache: unless the lines of the rows it walks fit half of it
+  double transpose_cached_bytes_per_second = 3.344e+09;  // a transpose whose lines stay cached, read plus write
+  double transpose_bytes_per_second = 8.645e+08;  // a transpose that misses, read plus write
 };
 
 }  // namespace exla

@@ -29,6 +29,14 @@
 // memory bandwidth once, and a trip whose working set fits in the cache
 // streams its temporaries at cache speed. Slices never count as touching a
 // buffer in full, so a loop slicing a large operand reads it from memory.
+//
+// A dot whose operand is not in the order XLA CPU's GEMM takes reads a
+// transposed copy of it (fusion/dot_operand_copies.h), one kernel that reads
+// and writes the operand's bytes at a transpose's rate: a strided walk that
+// is fast while the lines it reads stay cached until it reads them again
+// and far slower where every element misses (transpose_walk.h: whether they
+// stay depends on the rows one pass reads and the bytes it spans, not on
+// the array's size).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -41,6 +49,8 @@
 #include "analysis/loop_trips.h"
 #include "ir/computation.h"
 #include "model/expand/leaf_bytes.h"
+#include "model/cost/transpose_walk.h"
+#include "model/fusion/dot_operand_copies.h"
 #include "model/fusion/instruction_fusion.h"
 #include "model/simplify/xla_topk.h"
 #include "model/xla_cpu_model.h"
@@ -187,6 +197,30 @@ int64_t UpdateScanElements(const HloInstruction& update) {
   const int64_t width = block.dim(minor);
   if (width <= 0 || width >= into.dim(minor)) return 0;
   return block.ElementCount() / width * (into.dim(minor) - width);
+}
+
+// The transposed copies XLA CPU makes of `dot`'s operands before it runs
+// (DotTransposesOperand), one walk (transpose_walk.h) per copy. Copies of
+// one buffer in one order are one (XLA's CSE merges them): the copy is
+// counted at the first of its reads (TransposedDotReads' order). A producer
+// that fusion writes straight in the transposed order (WrittenTransposed) is
+// counted as a copy too, beside its own kernel: the transposed write is
+// what costs, and its plain write is small beside it.
+std::vector<TransposeWalk> TransposedOperandCopies(const HloInstruction& dot) {
+  std::vector<TransposeWalk> copies;
+  if (!dot.Is(HloOpcode::kDot)) return copies;
+  for (int i = 0; i < 2 && i < dot.operand_count(); ++i) {
+    if (!DotTransposesOperand(dot, i)) continue;
+    const HloInstruction& buffer = *DotOperandBuffer(dot, i);
+    const std::vector<int64_t> order = DotOperandOrder(dot, i);
+    bool first = true;
+    for (const auto& [reader, operand] : TransposedDotReads(buffer)) {
+      if (reader == &dot && operand == i) break;
+      if (DotOperandOrder(*reader, operand) == order) first = false;
+    }
+    if (first && buffer.shape().IsArray()) copies.push_back(WalkOfCopy(buffer.shape(), order));
+  }
+  return copies;
 }
 
 // The figures a walk adds up: totals over a computation, a loop or a kernel.
@@ -378,7 +412,15 @@ class CostWalker {
         break;
     }
     if (HoldingOf(instruction) != Holding::kOwn) return {};  // no kernel of its own
-    return Kernel(instruction, constants_, resolve_, &cache_).Cost();
+    Tally tally = Kernel(instruction, constants_, resolve_, &cache_).Cost();
+    for (const TransposeWalk& walk : TransposedOperandCopies(instruction)) {
+      Tally copy;
+      copy.bytes = 2 * walk.bytes;
+      copy.kernels = 1;
+      copy.seconds = TransposeSeconds(walk, constants_);
+      tally.Add(copy, 1);
+    }
+    return tally;
   }
 
   // The buffer `value` lives in: a tuple's element, a view's operand, a loop

@@ -42,6 +42,49 @@ def test_loop_fit_refuses_a_trip_it_cannot_resolve():
         calibrate_cost.fit_loop({1: 1.19e-6, 8: 13.69e-6})
 
 
+_L2, _L1 = 2 << 20, 48 << 10
+
+
+def _copy_times(extra: dict[tuple[int, ...], float]) -> dict[str, float]:
+    """Products of 1 ms without their copy, 1 ms plus ``extra`` with it."""
+    seconds = {}
+    for shape in calibrate_cost.COPY_SHAPES:
+        name = "x".join(map(str, shape))
+        seconds[f"plain_dot_{name}"] = 1e-3
+        seconds[f"copy_dot_{name}"] = 1e-3 + extra[shape]
+    return seconds
+
+
+def test_copies_that_stay_cached_differ_in_shape_not_in_size():
+    # The model's verdicts on the calibration's copies: of the 16 MB ones,
+    # 64 long rows stay cached, rows of 512 or 1,024 elements miss; 8 MB of
+    # 1 MB blocks of thin rows stay cached.
+    verdicts = {shape: calibrate_cost.copy_stays_cached(shape, _L2, _L1)
+                for shape in calibrate_cost.COPY_SHAPES}
+    assert verdicts == {(256, 32, 32): True, (8, 8192, 2, 16): True, (64, 256, 256): True,
+                        (4096, 32, 32): False, (8192, 16, 32): False, (1024, 64, 64): False}
+
+
+def test_transpose_rates_are_the_copies_bytes_over_the_extra_time():
+    # Copies made at 6 GB/s where they stay cached and 1 GB/s where they
+    # miss (read plus write): each class's bytes over its seconds.
+    extra = {shape: 2 * 4 * math.prod(shape) / (6e9 if cached else 1e9)
+             for shape, cached in zip(calibrate_cost.COPY_SHAPES,
+                                      (True, True, True, False, False, False))}
+    rates = calibrate_cost.transpose_rates(_copy_times(extra), _L2, _L1)
+    assert rates["transpose_cache_bytes"] == _L2
+    assert rates["transpose_lines_cache_bytes"] == _L1
+    assert math.isclose(rates["transpose_cached_bytes_per_second"], 6e9)
+    assert math.isclose(rates["transpose_bytes_per_second"], 1e9)
+
+
+def test_transpose_fit_refuses_a_copy_it_cannot_resolve():
+    extra = {shape: 1e-3 for shape in calibrate_cost.COPY_SHAPES}
+    extra[(256, 32, 32)] = -1e-5
+    with pytest.raises(calibrate_cost.CalibrationError, match="256x32x32 operand is not resolved"):
+        calibrate_cost.transpose_rates(_copy_times(extra), _L2, _L1)
+
+
 def test_drift_beyond_twice_is_named():
     rates = {"a_per_second": (1e9, 2.1e9), "b_per_second": (1e9, 0.49e9),
              "c_per_second": (1e9, 1.9e9), "d_per_second": (1e9, 0.6e9)}
@@ -87,6 +130,17 @@ def test_header_trip_is_the_loops_fit(header):
     assert len(per_trip) >= 2, "the header records no loop benchmarks to fit"
     fitted = calibrate_cost.fit_loop(per_trip)["trip_seconds"]
     assert math.isclose(fitted, constants["trip_seconds"], rel_tol=2e-3)
+
+
+def test_header_transpose_rates_are_the_products_differences(header):
+    constants, seconds, _ = header
+    rates = calibrate_cost.transpose_rates(seconds, constants["transpose_cache_bytes"],
+                                           constants["transpose_lines_cache_bytes"])
+    assert set(rates) == {"transpose_cache_bytes", "transpose_lines_cache_bytes",
+                          "transpose_cached_bytes_per_second", "transpose_bytes_per_second"}
+    for name, rate in rates.items():
+        assert math.isclose(rate, constants[name], rel_tol=2e-3), (name, rate, constants[name])
+    assert constants["transpose_bytes_per_second"] < constants["transpose_cached_bytes_per_second"]
 
 
 def test_extension_is_built_from_the_header(header):

@@ -7,10 +7,12 @@ model's time and XLA compiles the winner once. Here the models rank a kNN's
 loop along its points (the longest dimension, whose loop sorts candidates
 every trip) well behind the splitter's loop over its queries; a loop that
 recomputes behind a shared one; keeping a value whole ahead of computing it
-twice; and the faster of two dimensions that fit. Each test runs strict,
+twice; the faster of two dimensions that fit; and attention tiled only where
+its untiled plans' transposed copies miss the caches. Each test runs strict,
 checks that the rewritten program is what ran, that XLA's buffer assignment
 of it is within the limit, and its numbers against the unrewritten program's
-(and, for f32, a float64 reference). The plan that re-reads less is chosen in
+(and, for f32, a float64 reference): all but attention at seq 4,096 and
+8,192, too slow to run here, whose chosen plan at 2,048 is run instead. The plan that re-reads less is chosen in
 test_search.py (two loop modules measured by XLA).
 """
 
@@ -228,3 +230,50 @@ def test_a_value_is_kept_whole_where_its_loops_would_compute_it_again():
     k = np.exp(x @ y.T)
     r1 = k @ v
     assert_as_close_to([r1, k.T @ (w * r1.sum())], after, before, atol_fraction=1e-5)
+
+
+def _attention(seq: int) -> tuple[str, list[np.ndarray]]:
+    """Causal attention's loss and gradients (JAX, 8 heads x 64) at ``seq``:
+    the lowered text and arguments."""
+    import jax
+
+    from exla.bridge.jax import lowered_hlo_text
+    from experiments.workloads import attention
+
+    rng = np.random.default_rng(seq)
+    args = [rng.normal(size=(1, seq, attention.HEADS, attention.HEAD_SIZE)).astype(np.float32)
+            for _ in range(4)]
+    grad = jax.value_and_grad(attention.loss, argnums=(0, 1, 2))
+    return lowered_hlo_text(jax.jit(grad).lower(*args)), args
+
+
+@pytest.mark.parametrize("seq, tiled", [(4096, True), (8192, False)])
+def test_attention_is_tiled_only_where_untiled_plans_copy_operands_that_miss(seq, tiled):
+    # Under 256MB XLA CPU copies the loops' probability slices transposed for
+    # dK = dSᵀ Q and dV = Pᵀ dO. At 4,096 the best untiled plan's slices are
+    # 1,024 rows x 4,096 keys of one head: the copy's lines leave the caches
+    # before it reads them again, and that plan ran 11-13 s against 3.3 s
+    # for 2 MB tiles. At 8,192 the keys-only plan's slices are 8 heads x
+    # 8,192 rows x 32 keys, each head's 1 MB block within the L2: it ran
+    # 10.0 s against the tiles' 18.8 s (TILING.md). Priced by the array's
+    # size alone, both copies missed and the search tiled both.
+    text, _ = _attention(seq)
+    out, report = exla.optimize_hlo(text, memory_limit="256MB", strict=True)
+    plan = report.limit_plan
+    assert plan.fits and _planned_peak(out) <= exla.parse_size("256MB"), plan.summary()
+    assert bool(plan.chosen.tile_size) == tiled, plan.summary()
+    other = [c for c in plan.model_candidates if c.fits and bool(c.tile_size) != tiled]
+    assert other and plan.chosen.predicted_seconds < min(
+        c.predicted_seconds for c in other), plan.summary()
+
+
+def test_attention_plan_chosen_at_2048_matches_the_unrewritten_program():
+    from exla.bridge import xla as bridge
+    from experiments.workloads import attention
+
+    text, args = _attention(2048)
+    out, report = exla.optimize_hlo(text, memory_limit="128MB", strict=True)
+    assert report.limit_plan.fits and _planned_peak(out) <= exla.parse_size("128MB")
+    before = bridge.compile_cpu(text)(*args)
+    after = bridge.compile_cpu(out)(*args)
+    assert_as_close_to(attention.reference64(*args), after, before, atol_fraction=1e-5)

@@ -160,6 +160,115 @@ ENTRY e {
   EXPECT_EQ(p.seconds, static_cast<double>(p.flops) / 1e10);
 }
 
+// A product of f32[32,32,64] contracting @ROWS@ rows of its left operand.
+// Stored rows first (@LHS@ = "@ROWS@,32,32", @CONTRACTED@ = 0), the operand
+// has two free dimensions after its contracting one: not in the GEMM's
+// order, so XLA CPU copies it transposed; stored rows last ("32,32,@ROWS@",
+// 2), the same product reads it as it is.
+const char kProductOfRows[] = R"(HloModule m
+
+ENTRY e {
+  a = f32[@LHS@]{2,1,0} parameter(0)
+  b = f32[@ROWS@,64]{1,0} parameter(1)
+  ROOT d = f32[32,32,64]{2,1,0} dot(a, b), lhs_contracting_dims={@CONTRACTED@}, rhs_contracting_dims={0}
+}
+)";
+
+// Plain(), with caches for transposes (transpose_walk.h): a 1 MB L2 and a
+// 32 KB L1; 10 GB/s while the lines stay cached, 0.1 GB/s when they miss.
+CostConstants Transposing() {
+  CostConstants c = Plain();
+  c.transpose_cache_bytes = 1 << 20;
+  c.transpose_lines_cache_bytes = 32 << 10;
+  c.transpose_cached_bytes_per_second = 1e10;
+  c.transpose_bytes_per_second = 1e8;
+  return c;
+}
+
+TimePrediction PredictProductOfRows(int rows, bool transposed) {
+  const std::string n = std::to_string(rows);
+  std::string text = Fill(kProductOfRows, "@LHS@", transposed ? "@ROWS@,32,32" : "32,32,@ROWS@");
+  text = Fill(Fill(text, "@ROWS@", n), "@CONTRACTED@", transposed ? "0" : "2");
+  return Predict(text, Transposing());
+}
+
+TEST(CostModel, TransposedOperandAboveTheCacheIsCopiedAtTheMissRate) {
+  // 512 x 32 x 32 f32 (2 MB): the copy's pass reads 32 elements of each
+  // of 512 rows, 4 KB apart: it spans 2 MB, above half the L2, and its
+  // lines (32 KB) do not fit half the L1. It reads and writes the array at
+  // 0.1 GB/s, one more kernel beside the product's.
+  const TimePrediction canonical = PredictProductOfRows(512, false);
+  const TimePrediction transposed = PredictProductOfRows(512, true);
+  const double bytes = 512.0 * 32 * 32 * 4;
+  EXPECT_EQ(transposed.kernels, canonical.kernels + 1);
+  EXPECT_LT(std::abs(transposed.seconds - canonical.seconds - 2 * bytes / 1e8), 1e-12);
+}
+
+TEST(CostModel, TransposedOperandWithinTheCacheIsCopiedAtTheCachedRate) {
+  // 128 x 32 x 32 f32: a pass spans 512 KB, half the L2: 10 GB/s.
+  const TimePrediction canonical = PredictProductOfRows(128, false);
+  const TimePrediction transposed = PredictProductOfRows(128, true);
+  EXPECT_LT(std::abs(transposed.seconds - canonical.seconds - 2 * 128.0 * 32 * 32 * 4 / 1e10), 1e-12);
+}
+
+// The seconds the copy of the left operand `lhs` (f32, contracted over
+// `contracting`, batched over `batch`) adds to its product with an operand of
+// 64 columns, under Transposing(): the product with the copy less the
+// product reading the same array stored in the GEMM's order `canonical`.
+double CopySeconds(const std::string& lhs, const std::string& canonical, const std::string& rhs,
+                   const std::string& out, const std::string& dims, const std::string& canonical_dims) {
+  const char kProduct[] = R"(HloModule m
+
+ENTRY e {
+  a = f32[@LHS@] parameter(0)
+  b = f32[@RHS@] parameter(1)
+  ROOT d = f32[@OUT@] dot(a, b), @DIMS@
+}
+)";
+  std::string text = Fill(Fill(kProduct, "@RHS@", rhs), "@OUT@", out);
+  const double copied = Predict(Fill(Fill(text, "@LHS@", lhs), "@DIMS@", dims), Transposing()).seconds;
+  const double plain =
+      Predict(Fill(Fill(text, "@LHS@", canonical), "@DIMS@", canonical_dims), Transposing()).seconds;
+  return copied - plain;
+}
+
+TEST(CostModel, TransposedBlocksOfThinRowsWithinTheCacheAreCopiedAtTheCachedRate) {
+  // 8 blocks of 4,096 rows x 32 (4 MB, above the 1 MB L2; attention's
+  // probability slices): each pass reads one 512 KB block, whose lines stay
+  // in the L2 however many rows it crosses: 10 GB/s, not the miss rate.
+  const double seconds = CopySeconds(
+      "8,4096,2,16", "8,2,16,4096", "8,4096,64", "8,2,16,64",
+      "lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}",
+      "lhs_batch_dims={0}, lhs_contracting_dims={3}, rhs_batch_dims={0}, rhs_contracting_dims={1}");
+  EXPECT_LT(std::abs(seconds - 2 * 8.0 * 4096 * 32 * 4 / 1e10), 1e-12);
+}
+
+TEST(CostModel, TransposedFewLongRowsAreCopiedAtTheCachedRate) {
+  // 64 rows of 128 x 128 (4 MB): a pass spans the array but reads only 64
+  // lines, which stay in the L1: 10 GB/s.
+  const double seconds = CopySeconds("64,128,128", "128,128,64", "64,64", "128,128,64",
+                                     "lhs_contracting_dims={0}, rhs_contracting_dims={0}",
+                                     "lhs_contracting_dims={2}, rhs_contracting_dims={0}");
+  EXPECT_LT(std::abs(seconds - 2 * 64.0 * 128 * 128 * 4 / 1e10), 1e-12);
+}
+
+TEST(CostModel, TwoProductsReadingOneOperandTransposedShareOneCopy) {
+  // XLA's CSE merges the copies of one buffer in one order.
+  CostConstants c = Transposing();
+  const TimePrediction p = Predict(R"(HloModule m
+
+ENTRY e {
+  a = f32[512,32,32]{2,1,0} parameter(0)
+  b = f32[512,64]{1,0} parameter(1)
+  c = f32[512,64]{1,0} parameter(2)
+  d = f32[32,32,64]{2,1,0} dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  e = f32[32,32,64]{2,1,0} dot(a, c), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT t = (f32[32,32,64]{2,1,0}, f32[32,32,64]{2,1,0}) tuple(d, e)
+}
+)", c);
+  EXPECT_EQ(p.kernels, 3);  // two products, one copy (the tuple has no kernel)
+}
+
 TEST(CostModel, AddIsCostedByItsBytes) {
   CostConstants c = Plain();
   c.elementwise_per_second = 1e10;
