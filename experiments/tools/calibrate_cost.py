@@ -748,6 +748,26 @@ def provenance(where: dict[str, Any], what: str = "Calibrated") -> list[str]:
             f"{load} (shared machine: other jobs running)."]
 
 
+def without_part(lines: list[str], what: str) -> list[str]:
+    """The provenance ``lines`` without the block of an earlier ``what`` (each
+    block is :func:`provenance`'s three lines): a part measured again is said once.
+
+    >>> without_part(["Calibrated a", "b", "c", "Exps measured x", "y", "z", "Tops d", "e", "f"],
+    ...              "Exps measured")
+    ['Calibrated a', 'b', 'c', 'Tops d', 'e', 'f']
+    """
+    block = len(provenance({"load": (), "date": "", "cpu": "", "cores": 0, "jaxlib": "", "llc": 0}))
+    kept, skip = [], 0
+    for line in lines:
+        if skip == 0 and line.startswith(what + " "):
+            skip = block
+        if skip:
+            skip -= 1
+            continue
+        kept.append(line)
+    return kept
+
+
 def _number(name: str, value: float) -> str:
     """Constant ``name``'s ``value`` as the header writes it: four digits, a
     size in bytes in full (a 2 MB array must not come out above a 2 MB cache)."""
@@ -829,7 +849,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"not calibrated: {e}")
         return 1
     where["load"] = tuple((a + b) / 2 for a, b in zip(where["load"], os.getloadavg()))
-    lines = lines + provenance(where, said) if args.only else provenance(where)
+    lines = without_part(lines, said) + provenance(where, said) if args.only else provenance(where)
     for name, value in seconds.items():
         print(f"{name:<18} {value * 1e3:9.3f} ms")
     for name, value in constants.items():

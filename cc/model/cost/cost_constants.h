@@ -17,9 +17,6 @@
 // 5.59, 5.21, 3.76 (shared machine: other jobs running).
 // Transposes measured 2026-11-29 on Intel(R) Xeon(R) Processor, 2 cores, jaxlib
 // 0.7.1, last-level cache 480 MB (sysfs), load average
-// 0.97, 1.51, 2.36 (shared machine: other jobs running).
-// Transposes measured 2026-11-29 on Intel(R) Xeon(R) Processor, 2 cores, jaxlib
-// 0.7.1, last-level cache 480 MB (sysfs), load average
 // 3.18, 3.45, 3.78 (shared machine: other jobs running).
 // Median times of the benchmarks:
 //   dot_f32               21.574 ms

@@ -162,3 +162,12 @@ def test_rates_have_not_drifted():
     load_extension()
     moved = calibrate_cost.drifted(calibrate_cost.drift())
     assert not moved, moved
+
+
+def test_a_part_measured_again_is_said_once(header):
+    lines = header[2]
+    parts = [line.split(" 20")[0] for line in lines if line.endswith("cores, jaxlib")]
+    assert len(set(parts)) == len(parts), parts
+    again = calibrate_cost.without_part(lines, "Transposes measured")
+    assert len(again) == len(lines) - 3
+    assert not any(line.startswith("Transposes measured") for line in again)
