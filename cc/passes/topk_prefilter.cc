@@ -19,23 +19,26 @@ namespace {
 
 // The row must hold at least this many times the k * B candidates.
 constexpr int64_t kMinRowPerCandidate = 64;
+// XLA CPU splits a reduction over more than 32 elements into a
+// reduce-window and a reduce, and fuses neither with the block keys' producer:
+// the keys of the whole row are then written out and read back. Blocks of
+// at most 32 keep the block maxima one fusion over the row.
+constexpr int64_t kMaxBlock = 32;
+constexpr int64_t kMinBlock = 8;
 
-// The block size for a row of `n` and a top-`k`, or 0 with `why` set.
+// The block size for a row of `n` and a top-`k`, or 0 with `why` set: the
+// largest divisor of n up to sqrt(n / k) (which balances the n / B maxima
+// against the k * B candidates) and kMaxBlock.
 int64_t BlockSize(int64_t n, int64_t k, std::string* why) {
-  const double target = std::sqrt(static_cast<double>(n) / static_cast<double>(k));
+  const double balanced = std::sqrt(static_cast<double>(n) / static_cast<double>(k));
+  const int64_t most = std::min<int64_t>(kMaxBlock, static_cast<int64_t>(balanced));
   int64_t best = 0;
-  double best_ratio = 2.0 + 1e-9;  // within a factor of 2 of the target
-  for (int64_t b = 2; b <= n / 2 && b <= 2 * target; ++b) {
-    if (n % b != 0) continue;
-    const double ratio = std::max(b / target, target / b);
-    if (ratio < best_ratio) {  // the smaller of two equally near
-      best = b;
-      best_ratio = ratio;
-    }
+  for (int64_t b = kMinBlock; b <= most; ++b) {
+    if (n % b == 0) best = b;
   }
   if (best == 0) {
-    *why = "no divisor of the row length " + std::to_string(n) +
-           " within a factor of 2 of sqrt(n / k) = " + std::to_string(std::lround(target)) +
+    *why = "no divisor of the row length " + std::to_string(n) + " between " +
+           std::to_string(kMinBlock) + " and " + std::to_string(std::max(most, kMinBlock)) +
            " to cut it into blocks";
     return 0;
   }

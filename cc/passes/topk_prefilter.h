@@ -11,10 +11,10 @@
 // XLA's CPU top-k runs a partial sort over every element of the row (about
 // 2.7 ns each on a row of 10^6), far more than the distances of a kNN cost;
 // the prefilter reads the row once for the block maxima and sorts only
-// nb + k * B elements. B is the divisor of n nearest sqrt(n / k), which
-// balances those two (within a factor of 2 of it, or the top-k is left
-// alone), and the rule applies only where n >= 64 * k * B: the candidates
-// are at most a 64th of the row.
+// nb + k * B elements. B is the largest divisor of n up to both sqrt(n / k)
+// (which balances those two) and 32 (beyond which XLA CPU no longer fuses
+// the block maxima into one pass over the row); the rule applies only where
+// n >= 64 * k * B: the candidates are at most a 64th of the row.
 //
 // Exact, ties and NaN included, for f32 (XLA CPU runs an f32 top-k in a
 // kernel of its own; other types are left alone). That kernel orders

@@ -44,17 +44,17 @@ bool Refused(const PassRun& run, const std::string& reason) {
 }
 
 TEST(TopKPrefilter, LargeTopKReadsTheBestBlocks) {
-  // n = 65,536, k = 4: B = sqrt(n / k) = 128, 512 blocks, 4 * 128 = 512
-  // candidates.
+  // n = 65,536, k = 4: B = 32 (sqrt(n / k) = 128, capped at 32), 2,048
+  // blocks, 4 * 32 = 128 candidates.
   const PassRun run = RunPass(kPass, TopKModule(65536, 4, ", largest=true"));
   EXPECT_TRUE(run.changed);
   EXPECT_TRUE(FileCheck(run.text, R"(
-    CHECK:     s32[2,512,128]{2,1,0} reshape(
-    CHECK:     s32[2,512]{1,0} reduce({{.*}}), dimensions={2}
+    CHECK:     s32[2,2048,32]{2,1,0} reshape(
+    CHECK:     s32[2,2048]{1,0} reduce({{.*}}), dimensions={2}
     CHECK:     topk({{.*}}), k=4, largest=true
     CHECK:     s32[2,4]{1,0} sort({{.*}}), dimensions={1}
-    CHECK:     f32[2,4,128]{2,1,0} gather({{.*}}), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,128}
-    CHECK:     f32[2,512]{1,0} reshape(
+    CHECK:     f32[2,4,32]{2,1,0} gather({{.*}}), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,32}
+    CHECK:     f32[2,128]{1,0} reshape(
     CHECK:     topk({{.*}}), k=4, largest=true
   )"));
 }
@@ -71,7 +71,7 @@ TEST(TopKPrefilter, BlockMaximaInTotalOrderNotMaximum) {
     CHECK:     xor(
     CHECK:     reduce(
     CHECK:     xor(
-    CHECK:     f32[2,512]{1,0} bitcast-convert(
+    CHECK:     f32[2,2048]{1,0} bitcast-convert(
     CHECK-NOT: f32[] maximum(
   )"));
 }
@@ -81,7 +81,7 @@ TEST(TopKPrefilter, IndicesMappedBackToTheRow) {
   // blocks in ascending order): index = block * B + p % B.
   const PassRun run = RunPass(kPass, TopKModule(65536, 4));
   EXPECT_TRUE(FileCheck(run.text, R"(
-    CHECK:      [[B:[a-z0-9._-]+]] = s32[] constant(128)
+    CHECK:      [[B:[a-z0-9._-]+]] = s32[] constant(32)
     CHECK:      [[W:[a-z0-9._-]+]] = s32[2,4]{1,0} broadcast([[B]])
     CHECK:      [[SLOT:[a-z0-9._-]+]] = s32[2,4]{1,0} divide([[P:[a-z0-9._-]+]], [[W]])
     CHECK:      [[IN:[a-z0-9._-]+]] = s32[2,4]{1,0} remainder([[P]], [[W]])
@@ -103,10 +103,10 @@ TEST(TopKPrefilter, ChosenBlocksSortedAscending) {
 }
 
 TEST(TopKPrefilter, RefusesShortRow) {
-  const PassRun run = RunPass(kPass, TopKModule(16384, 8));
+  const PassRun run = RunPass(kPass, TopKModule(8192, 8));
   EXPECT_FALSE(run.changed);
   EXPECT_TRUE(Refused(run, "is shorter than 64 * k * B")) << Messages(run);
-  ExpectUnchanged(kPass, TopKModule(16384, 8));
+  ExpectUnchanged(kPass, TopKModule(8192, 8));
 }
 
 TEST(TopKPrefilter, RefusesLargeK) {
@@ -119,7 +119,7 @@ TEST(TopKPrefilter, RefusesRowWithoutDivisor) {
   // 65,537 is prime: no block size divides it.
   const PassRun run = RunPass(kPass, TopKModule(65537, 8));
   EXPECT_FALSE(run.changed);
-  EXPECT_TRUE(Refused(run, "no divisor of the row length 65537"))
+  EXPECT_TRUE(Refused(run, "no divisor of the row length 65537 between 8 and 32"))
       << Messages(run);
 }
 

@@ -1,6 +1,6 @@
 """Large top-ks through exla's topk-prefilter: the same values and indices, bit for bit.
 
-Rows of 262,144 floats (k = 5, blocks of 256) where the order of the top
+Rows of 262,144 floats (k = 5, blocks of 32) where the order of the top
 elements depends on every rule XLA's top-k has: heavy ties (integers as
 floats: the lower index first), equal values in blocks whose maxima differ
 (the chosen blocks must be read in row order), negative rows with zeros of
