@@ -8,6 +8,7 @@
 #include "passes/dot_order_optimizer.h"
 #include "passes/remove_copies.h"
 #include "passes/tensor_splitter/tensor_splitter.h"
+#include "passes/topk_prefilter.h"
 
 namespace exla {
 namespace {
@@ -33,6 +34,9 @@ const std::vector<PassFactory>& Registry() {
                                                  o.large_sums, o.split_dimensions,
                                                  o.in_place_loop_state, o.tensor_tile_size);
        }},
+      // After the splitter: it prefilters the top-ks the splitter's loops
+      // compute on chunks as well as whole ones.
+      {"topk-prefilter", [](const Options&) { return std::make_unique<TopKPrefilter>(); }},
       {"remove-copies", [](const Options&) { return std::make_unique<RemoveCopies>(); }},
       {"dce", [](const Options&) { return std::make_unique<DeadCodeElimination>(); }},
   };
