@@ -157,6 +157,7 @@ def test_a_shared_loop_is_chosen_over_a_dimension_that_recomputes(tmp_path):
         return [d for _, d in candidate.dimensions if d != KEEP_WHOLE]
 
     (shared,) = [c for c in plan.model_candidates if c.fits and not c.dimensions and
+                 not c.tile_size and
                  (c.threshold, c.split_size) == (plan.chosen.threshold, plan.chosen.split_size)]
     recomputing = [c for c in plan.model_candidates
                    if c.fits and moved(c) and c.recomputed_flops > 2 * shared.recomputed_flops]
