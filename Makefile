@@ -47,7 +47,7 @@ test: cctest install-test
 # (the memory and cost models are calibrated on the oldest jaxlib's XLA CPU).
 NEWEST_TESTS := tests/python/jax tests/python/bridge tests/ir \
   tests/python/test_cli.py tests/python/test_imports.py tests/python/test_options.py \
-  tests/python/test_settings.py tests/python/test_hlo_signature.py \
+  tests/python/test_settings.py tests/python/test_hlo_signature.py tests/python/test_topk_prefilter.py \
   tests/python/memory_limit/test_limit_plan.py tests/python/memory_limit/test_search.py \
   tests/test_size_syntax.py tests/experiments/workloads/test_gpu_check.py \
   tests/experiments/test_launcher.py
