@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-tf = pytest.importorskip("tensorflow")
+from tests._frameworks import require
+
+require("tensorflow", module_level=True)
+import tensorflow as tf  # noqa: E402
 
 from exla.bridge import tensorflow as tf_private  # noqa: E402
 
