@@ -362,12 +362,16 @@ class _LimitSearch:
             _log.info("exla: memory limit %s: the memory model predicted %s for the plan, XLA "
                       "plans %s; searching again with a corrected target", format_size(self.limit),
                       format_size(best.peak_bytes), format_size(candidate.peak_bytes))
-            target = int(self.limit * best.peak_bytes / candidate.peak_bytes
-                         * _CORRECTION_MARGIN)
+            target = self._corrected_target(best, candidate)
             if target <= found.floor_bytes:
                 return False
             found = None
         return False
+
+    def _corrected_target(self, best: PlanCandidate, confirmed: Candidate) -> int:
+        """The limit scaled by the memory model's error on ``best`` (its
+        prediction over XLA's figure), a little below."""
+        return int(self.limit * best.peak_bytes / confirmed.peak_bytes * _CORRECTION_MARGIN)
 
     def _faster_with_room(self, considered: list[PlanCandidate], best: PlanCandidate,
                           confirmed: Candidate) -> None:
@@ -377,7 +381,7 @@ class _LimitSearch:
         XLA plans it within the limit (:meth:`choose` ranks both)."""
         if confirmed.peak_bytes >= best.peak_bytes:
             return
-        target = int(self.limit * best.peak_bytes / confirmed.peak_bytes * _CORRECTION_MARGIN)
+        target = self._corrected_target(best, confirmed)
         rejudged = [p._replace(fits=p.peak_bytes <= target) for p in considered]
         faster = _model_choice(rejudged, target, near_misses=False)
         if (faster is None or _settings_key(faster.settings) == _settings_key(best.settings)
