@@ -43,9 +43,14 @@ _PRIVATE_API = {
 }
 
 
-def _private_modules() -> dict[str, Any]:
+def _unsupported(lacks: str) -> ImportError:
     import tensorflow as tf
 
+    return ImportError(f"exla does not support TensorFlow {tf.__version__}: {lacks}, which exla "
+                       "uses to route tf.function through itself")
+
+
+def _private_modules() -> dict[str, Any]:
     try:
         from tensorflow.python import pywrap_tfe
         from tensorflow.python.eager import context
@@ -53,8 +58,7 @@ def _private_modules() -> dict[str, Any]:
         from tensorflow.python.framework import ops
         from tensorflow.python.ops import control_flow_util, resource_variable_ops
     except ImportError as e:
-        raise ImportError(f"exla does not support TensorFlow {tf.__version__}: {e}, which exla "
-                          "uses to route tf.function through itself") from e
+        raise _unsupported(str(e)) from e
     return {"polymorphic_function": polymorphic_function, "compiler_ir": compiler_ir,
             "context": context, "ops": ops, "control_flow_util": control_flow_util,
             "resource_variable_ops": resource_variable_ops, "pywrap_tfe": pywrap_tfe}
@@ -69,11 +73,7 @@ def _private() -> dict[str, Any]:
     missing = [f"tensorflow's {module}.{attribute}" for module, attributes in _PRIVATE_API.items()
                for attribute in attributes if pieces[attribute] is None]
     if missing:
-        import tensorflow as tf
-
-        raise ImportError(
-            f"exla does not support TensorFlow {tf.__version__}: it lacks "
-            f"{', '.join(missing)}, which exla uses to route tf.function through itself")
+        raise _unsupported(f"it lacks {', '.join(missing)}")
     return pieces
 
 
