@@ -54,10 +54,12 @@ int64_t SolveExpansionLiteralBytes(const HloComputation& computation) {
 // body of the loop `loop`: an element of the state that the body returns
 // unchanged and that a literal initialises is replaced, in the body, by a
 // copy of that literal (a literal of the body's computation, kept like
-// any array literal), and dropped from the state.
+// any array literal), and dropped from the state. A loop over a flat state
+// has its literals sunk by the simplification already
+// (simplify/loop_constant_sinking.h): they are literals of its body.
 int64_t SunkLiteralBytes(const HloInstruction& loop) {
   const HloComputation* body = loop.CalledComputation("body");
-  if (!loop.Is(HloOpcode::kWhile) || body == nullptr) return 0;
+  if (!loop.Is(HloOpcode::kWhile) || body == nullptr || FlatArrayState(loop)) return 0;
   const std::vector<bool> passes = PassThroughLeaves(*body);
   const std::vector<const HloInstruction*> sources = InitialLeaves(*loop.operand(0));
   int64_t bytes = 0;

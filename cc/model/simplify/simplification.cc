@@ -8,6 +8,7 @@
 #include "model/simplify/constant_folding.h"
 #include "model/simplify/divide_by_constant.h"
 #include "model/simplify/expansion_calls.h"
+#include "model/simplify/loop_constant_sinking.h"
 #include "model/simplify/loop_forwarding.h"
 #include "model/simplify/pad_into_reduce_window.h"
 #include "model/simplify/reduce_of_concatenate.h"
@@ -31,6 +32,9 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<ConditionalToSelect>());
   pipeline->AddPass(std::make_unique<ExpansionCalls>(shared_expansions));
   pipeline->AddPass(std::make_unique<ConstantFolding>());
+  // Before the algebraic simplifier: the literals a loop carries are
+  // literals to its rewrites.
+  pipeline->AddPass(std::make_unique<LoopConstantSinking>());
   // XLA's algebraic simplifier, where it changes what fusion folds and
   // stores.
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
