@@ -1,6 +1,6 @@
 """Writes the memory model's held-out modules (experiments/corpus/heldout_modules/).
 
-``python -m experiments heldout_corpus [--programs 40] [--out DIR]``
+``python -m experiments heldout_corpus [--programs 40] [--out DIR] [--new-draw]``
 
 The fuzzer's generator (`fuzz_programs.generate`) draws ``--programs``
 programs from the fixed seeds ``SEED_BASE + i`` (never used by a fuzzing run,
@@ -15,6 +15,12 @@ The set is meant to be written once and kept: the model is checked against
 it (tests/analysis/test_memory_model_heldout.py), never tuned to it. Writing
 it again after a change of exla's rewrites or of the frameworks changes the
 modules; say so in the commit.
+
+Once a module's miss has been studied to find a rule, the module says
+little about programs nobody looked at. ``--new-draw`` then adds a draw:
+``--programs`` fuzzer programs from the seeds after the last one stored,
+appended to the index under the next draw number and leaving every stored
+module as it is (heldout.py reports each draw apart).
 """
 
 from __future__ import annotations
@@ -33,12 +39,12 @@ SEED_BASE = 43_000_000_000
 """The first seed; the fuzzer's runs draw ``run seed * 1e6 + index``."""
 
 
-def _fuzz_modules(count: int) -> list[tuple[dict, str]]:
+def _fuzz_modules(count: int, first_seed: int = SEED_BASE) -> list[tuple[dict, str]]:
     import jax
 
     jax.config.update("jax_enable_x64", True)  # f64 programs stay f64, as the fuzzer runs them
     out = []
-    for seed in range(SEED_BASE, SEED_BASE + count):
+    for seed in range(first_seed, first_seed + count):
         program = fuzz_programs.generate(seed)
         text = fuzz_programs.lower(program, fuzz_programs.make_inputs(program))
         source = "tensorflow" if program.frontend == "tf" else "jax"
@@ -81,6 +87,31 @@ def write(modules: list[tuple[dict, str]], directory: Path) -> list[dict]:
     return index
 
 
+def append_draw(modules: list[tuple[dict, str]], directory: Path) -> list[dict]:
+    """Adds ``modules`` not stored yet as the next draw; returns the new entries."""
+    index = json.loads((directory / heldout.INDEX.name).read_text())
+    draw = 1 + max(heldout.draw_of(e) for e in index)
+    seen = {(directory / e["file"]).read_text() for e in index}
+    added = []
+    for entry, text in modules:
+        if text in seen:
+            continue
+        seen.add(text)
+        entry = {"file": f"{entry['program']}.{entry['variant']}.hlo", **entry, "draw": draw}
+        (directory / entry["file"]).write_text(text)
+        added.append(entry)
+    (directory / heldout.INDEX.name).write_text(json.dumps(index + added, indent=1) + "\n")
+    return added
+
+
+def _next_seed(directory: Path) -> int:
+    """The seed after the last fuzzer program stored."""
+    index = json.loads((directory / heldout.INDEX.name).read_text())
+    seeds = [int(e["program"].removeprefix("fuzz_")) for e in index
+             if e["program"].startswith("fuzz_")]
+    return max(seeds, default=SEED_BASE - 1) + 1
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     parser = argparse.ArgumentParser(prog="python -m experiments heldout_corpus",
@@ -88,8 +119,15 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--programs", type=int, default=40, help="programs the fuzzer draws")
     parser.add_argument("--out", type=Path, default=heldout.DIRECTORY)
+    parser.add_argument("--new-draw", action="store_true",
+                        help="append --programs new fuzzer programs as the next draw")
     args = parser.parse_args(argv)
     logging.getLogger("exla").setLevel(logging.ERROR)  # forced thresholds warn by design
+    if args.new_draw:
+        added = append_draw(_fuzz_modules(args.programs, _next_seed(args.out)), args.out)
+        print(f"added {len(added)} modules to {args.out} as draw {heldout.draw_of(added[0])}"
+              if added else "no new module")
+        return 0
     index = write(_framework_modules() + _fuzz_modules(args.programs), args.out)
     print(f"wrote {len(index)} modules to {args.out}")
     return 0

@@ -65,13 +65,13 @@ OVER_PREDICTED = {
 
 @pytest.fixture(scope="module")
 def comparisons() -> list[memory_corpus.Comparison]:
-    return [memory_corpus.compare(m) for m in heldout.modules()]
+    return [memory_corpus.compare(m) for m in heldout.modules(draw=1)]
 
 
-def _summary(comparisons) -> str:
+def _summary(comparisons, name: str = "held-out, draw 1") -> str:
     n = len(comparisons)
     within = sum(c.within for c in comparisons)
-    lines = [f"held-out: {n} modules, {within} ({within / n:.0%}) within "
+    lines = [f"{name}: {n} modules, {within} ({within / n:.0%}) within "
              f"{memory_corpus.TOLERANCE:.0%} (target {TARGET_WITHIN:.0%}), "
              f"{sum(c.too_low for c in comparisons)} more than "
              f"{memory_corpus.TOLERANCE:.0%} below"]
@@ -95,3 +95,36 @@ def test_heldout_distribution(comparisons):
 
 def test_heldout_over_prediction_is_bounded(comparisons):
     assert_bounded(comparisons, MAX_RATIO, OVER_PREDICTED, _summary)
+
+
+# Draw 2: 40 fuzzer programs of new seeds (43,000,000,040 on), drawn
+# 2026-11-29 after sessions had studied draw 1's worst modules, and not
+# studied since: the figure that says how the model does on programs nobody
+# looked at. Measured when drawn, on the model of that day (before the
+# rules of stop 49): 79 modules, 61 (77%) within, 2 below (lowest 0.530x),
+# the highest 1.938x, 7 above MAX_RATIO. Neither the target nor the 1.5x
+# bound is met here. The bars are the distribution measured with the
+# model as committed beside them, less draw 1's margins (one module on
+# each count, about 5% on each extreme); the fuzzer's programs are small,
+# so one module is 1.3% of the draw.
+DRAW2 = {"modules": 79, "within": 61, "too_low": 2, "lowest": 0.530, "highest": 1.938}
+
+
+@pytest.fixture(scope="module")
+def draw2() -> list[memory_corpus.Comparison]:
+    return [memory_corpus.compare(m) for m in heldout.modules(draw=2)]
+
+
+def test_draw2_is_stored_whole(draw2):
+    assert len(draw2) == DRAW2["modules"]
+    assert all(c.module.program.startswith("fuzz_") for c in draw2)
+    assert {c.module.variant for c in draw2} == {"original", "rewritten"}
+
+
+def test_draw2_distribution(draw2):
+    summary = _summary(draw2, "held-out, draw 2")
+    print("\n" + summary)
+    assert sum(c.within for c in draw2) >= DRAW2["within"] - 1, summary
+    assert sum(c.too_low for c in draw2) <= DRAW2["too_low"] + 1, summary
+    assert min(c.ratio for c in draw2) >= 0.95 * DRAW2["lowest"], summary
+    assert max(c.ratio for c in draw2) <= 1.05 * DRAW2["highest"], summary
