@@ -16,6 +16,7 @@
 #include "model/simplify/reduce_of_reduce.h"
 #include "model/simplify/single_trip_loops.h"
 #include "model/simplify/sort_simplifier.h"
+#include "model/simplify/topk_decomposition.h"
 #include "model/simplify/tuple_simplifier.h"
 #include "pass/pass_fix.h"
 #include "pass/pass_pipeline.h"
@@ -48,6 +49,7 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   forwarding->AddPass(std::make_unique<LoopForwarding>());
   forwarding->AddPass(std::make_unique<DeadLoopElements>());
   pipeline->AddPass(std::move(forwarding));
+  pipeline->AddPass(std::make_unique<TopKDecomposition>());
   pipeline->AddPass(std::make_unique<SortSimplifier>());
   pipeline->AddPass(std::make_unique<CommonSubexpressionElimination>());
   return pipeline;

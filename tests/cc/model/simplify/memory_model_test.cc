@@ -206,6 +206,28 @@ ENTRY e {
   EXPECT_LE(p.peak_bytes(), xla + 128);
 }
 
+TEST(MemoryModel, TopKWhoseValuesAloneAreReadSortsItsKeysInPlace) {
+  // XLA has no f64 top-k kernel: it sorts the 128 KiB product in place,
+  // without an iota of indices since nothing reads them (the read `i` is
+  // dead), and the exponential reads the slice of the first 4 columns and
+  // writes the result. XLA (jaxlib 0.7.1) plans 131,072 bytes of
+  // temporaries: the product alone.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f64[64,256]{1,0} parameter(0)
+  y = f64[256,256]{1,0} parameter(1)
+  d = f64[64,256]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = (f64[64,4]{1,0}, s32[64,4]{1,0}) topk(d), k=4, largest=true
+  i = s32[64,4]{1,0} get-tuple-element(t), index=1
+  v = f64[64,4]{1,0} get-tuple-element(t), index=0
+  ROOT r = f64[64,4]{1,0} exponential(v)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 131072);
+  EXPECT_EQ(p.peak_bytes(), 788480);
+}
+
 // Sorts values with the iota of their indices; the program keeps the sorted
 // values only, through a tuple it then takes apart. @ names the comparator:
 // `values` compares the values only, `ties` breaks ties by index.
