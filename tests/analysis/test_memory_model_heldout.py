@@ -26,7 +26,7 @@ load_extension()
 
 TARGET_WITHIN = 0.90
 """The corpus's target (issue 27): the held-out set reaches its share within
-10% (80 of 88), not yet its none below."""
+10% (81 of 88), not yet its none below."""
 
 # Measured 2026-11-29 on jaxlib 0.7.1, after the model learnt, each from
 # XLA's sources and checked on small modules against XLA's buffer
@@ -38,18 +38,20 @@ TARGET_WITHIN = 0.90
 # into each reader that can compute it (reader_duplication.h), a pad folded
 # into the reduce-window that reads it, a convolution operand computed into
 # its layout copy, and a tree reduction's step of its own; then the loop
-# state XLA's while loop simplifier drops as dead (dead_loop_elements.h) and
-# a top-k without a kernel whose values alone are read sorted in place
-# (topk_decomposition.h). 88 modules, 80 (91%) within 10%, 3 more than 10%
-# below, the lowest 0.692x (fuzz_43000000024, rewritten), the highest
-# 1.877x. Before the last two: 77 within (fuzz_43000000018 at 1.46x and
-# 1.27x, fuzz_43000000021 at 1.10x, now within 0.2%); before the four
+# state XLA's while loop simplifier drops as dead (dead_loop_elements.h), a
+# top-k without a kernel whose values alone are read sorted in place
+# (topk_decomposition.h), and a loop started in place from a broadcast its
+# other readers compute again (reader_duplication.h). 88 modules, 81 (92%)
+# within 10%, 3 more than 10% below, the lowest 0.692x (fuzz_43000000024,
+# rewritten), the highest 1.877x. Before the last three: 77 within
+# (fuzz_43000000018 at 1.46x and 1.27x, fuzz_43000000021 at 1.10x,
+# fuzz_43000000030 at 1.25x, now each within 1%); before the four
 # before those: 74 within, 5 below, the lowest 0.577x (fuzz_43000000036,
 # now 1.02x); before all: 66 within, 9 below. The bars leave one module of
 # room on each count and about 5% on the lowest ratio: the modules are
 # stored and XLA's plan of a text is deterministic, so only a change of the
 # model (or of jaxlib) moves them.
-MEASURED = {"modules": 88, "within": 80, "too_low": 3, "lowest": 0.692, "highest": 1.877}
+MEASURED = {"modules": 88, "within": 81, "too_low": 3, "lowest": 0.692, "highest": 1.877}
 MIN_WITHIN = MEASURED["within"] - 1
 MAX_TOO_LOW = MEASURED["too_low"] + 1
 MIN_RATIO = 0.65
