@@ -32,13 +32,17 @@ load_extension()
 # refinements of its rule for expensive producers; then XLA's copies of a
 # cheap producer into each reader, a pad folded into its reduce-window, a
 # convolution operand computed into its layout copy and a tree reduction's
-# step of its own, which move 43 modules and leave the count): 152 modules,
-# 138 (90.8%) within 10%, none more than 10% below (the lowest 0.909x), the
-# highest 1.63x. Before: 137. The bar leaves one module of margin below
-# that, and is itself above the target (136.8 of 152): a change that loses
-# two modules, or any that takes the corpus under the target, fails.
+# step of its own, which move 43 modules and leave the count; then dead
+# loop state dropped, a top-k without a kernel sorted in place and a loop
+# started in place from a broadcast its other readers recompute, which
+# bring three of jax_scipy_special's modules within): 152 modules, 141
+# (92.8%) within 10%, none more than 10% below (the lowest 0.909x), the
+# highest 1.63x. Before: 138,
+# and 137 before that. The bar leaves one module of margin below that, and
+# is itself above the target (136.8 of 152): a change that loses two
+# modules, or any that takes the corpus under the target, fails.
 TARGET_WITHIN = 0.90
-MEASURED_WITHIN = 138
+MEASURED_WITHIN = 141
 MIN_WITHIN = MEASURED_WITHIN - 1
 MIN_MODULES = 148
 """The corpus has 152 distinct modules (jaxlib 0.7.1, every framework

@@ -20,6 +20,7 @@ class Aliasing {
  private:
   void AliasWhile(const HloInstruction& loop);
   void AliasCalls(const HloInstruction& instruction);
+  int OwnReaders(const HloInstruction& value);
 
   const ModuleSchedule& schedule_;
   FusedModule* fusion_;
@@ -113,7 +114,7 @@ void Aliasing::AliasWhile(const HloInstruction& loop) {
     const HloInstruction* element = k < sources.size() ? sources[k] : nullptr;
     if (!in_place && element != nullptr) {
       const Holding h = fusion_->HoldingOf(element);
-      in_place = element->user_count() == 1 && h == Holding::kOwn && taken.insert(element).second;
+      in_place = OwnReaders(*element) == 1 && h == Holding::kOwn && taken.insert(element).second;
     }
     if (in_place) {
       leaves_->Union(state[k], initial[k]);
@@ -126,6 +127,17 @@ void Aliasing::AliasWhile(const HloInstruction& loop) {
     // starts: the state buffer is alive from then on.
     state_->copied_from[state[k]] = schedule_.Start(element != nullptr ? element : init);
   }
+}
+
+// The readers of `value` that read its buffer: XLA's fusion gives each
+// reader that can compute a cheap producer a copy of it
+// (reader_duplication.h), so a broadcast that starts a loop's state and is
+// read again after the loop is the state's buffer, written in place, and
+// no copy of it is made.
+int Aliasing::OwnReaders(const HloInstruction& value) {
+  int readers = 0;
+  for (const HloInstruction* user : value.users()) readers += fusion_->ReadsThrough(&value, user) ? 0 : 1;
+  return readers;
 }
 
 // A called computation reads its operands where they are and writes its

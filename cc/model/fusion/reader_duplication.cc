@@ -68,7 +68,10 @@ bool IsScalar(const HloInstruction& producer) {
 
 bool DuplicatedIntoReader(const HloInstruction& producer, const HloInstruction& reader) {
   if (producer.user_count() < 2 || producer.parent()->root() == &producer) return false;
-  if (!producer.IsElementwise() || IsExpensive(producer) || HoldingOf(producer) != Holding::kOwn) return false;
+  if (!(producer.IsElementwise() || producer.Is(HloOpcode::kBroadcast)) || IsExpensive(producer) ||
+      HoldingOf(producer) != Holding::kOwn) {
+    return false;
+  }
   if (IsScalar(producer)) return false;
   if (!EffectivelyAtMostUnary(producer) && !ReadsNoMoreThanItWrites(producer)) return false;
   return TakesInEveryUse(reader, producer);

@@ -6,6 +6,7 @@
 #include "model/simplify/common_subexpressions.h"
 #include "model/simplify/conditional_to_select.h"
 #include "model/simplify/constant_folding.h"
+#include "model/simplify/dead_loop_elements.h"
 #include "model/simplify/divide_by_constant.h"
 #include "model/simplify/expansion_calls.h"
 #include "model/simplify/loop_constant_sinking.h"
@@ -16,6 +17,7 @@
 #include "model/simplify/reduce_of_reduce.h"
 #include "model/simplify/single_trip_loops.h"
 #include "model/simplify/sort_simplifier.h"
+#include "model/simplify/topk_decomposition.h"
 #include "model/simplify/tuple_simplifier.h"
 #include "pass/pass_fix.h"
 #include "pass/pass_pipeline.h"
@@ -43,11 +45,15 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<PadIntoReduceWindow>());
   pipeline->AddPass(std::make_unique<DivideByConstant>());
   // A read forwarded to a loop's input can be a read of a tuple built in
-  // place (an inlined loop's state), and the other way round.
+  // place (an inlined loop's state), and the other way round; a loop's
+  // element becomes dead once the tuples that read it are folded, and its
+  // removal can leave another loop's result unread.
   auto forwarding = std::make_unique<HloPassFix>("tuple-and-loop-forwarding");
   forwarding->AddPass(std::make_unique<TupleSimplifier>());
   forwarding->AddPass(std::make_unique<LoopForwarding>());
+  forwarding->AddPass(std::make_unique<DeadLoopElements>());
   pipeline->AddPass(std::move(forwarding));
+  pipeline->AddPass(std::make_unique<TopKDecomposition>());
   pipeline->AddPass(std::make_unique<SortSimplifier>());
   pipeline->AddPass(std::make_unique<CommonSubexpressionElimination>());
   return pipeline;

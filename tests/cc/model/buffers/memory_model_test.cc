@@ -1069,4 +1069,63 @@ ENTRY e {
   EXPECT_EQ(p.live_bytes, 3 * 262144 + 16);
 }
 
+TEST(MemoryModel, LoopStartsInPlaceFromABroadcastItsOtherReadersComputeAgain) {
+  // The loop's 64 KiB state starts from a broadcast of zero that the select
+  // after the loop reads too. XLA's fusion gives the select its own copy of
+  // the broadcast (reader_duplication.h), so the loop's tuple is the
+  // broadcast's only reader and the loop writes over it: no copy of it, no
+  // second 64 KiB. XLA (jaxlib 0.7.1) plans 135,336 bytes, 152 of them
+  // temporaries (counters and tables).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  u = f32[] parameter(0)
+  v = f32[] parameter(1)
+  ROOT w = f32[] add(u, v)
+}
+
+body {
+  p = (s32[], f32[128,128]{1,0}, f32[128,8]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  zero = s32[] constant(0)
+  x = f32[128,8]{1,0} get-tuple-element(p), index=2
+  row = f32[1,8]{1,0} dynamic-slice(x, i, zero), dynamic_slice_sizes={1,8}
+  r3 = f32[1,128,8]{2,1,0} broadcast(row), dimensions={0,2}
+  x3 = f32[1,128,8]{2,1,0} broadcast(x), dimensions={1,2}
+  d = f32[1,128,8]{2,1,0} subtract(r3, x3)
+  sq = f32[1,128,8]{2,1,0} multiply(d, d)
+  fz = f32[] constant(0)
+  s = f32[1,128]{1,0} reduce(sq, fz), dimensions={2}, to_apply=add
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  acc = f32[128,128]{1,0} get-tuple-element(p), index=1
+  u = f32[128,128]{1,0} dynamic-update-slice(acc, s, i, zero)
+  ROOT t = (s32[], f32[128,128]{1,0}, f32[128,8]{1,0}) tuple(i1, u, x)
+}
+
+cond {
+  p = (s32[], f32[128,128]{1,0}, f32[128,8]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(128)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[128,8]{1,0} parameter(0)
+  zero = s32[] constant(0)
+  fz = f32[] constant(0)
+  b = f32[128,128]{1,0} broadcast(fz), dimensions={}
+  t = (s32[], f32[128,128]{1,0}, f32[128,8]{1,0}) tuple(zero, b, x)
+  w = (s32[], f32[128,128]{1,0}, f32[128,8]{1,0}) while(t), condition=cond, body=body
+  g = f32[128,128]{1,0} get-tuple-element(w), index=1
+  y = f32[128,128]{1,0} parameter(1)
+  c = pred[128,128]{1,0} compare(g, y), direction=GT
+  s = f32[128,128]{1,0} select(c, g, b)
+  ROOT ex = f32[128,128]{1,0} exponential(s)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 152);
+  EXPECT_EQ(p.peak_bytes(), 135336);
+}
+
 }  // namespace

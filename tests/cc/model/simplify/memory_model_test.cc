@@ -162,6 +162,72 @@ ENTRY e {
   EXPECT_EQ(PredictMemory(through_tuple).temp_bytes, 128 + 16);
 }
 
+TEST(MemoryModel, LoopSimplifierDropsElementsThatFeedOnlyThemselves) {
+  // The loop takes the sine of a 64 KiB matrix on each trip, which nothing
+  // reads after it or for anything else: XLA's while loop simplifier drops
+  // it from the state, and with it the copy of y the loop would write over
+  // and the sine's buffer. XLA (jaxlib 0.7.1) plans 67,725 bytes: the
+  // arguments (1 KiB + 64 KiB), the 1 KiB result, 129 bytes of counters
+  // and tables and 12 of literals. Kept, the matrix would cost the copy of
+  // y besides (65,688 bytes of temporaries).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+body {
+  p = (s32[], f32[256]{0}, f32[256,64]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  a = f32[256]{0} get-tuple-element(p), index=1
+  d = f32[256,64]{1,0} get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  e = f32[256]{0} exponential(a)
+  s = f32[256,64]{1,0} sine(d)
+  ROOT t = (s32[], f32[256]{0}, f32[256,64]{1,0}) tuple(i1, e, s)
+}
+
+cond {
+  p = (s32[], f32[256]{0}, f32[256,64]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(10)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[256]{0} parameter(0)
+  y = f32[256,64]{1,0} parameter(1)
+  zero = s32[] constant(0)
+  t = (s32[], f32[256]{0}, f32[256,64]{1,0}) tuple(zero, x, y)
+  w = (s32[], f32[256]{0}, f32[256,64]{1,0}) while(t), condition=cond, body=body
+  ROOT r = f32[256]{0} get-tuple-element(w), index=1
+}
+)"));
+  const int64_t xla = 67725;
+  EXPECT_LE(p.temp_bytes, 256);
+  EXPECT_GE(p.peak_bytes(), xla);
+  EXPECT_LE(p.peak_bytes(), xla + 128);
+}
+
+TEST(MemoryModel, TopKWhoseValuesAloneAreReadSortsItsKeysInPlace) {
+  // XLA has no f64 top-k kernel: it sorts the 128 KiB product in place,
+  // without an iota of indices since nothing reads them (the read `i` is
+  // dead), and the exponential reads the slice of the first 4 columns and
+  // writes the result. XLA (jaxlib 0.7.1) plans 131,072 bytes of
+  // temporaries: the product alone.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f64[64,256]{1,0} parameter(0)
+  y = f64[256,256]{1,0} parameter(1)
+  d = f64[64,256]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = (f64[64,4]{1,0}, s32[64,4]{1,0}) topk(d), k=4, largest=true
+  i = s32[64,4]{1,0} get-tuple-element(t), index=1
+  v = f64[64,4]{1,0} get-tuple-element(t), index=0
+  ROOT r = f64[64,4]{1,0} exponential(v)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 131072);
+  EXPECT_EQ(p.peak_bytes(), 788480);
+}
+
 // Sorts values with the iota of their indices; the program keeps the sorted
 // values only, through a tuple it then takes apart. @ names the comparator:
 // `values` compares the values only, `ties` breaks ties by index.
