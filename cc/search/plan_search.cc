@@ -75,15 +75,16 @@ constexpr size_t kMaxKept = 6;
 constexpr int64_t kTileBytes = int64_t{2} << 20;
 
 // Chunks above the threshold (TILING.md, "2-D tiles"): the loops of a
-// fitting plan take slices of twice its threshold, their bodies split again
-// into tiles of a 32nd of that, so that a tile's sums over its rows (a key
-// chunk's dK and dV, chunk x heads x 64 floats: a 128th of a slice at seq
-// 8,192) stay below it. Causal attention forward + backward at seq 8,192
-// (JAX, 8 heads x 64, f32, threshold 62 MB, load 1.5-1.7): key chunks of
-// 512 with 4 MB tiles ran 5.5-5.7 s, planned 214 MiB, with 8 MB tiles
-// 4.9-5.0 s (226 MiB), the keys-only plan 16.2-16.6 s (209 MiB, chunks of
-// 32 keys), the hand-blocked JAX version 5.6-5.8 s.
-constexpr int64_t kLargeChunkFactor = 2;
+// fitting plan take slices of two and four times its threshold, their
+// bodies split again into tiles of a 32nd of that, so that a tile's sums
+// over its rows (a key chunk's dK and dV, chunk x heads x 64 floats: a
+// 128th of a slice at seq 8,192) stay below it. Causal attention forward +
+// backward at seq 8,192 (JAX, 8 heads x 64, f32, threshold 62 MB, load
+// 1.6-2.0, the hand-blocked JAX version 5.4-5.5 s in the same run): twice
+// the threshold (key chunks of 256, 3.9 MB tiles) ran 6.7-7.0 s, planned
+// 201 MiB; four times (chunks of 512, 7.7 MB tiles) 5.3-5.4 s, 214 MiB; the
+// keys-only plan (chunks of 32 keys) 16.2-16.6 s at load 1.5-1.7.
+constexpr int64_t kLargeChunkFactors[] = {2, 4};
 constexpr int64_t kTilesPerLargeChunk = 32;
 
 // The largest value one device holds, the threshold above which nothing splits.
@@ -372,15 +373,18 @@ void Search::Tiles(const PlanCandidate& plan) {
 }
 
 // `plan` with its loops' chunks above its threshold and their bodies in
-// tiles (kLargeChunkFactor): fewer trips of the outer loop, each reading
+// tiles (kLargeChunkFactors): fewer trips of the outer loop, each reading
 // and writing its running state (attention's dQ, the forward's output) tile
 // by tile, in place. Not where the user fixed the split size.
 void Search::LargeChunks(const PlanCandidate& plan) {
   if (plan.loops.empty() || options_.split_size > 0 || plan.settings.threshold <= 0) return;
-  PlanSettings settings = plan.settings;
-  settings.split_size = kLargeChunkFactor * plan.settings.threshold;
-  settings.tile_size = std::max(kTileBytes, settings.split_size / kTilesPerLargeChunk);
-  Consider(settings, PlanOrigin::kLargeChunks);
+  const PlanSettings base = plan.settings;  // `plan` may move as plans are added
+  for (int64_t factor : kLargeChunkFactors) {
+    PlanSettings settings = base;
+    settings.split_size = factor * base.threshold;
+    settings.tile_size = std::max(kTileBytes, settings.split_size / kTilesPerLargeChunk);
+    if (Consider(settings, PlanOrigin::kLargeChunks) == nullptr) return;
+  }
 }
 
 void Search::Run(int64_t largest) {

@@ -420,25 +420,29 @@ TEST(PlanSearch, PlansWithoutLoopsAreNotTiled) {
 }
 
 TEST(PlanSearch, FirstChoiceIsTriedInChunksAboveItsThreshold) {
-  // The first choice once more with slices of twice its threshold, its
-  // bodies in tiles of a 32nd of that (at least 2 MB), in place: the key
-  // chunk of attention's 2-D tiles (TILING.md). Once, from that plan alone.
+  // The first choice once more with slices of two and four times its
+  // threshold, its bodies in tiles of a 32nd of that (at least 2 MB), in
+  // place: the key chunk of attention's 2-D tiles (TILING.md). From that
+  // plan alone.
   LoopJudge judge(20'000'000);
   const PlanSearchResult result = SearchLoops(judge, 39'000'000);
-  ASSERT_EQ(Count(result, PlanOrigin::kLargeChunks), 1);
-  const auto large = std::find_if(result.plans.begin(), result.plans.end(), [](const auto& p) {
-    return p.origin == PlanOrigin::kLargeChunks;
-  });
-  const PlanSettings& settings = large->settings;
-  EXPECT_EQ(settings.split_size, 2 * settings.threshold);
-  EXPECT_EQ(settings.tile_size, std::max<int64_t>(int64_t{2} << 20, settings.split_size / 32));
-  const bool from_a_fitting_plan = std::any_of(
-      result.plans.begin(), result.plans.end(), [&](const PlanCandidate& p) {
-        return p.fits && p.settings.tile_size == 0 && p.settings.split_size == 0 &&
-               p.settings.threshold == settings.threshold &&
-               p.settings.dimensions == settings.dimensions;
-      });
-  EXPECT_TRUE(from_a_fitting_plan);
+  ASSERT_EQ(Count(result, PlanOrigin::kLargeChunks), 2);
+  std::vector<int64_t> factors;
+  for (const PlanCandidate& large : result.plans) {
+    if (large.origin != PlanOrigin::kLargeChunks) continue;
+    const PlanSettings& settings = large.settings;
+    factors.push_back(settings.split_size / settings.threshold);
+    EXPECT_EQ(settings.split_size % settings.threshold, 0);
+    EXPECT_EQ(settings.tile_size, std::max<int64_t>(int64_t{2} << 20, settings.split_size / 32));
+    const bool from_a_fitting_plan = std::any_of(
+        result.plans.begin(), result.plans.end(), [&](const PlanCandidate& p) {
+          return p.fits && p.settings.tile_size == 0 && p.settings.split_size == 0 &&
+                 p.settings.threshold == settings.threshold &&
+                 p.settings.dimensions == settings.dimensions;
+        });
+    EXPECT_TRUE(from_a_fitting_plan);
+  }
+  EXPECT_EQ(factors, (std::vector<int64_t>{2, 4}));
 }
 
 TEST(PlanSearch, NoLargeChunksWhereTheUserFixedTheSplitSize) {
