@@ -540,10 +540,11 @@ const std::string kColumnSums = Module(R"(
 
 TEST(TensorSplitter, SumsAboveATileWrittenInPlaceAreNotCompensated) {
   // Within the threshold a sum over the chunks is compensated (Kahan: the
-  // overflow guard is-finite marks it). With tiles and in-place state, a
-  // sum larger than a tile would be written back tile by tile, where its
-  // compensation makes XLA copy both buffers whole: it is added plainly.
-  exla::Options options = SizeOptions(65536, 16384);
+  // overflow guard is-finite marks it). With tiles, in-place state and
+  // chunks above the threshold, a sum larger than a tile would be written
+  // back tile by tile, where its compensation makes XLA copy both buffers
+  // whole: it is added plainly. Chunks held to the threshold keep it.
+  exla::Options options = SizeOptions(65536, 131072);
   options.in_place_loop_state = true;
   const PassRun compensated = RunPass(kPass, kColumnSums, options);
   EXPECT_GE(CountOccurrences(compensated.text, "is-finite("), 1) << compensated.text;
@@ -554,6 +555,11 @@ TEST(TensorSplitter, SumsAboveATileWrittenInPlaceAreNotCompensated) {
   options.tensor_tile_size = 1024;  // the sum fits a tile: compensated
   const PassRun fits = RunPass(kPass, kColumnSums, options);
   EXPECT_GE(CountOccurrences(fits.text, "is-finite("), 1) << fits.text;
+  options = SizeOptions(65536, 16384);  // chunks within the threshold
+  options.in_place_loop_state = true;
+  options.tensor_tile_size = 512;
+  const PassRun held = RunPass(kPass, kColumnSums, options);
+  EXPECT_GE(CountOccurrences(held.text, "is-finite("), 1) << held.text;
 }
 
 // A kernel normalised by its row and column sums, whose sums flow back into
