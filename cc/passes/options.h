@@ -43,7 +43,9 @@ struct Options {
   // creates (nested loops: the rows of a tile whose keys the outer loop
   // chunks), below the split size that chose the outer chunk; 0: the split
   // size, as before. Only with in_place_loop_state does a nested loop carry
-  // a body's running state (TILING.md).
+  // a body's running state (TILING.md). With a tile size the split size may
+  // exceed the threshold (the outer chunk: attention's key chunk); it then
+  // leaves sums above a tile, which the bodies write in place, uncompensated.
   int64_t tensor_tile_size = 0;
   // The dimension to split each named tensor along first
   // ("computation/instruction" -> dimension), where the splitter would

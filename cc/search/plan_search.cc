@@ -29,12 +29,13 @@ const char* PlanOriginName(PlanOrigin origin) {
     case PlanOrigin::kKeepWhole: return "kept whole";
     case PlanOrigin::kTwoPass: return "two passes";
     case PlanOrigin::kTiles: return "tiles";
+    case PlanOrigin::kLargeChunks: return "large chunks";
   }
   return "unknown";
 }
 
 PlanOrigin PlanOriginNamed(const std::string& name) {
-  for (int i = 0; i <= static_cast<int>(PlanOrigin::kTiles); ++i) {
+  for (int i = 0; i <= static_cast<int>(PlanOrigin::kLargeChunks); ++i) {
     const auto origin = static_cast<PlanOrigin>(i);
     if (name == PlanOriginName(origin)) return origin;
   }
@@ -73,6 +74,19 @@ constexpr size_t kMaxKept = 6;
 // within it. Larger tiles are untimed: not offered.
 constexpr int64_t kTileBytes = int64_t{2} << 20;
 
+// Chunks above the threshold (TILING.md, "2-D tiles"): the loops of a
+// fitting plan take slices of two and four times its threshold, their
+// bodies split again into tiles of a 32nd of that, so that a tile's sums
+// over its rows (a key chunk's dK and dV, chunk x heads x 64 floats: a
+// 128th of a slice at seq 8,192) stay below it. Causal attention forward +
+// backward at seq 8,192 (JAX, 8 heads x 64, f32, threshold 62 MB, load
+// 1.6-2.0, the hand-blocked JAX version 5.4-5.5 s in the same run): twice
+// the threshold (key chunks of 256, 3.9 MB tiles) ran 6.7-7.0 s, planned
+// 201 MiB; four times (chunks of 512, 7.7 MB tiles) 5.3-5.4 s, 214 MiB; the
+// keys-only plan (chunks of 32 keys) 16.2-16.6 s at load 1.5-1.7.
+constexpr int64_t kLargeChunkFactors[] = {2, 4};
+constexpr int64_t kTilesPerLargeChunk = 32;
+
 // The largest value one device holds, the threshold above which nothing splits.
 int64_t LargestTensorBytes(const HloModule& module) {
   const ShardingAnalysis sharding(module);
@@ -108,6 +122,7 @@ class Search {
   std::vector<std::string> KeepCandidates(const PlanCandidate& plan) const;
   void KeepWhole(const PlanCandidate& plan);
   void Tiles(const PlanCandidate& plan);
+  void LargeChunks(const PlanCandidate& plan);
   bool LeaveToSecondPass();
   void TwoPasses(const PlanCandidate& plan);
   bool ConsiderDimension(const PlanSettings& settings, const std::string& tensor, int64_t d);
@@ -357,6 +372,21 @@ void Search::Tiles(const PlanCandidate& plan) {
   Consider(settings, PlanOrigin::kTiles);
 }
 
+// `plan` with its loops' chunks above its threshold and their bodies in
+// tiles (kLargeChunkFactors): fewer trips of the outer loop, each reading
+// and writing its running state (attention's dQ, the forward's output) tile
+// by tile, in place. Not where the user fixed the split size.
+void Search::LargeChunks(const PlanCandidate& plan) {
+  if (plan.loops.empty() || options_.split_size > 0 || plan.settings.threshold <= 0) return;
+  const PlanSettings base = plan.settings;  // `plan` may move as plans are added
+  for (int64_t factor : kLargeChunkFactors) {
+    PlanSettings settings = base;
+    settings.split_size = factor * base.threshold;
+    settings.tile_size = std::max(kTileBytes, settings.split_size / kTilesPerLargeChunk);
+    if (Consider(settings, PlanOrigin::kLargeChunks) == nullptr) return;
+  }
+}
+
 void Search::Run(int64_t largest) {
   largest_ = largest;
   PlanSettings user;
@@ -398,8 +428,10 @@ void Search::Run(int64_t largest) {
       OtherDimensions(plan);
     }
   }
-  // Each plan that fits at that threshold, tiled (dimension variants too:
-  // attention's fastest loop order is not the splitter's first).
+  // The first choice in chunks above its threshold, tiled; then each plan
+  // that fits at that threshold, tiled (dimension variants too: attention's
+  // fastest loop order is not the splitter's first).
+  LargeChunks(*choice);
   const size_t varied = result_->plans.size();
   for (size_t i = 0; i < varied; ++i) {
     const PlanCandidate& plan = result_->plans[i];

@@ -42,6 +42,7 @@ enum class PlanOrigin {
   kKeepWhole,     // a fitting plan with values its loops recompute kept whole
   kTwoPass,       // a plan with its softmax-weighted sums left to a second pass
   kTiles,         // a fitting plan with its loop bodies split again into tiles
+  kLargeChunks,   // a fitting plan's loops in chunks above its threshold, in tiles
 };
 
 const char* PlanOriginName(PlanOrigin origin);

@@ -251,12 +251,14 @@ class LoopBuilder {
   // differential fuzzer measured 10 ulps against 1 on a float64 gradient).
   // With it, the error of the chunk additions is independent of their number.
   // Sums larger than the region's threshold are added plainly (see
-  // SplitRegion::threshold).
+  // SplitRegion::threshold), and so are those a tiled body writes in place
+  // (SplitRegion::compensated_limit).
   bool IsCompensatedSum(HloInstruction* exit) const {
     const RegionMember& member = region_.members.at(exit);
     return member.result_dim.is_reduced_away() && member.accumulate_opcode == HloOpcode::kAdd &&
            exit->shape().IsArray() && IsFloatingPointType(exit->shape().element_type()) &&
-           region_.sharding->DeviceByteSize(*exit) <= region_.threshold;
+           region_.sharding->DeviceByteSize(*exit) <=
+               std::min(region_.threshold, region_.compensated_limit);
   }
 
   // A floating-point reduce over the split dimension and others sums, in

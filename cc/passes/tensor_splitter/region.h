@@ -57,6 +57,14 @@ struct SplitRegion {
   // because the program needs that much anyway) is not, as its compensation
   // would double memory that must exist anyway.
   int64_t threshold = 0;
+  // Sums larger than this are added plainly even within the threshold. With
+  // tiles (Options::tensor_tile_size) and chunks above the threshold, a loop
+  // body writes a sum larger than a tile back in place, tile by tile; a
+  // compensated sum's two buffers cannot be: each trip reads both at the
+  // slice it writes, so XLA copies both whole on every trip (attention at
+  // seq 8,192, key chunks of 512: four 16 MiB copies, 84 MiB of a 298 MiB
+  // plan that fits in 214 MiB without).
+  int64_t compensated_limit = INT64_MAX;
   // Exits that are the next value of a loop state element whose current
   // value the region reads only in slices along the same dimension (a
   // running accumulator of a loop body: FlashAttention's rescaled output,

@@ -64,8 +64,9 @@ int64_t ChunkFor(const SplitRegion& region, int64_t split_size) {
   return (size + pieces - 1) / pieces;
 }
 
-SplitResult RewriteAsLoops(const SplitRegion& region, const HloInstruction& anchor, int64_t dim,
-                           int64_t chunk) {
+SplitResult RewriteAsLoops(SplitRegion& region, const HloInstruction& anchor, int64_t dim,
+                           int64_t chunk, int64_t compensated_limit) {
+  region.compensated_limit = compensated_limit;
   SplitResult result;
   result.split = true;
   result.loop = DescribeSplit(region, anchor, dim, chunk);
@@ -230,7 +231,7 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
                         const DoomedSeeds* const doomed[2], const ShardingAnalysis& sharding,
                         bool large_sums, const DimensionChoices& chosen, std::string* reason,
                         std::unordered_set<int64_t>* reasons_seen, int64_t* members_grown,
-                        bool in_place_state) {
+                        bool in_place_state, int64_t compensated_limit) {
   SplitRegion talking;  // the first region whose loop communicates
   int64_t talking_dim = -1;
   SplitRegion merging;  // the first region whose loop merges top-k candidates
@@ -267,7 +268,7 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
       // is the splitter's own guess, a choice is what a search (or a user)
       // judged, and the search needs the plan that choice gives to judge it.
       if (ChosenDimension(*seed, chosen) == dim) {
-        return RewriteAsLoops(region, *seed, dim, ChunkFor(region, split_size));
+        return RewriteAsLoops(region, *seed, dim, ChunkFor(region, split_size), compensated_limit);
       }
       if (talking_dim < 0 && LoopCommunicates(region, sharding)) {
         talking = std::move(region);
@@ -287,11 +288,11 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
         break;
       }
       if (merging_dim >= 0 && region.max_bytes_per_unit > split_size) break;
-      return RewriteAsLoops(region, *seed, dim, ChunkFor(region, split_size));
+      return RewriteAsLoops(region, *seed, dim, ChunkFor(region, split_size), compensated_limit);
     }
   }
-  if (merging_dim >= 0) return RewriteAsLoops(merging, *seed, merging_dim, ChunkFor(merging, split_size));
-  if (talking_dim >= 0) return RewriteAsLoops(talking, *seed, talking_dim, ChunkFor(talking, split_size));
+  if (merging_dim >= 0) return RewriteAsLoops(merging, *seed, merging_dim, ChunkFor(merging, split_size), compensated_limit);
+  if (talking_dim >= 0) return RewriteAsLoops(talking, *seed, talking_dim, ChunkFor(talking, split_size), compensated_limit);
   return {};
 }
 
@@ -299,7 +300,8 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
                         const ShardingAnalysis& sharding, bool large_sums,
                         const DimensionChoices& chosen, int64_t* members_grown,
                         const std::function<bool(const SplitRegion&)>& accept,
-                        int64_t sink_reduction, bool in_place_state) {
+                        int64_t sink_reduction, bool in_place_state,
+                        int64_t compensated_limit) {
   for (int k = 0; k < sink->operand_count(); ++k) {
     HloInstruction* operand = sink->operand(k);
     if (!IsSplitCandidate(*operand, limit, sharding)) continue;
@@ -312,7 +314,7 @@ SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
       if (!built || region.size < 2 || (accept && !accept(region))) continue;
       JoinOtherUsers(&starts, &region, limit, limit, sharding, large_sums, members_grown,
                      sink_reduction, in_place_state);
-      return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size));
+      return RewriteAsLoops(region, *operand, dim, ChunkFor(region, split_size), compensated_limit);
     }
   }
   return {};

@@ -53,7 +53,7 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
                         const DoomedSeeds* const doomed[2], const ShardingAnalysis& sharding,
                         bool large_sums, const DimensionChoices& chosen, std::string* reason,
                         std::unordered_set<int64_t>* reasons_seen, int64_t* members_grown,
-                        bool in_place_state = false);
+                        bool in_place_state = false, int64_t compensated_limit = INT64_MAX);
 
 // Strategy 2: a loop for a small consumer of an oversized value and every
 // other small consumer that can share it, recomputing the oversized
@@ -62,12 +62,14 @@ SplitResult SplitAtSeed(HloInstruction* seed, int64_t limit, int64_t split_size,
 // results of reductions over the big tensor flow back into other uses of it.
 // `accept`, when given, must accept the region; `sink_reduction` as for
 // IsSinkCandidate, for the consumers that join. `in_place_state`, here and
-// for SplitAtSeed: BuildSplitRegion's.
+// for SplitAtSeed: BuildSplitRegion's; `compensated_limit`: the loop's
+// SplitRegion::compensated_limit.
 SplitResult SplitAtSink(HloInstruction* sink, int64_t limit, int64_t split_size,
                         const ShardingAnalysis& sharding, bool large_sums,
                         const DimensionChoices& chosen, int64_t* members_grown,
                         const std::function<bool(const SplitRegion&)>& accept = nullptr,
-                        int64_t sink_reduction = kSinkReduction, bool in_place_state = false);
+                        int64_t sink_reduction = kSinkReduction, bool in_place_state = false,
+                        int64_t compensated_limit = INT64_MAX);
 
 // Strategy 0 (reduction_merge.h): a softmax's maximum and sum of
 // exponentials in one loop along the dimension they reduce, and the sums

@@ -76,6 +76,7 @@ struct ComputationSearch {
   int64_t split_size;
   bool large_sums;
   bool in_place_state;  // Options::in_place_loop_state
+  int64_t compensated_limit;  // SplitRegion::compensated_limit
   const DimensionChoices& chosen;  // the plan search's dimensions, by tensor
   int64_t* members_grown;  // the search's work (PassRecord)
   std::unordered_set<const HloInstruction*> seeds_given_up;
@@ -105,7 +106,7 @@ SplitResult SplitAtAnySeed(ComputationSearch* search, const ShardingAnalysis& sh
     SplitResult result = SplitAtSeed(
         instruction, limit, search->split_size, doomed, sharding, search->large_sums,
         search->chosen, &search->reasons[instruction->name()], &search->reasons_seen[instruction->name()],
-        search->members_grown, search->in_place_state);
+        search->members_grown, search->in_place_state, search->compensated_limit);
     if (result.split) return result;
     search->seeds_given_up.insert(instruction);
   }
@@ -120,7 +121,8 @@ SplitResult SplitAtAnySink(ComputationSearch* search, const ShardingAnalysis& sh
     }
     SplitResult result = SplitAtSink(instruction, search->limit, search->split_size, sharding,
                                      search->large_sums, search->chosen, search->members_grown,
-                                     nullptr, kSinkReduction, search->in_place_state);
+                                     nullptr, kSinkReduction, search->in_place_state,
+                                     search->compensated_limit);
     if (result.split) return result;
     search->sinks_given_up.insert(instruction);
   }
@@ -201,12 +203,22 @@ bool TensorSplitter::Run(HloModule* module) {
   if (threshold <= 0) return false;
   // Without an explicit split size, slices of a quarter of the threshold
   // leave room for the few slices a loop body keeps alive at once.
-  const int64_t split_size = split_size_ > 0
-                                 ? std::min(split_size_, threshold)
-                                 : std::max<int64_t>(1, threshold / 4);
+  // With a tile size the split size may exceed the threshold: it chooses
+  // the outer loops' chunk (attention's key chunk), and their bodies are
+  // split again into tiles below the threshold (TILING.md).
+  const int64_t split_size = split_size_ <= 0  ? std::max<int64_t>(1, threshold / 4)
+                             : tile_size_ > 0 ? split_size_
+                                              : std::min(split_size_, threshold);
   // The splitter's loop bodies are split again against the tile size: the
   // split size chose their chunk (Options::tensor_tile_size).
-  const int64_t tile_size = tile_size_ > 0 ? std::min(tile_size_, split_size) : split_size;
+  const int64_t tile_size =
+      tile_size_ > 0 ? std::min({tile_size_, split_size, threshold}) : split_size;
+  // Where chunks exceed the threshold, tiled bodies write the sums above a
+  // tile in place, uncompensated. Plans held to the threshold keep their
+  // compensation: at seq 4,096 dropping it made the cost model prefer a
+  // tiled plan that ran 1.6 s over the one that runs 1.2 s.
+  const int64_t compensated_limit =
+      tile_size_ > 0 && in_place_state_ && split_size > threshold ? tile_size : INT64_MAX;
   bool changed = false;
   // The yardstick for the work loops repeat: the program as it came in.
   const int64_t program_flops = module->entry() ? ComputationFlops(*module->entry()) : 0;
@@ -225,22 +237,29 @@ bool TensorSplitter::Run(HloModule* module) {
     return analysis;
   };
   ShardingAnalysis sharding = analyse();
-  // (computation, limit) pairs; loop bodies we create are held to tile_size.
-  std::vector<std::pair<HloComputation*, int64_t>> work;
+  // The computations to split: the program's own against the threshold
+  // with chunks of the split size; loop bodies we create against tile_size,
+  // with chunks no larger.
+  struct Work {
+    HloComputation* computation;
+    int64_t limit;
+    int64_t chunk_bytes;
+  };
+  std::vector<Work> work;
   LoopBodies bodies;  // of the loops built so far
   for (HloComputation* computation : ControlFlowComputations(module)) {
-    work.push_back({computation, threshold});
+    work.push_back({computation, threshold, split_size});
   }
   while (!work.empty()) {
-    auto [computation, limit] = work.back();
+    auto [computation, limit, chunk_bytes] = work.back();
     work.pop_back();
     std::vector<std::string> notes;
     changed |= PrepareComputation(computation, limit, sharding, &notes);
     for (std::string& note : notes) Log(std::move(note));
     if (sharding.active()) sharding = analyse();
-    // A body's loops take chunks that fit its own limit.
-    ComputationSearch search{computation, limit, std::min(split_size, limit), large_sums_,
-                             in_place_state_, dimensions_, &region_members};
+    ComputationSearch search{computation,       limit,       chunk_bytes, large_sums_,
+                             in_place_state_,   compensated_limit, dimensions_,
+                             &region_members};
     for (int rewrites = 0; rewrites < kMaxRewritesPerComputation; ++rewrites) {
       SplitResult result = NextSplit(&search, sharding);
       if (!result.split) break;
@@ -264,7 +283,7 @@ bool TensorSplitter::Run(HloModule* module) {
       // a chunk the tile size: split the bodies again, on another dimension
       // (nested loops).
       for (HloComputation* body : result.bodies) {
-        work.push_back({body, tile_size});
+        work.push_back({body, tile_size, std::min(split_size, tile_size)});
         bodies.insert(body);
       }
     }

@@ -10,7 +10,8 @@
 // dimension that does not divide by the chunk size gets a one-trip loop for
 // the remainder, run first. Loop bodies are split again, against
 // --xla_tensor_split_size (or the smaller Options::tensor_tile_size), when
-// one dimension is not enough.
+// one dimension is not enough. The split size is held to the threshold,
+// except with a tile size: the bodies' tiles are then below it.
 #ifndef EXLA_PASSES_TENSOR_SPLITTER_TENSOR_SPLITTER_H_
 #define EXLA_PASSES_TENSOR_SPLITTER_TENSOR_SPLITTER_H_
 

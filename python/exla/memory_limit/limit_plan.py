@@ -48,7 +48,8 @@ class Candidate:
 
     Attributes:
       threshold: the per-tensor threshold given to the passes (None: none).
-      split_size: the split size given to the passes (None: the splitter's).
+      split_size: the split size given to the passes (None: the splitter's);
+        above the threshold only with ``tile_size`` (the outer loops' chunk).
       peak_bytes: XLA's planned peak (temporaries + arguments + outputs -
         aliased) of the rewritten module.
       loops: ``while`` loops the splitter built (nested ones included).

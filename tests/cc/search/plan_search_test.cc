@@ -377,7 +377,8 @@ TEST(PlanSearch, FittingPlansWithLoopsAreTriedInTiles) {
   ASSERT_GE(Count(result, PlanOrigin::kTiles), 1);
   for (const PlanCandidate& plan : result.plans) {
     if (plan.origin != PlanOrigin::kTiles) {
-      EXPECT_EQ(plan.settings.tile_size, 0);
+      // (Chunks above the threshold come in tiles of their own size.)
+      if (plan.origin != PlanOrigin::kLargeChunks) EXPECT_EQ(plan.settings.tile_size, 0);
       continue;
     }
     EXPECT_EQ(plan.settings.tile_size, int64_t{2} << 20);
@@ -416,6 +417,44 @@ TEST(PlanSearch, PlansWithoutLoopsAreNotTiled) {
   // TableJudge's plans build no loops: nothing to tile, at any slice size.
   TableJudge judge;
   EXPECT_EQ(Count(SearchLoops(judge, 39'000'000), PlanOrigin::kTiles), 0);
+}
+
+TEST(PlanSearch, FirstChoiceIsTriedInChunksAboveItsThreshold) {
+  // The first choice once more with slices of two and four times its
+  // threshold, its bodies in tiles of a 32nd of that (at least 2 MB), in
+  // place: the key chunk of attention's 2-D tiles (TILING.md). From that
+  // plan alone.
+  LoopJudge judge(20'000'000);
+  const PlanSearchResult result = SearchLoops(judge, 39'000'000);
+  ASSERT_EQ(Count(result, PlanOrigin::kLargeChunks), 2);
+  std::vector<int64_t> factors;
+  for (const PlanCandidate& large : result.plans) {
+    if (large.origin != PlanOrigin::kLargeChunks) continue;
+    const PlanSettings& settings = large.settings;
+    factors.push_back(settings.split_size / settings.threshold);
+    EXPECT_EQ(settings.split_size % settings.threshold, 0);
+    EXPECT_EQ(settings.tile_size, std::max<int64_t>(int64_t{2} << 20, settings.split_size / 32));
+    const bool from_a_fitting_plan = std::any_of(
+        result.plans.begin(), result.plans.end(), [&](const PlanCandidate& p) {
+          return p.fits && p.settings.tile_size == 0 && p.settings.split_size == 0 &&
+                 p.settings.threshold == settings.threshold &&
+                 p.settings.dimensions == settings.dimensions;
+        });
+    EXPECT_TRUE(from_a_fitting_plan);
+  }
+  EXPECT_EQ(factors, (std::vector<int64_t>{2, 4}));
+}
+
+TEST(PlanSearch, NoLargeChunksWhereTheUserFixedTheSplitSize) {
+  LoopJudge judge(20'000'000);
+  PlanSearchOptions options;
+  options.target = 39'000'000;
+  options.max_plans = 64;
+  options.split_size = 4'000'000;
+  const PlanSearchResult result = SearchPlans(kLargeMatvec, 176'000, judge, options);
+  EXPECT_EQ(Count(result, PlanOrigin::kLargeChunks), 0);
+  TableJudge table;  // plans without loops: no chunks to enlarge
+  EXPECT_EQ(Count(SearchLoops(table, 39'000'000), PlanOrigin::kLargeChunks), 0);
 }
 
 }  // namespace

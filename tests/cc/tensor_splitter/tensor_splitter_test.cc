@@ -510,6 +510,58 @@ TEST(TensorSplitter, TileSizeSplitsBodiesWhoseSlicesFitTheSplitSize) {
   EXPECT_FALSE(HasMessage(run, "unsplit")) << "nothing should be left unsplit";
 }
 
+TEST(TensorSplitter, WithATileSizeChunksMayExceedTheThreshold) {
+  // A 128 KB split size over a 64 KB threshold: without a tile size the
+  // chunks are held to the threshold (16 rows of 4 KB); with one, they take
+  // the split size (32 rows: two chunks) and the bodies are split into
+  // tiles, so that nothing above the threshold is left whole.
+  const PassRun clamped = RunPass(kPass, kRowSumsOfProduct, SizeOptions(65536, 131072));
+  EXPECT_TRUE(HasMessage(clamped, "split main/bx f32[64,64,16] (262.1 KB) on dimension 0 of "
+                                  "extent 64: 4 chunks of 16"));
+  exla::Options options = SizeOptions(65536, 131072);
+  options.tensor_tile_size = 4096;
+  const PassRun run = RunPass(kPass, kRowSumsOfProduct, options);
+  EXPECT_TRUE(HasMessage(run, "split main/bx f32[64,64,16] (262.1 KB) on dimension 0 of extent "
+                              "64: 2 chunks of 32"));
+  EXPECT_TRUE(HasMessage(run, "split r.split_body/bx.1 f32[32,64,16] (131.1 KB) on dimension 1 of "
+                              "extent 64: 32 chunks of 2"));
+  EXPECT_FALSE(HasMessage(run, "unsplit")) << "nothing should be left unsplit";
+}
+
+// Column sums of exp(x yᵀ): a 1 KB sum over the rows, the split dimension.
+const std::string kColumnSums = Module(R"(
+  x = f32[256,4]{1,0} parameter(0)
+  y = f32[256,4]{1,0} parameter(1)
+  k = f32[256,256]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  e = f32[256,256]{1,0} exponential(k)
+  zero = f32[] constant(0)
+  ROOT cols = f32[256]{0} reduce(e, zero), dimensions={0}, to_apply=sum
+)");
+
+TEST(TensorSplitter, SumsAboveATileWrittenInPlaceAreNotCompensated) {
+  // Within the threshold a sum over the chunks is compensated (Kahan: the
+  // overflow guard is-finite marks it). With tiles, in-place state and
+  // chunks above the threshold, a sum larger than a tile would be written
+  // back tile by tile, where its compensation makes XLA copy both buffers
+  // whole: it is added plainly. Chunks held to the threshold keep it.
+  exla::Options options = SizeOptions(65536, 131072);
+  options.in_place_loop_state = true;
+  const PassRun compensated = RunPass(kPass, kColumnSums, options);
+  EXPECT_GE(CountOccurrences(compensated.text, "is-finite("), 1) << compensated.text;
+  options.tensor_tile_size = 512;
+  const PassRun plain = RunPass(kPass, kColumnSums, options);
+  EXPECT_TRUE(plain.changed);
+  EXPECT_EQ(CountOccurrences(plain.text, "is-finite("), 0) << plain.text;
+  options.tensor_tile_size = 1024;  // the sum fits a tile: compensated
+  const PassRun fits = RunPass(kPass, kColumnSums, options);
+  EXPECT_GE(CountOccurrences(fits.text, "is-finite("), 1) << fits.text;
+  options = SizeOptions(65536, 16384);  // chunks within the threshold
+  options.in_place_loop_state = true;
+  options.tensor_tile_size = 512;
+  const PassRun held = RunPass(kPass, kColumnSums, options);
+  EXPECT_GE(CountOccurrences(held.text, "is-finite("), 1) << held.text;
+}
+
 // A kernel normalised by its row and column sums, whose sums flow back into
 // it: the shape of a gradient program.
 constexpr char kNormalisedKernel[] = R"(
