@@ -8,7 +8,8 @@ peak with constants, as `test_memory_model.py` does on the corpus. Its
 figures are reported apart from the corpus's.
 
 The corpus target (at least 90% within 10%, none more than 10% below) is
-not met here, and the bars below are not it: they are the distribution
+not met here (draw 1 has two modules below; draw 2, unstudied, is further
+off), and the bars below are not it: they are the distribution
 measured when the set was written (jaxlib 0.7.1), less a stated margin, so
 that a change of the model that makes held-out programs worse fails. Reach
 the target by fixing the model on the corpus, never by tuning to these.
@@ -43,8 +44,8 @@ TARGET_WITHIN = 0.90
 # (topk_decomposition.h), a loop started in place from a broadcast its
 # other readers compute again (reader_duplication.h), and a literal a loop
 # only carries read as that literal (loop_constant_sinking.h). 88 modules,
-# @WITHIN@ within 10%, @LOW@ more than 10% below, the lowest @LOWEST@x
-# (fuzz_43000000024, rewritten), the highest @HIGHEST@x. Before the last
+# 82 (93%) within 10%, 2 more than 10% below, the lowest 0.692x
+# (fuzz_43000000024, rewritten), the highest 1.877x. Before the last
 # four: 77 within, 3 below (fuzz_43000000018 at 1.46x and 1.27x,
 # fuzz_43000000021 at 1.10x, fuzz_43000000030 at 1.25x, now each within
 # 1%; fuzz_43000000002 rewritten 0.899x, now 1.02x); before the four
@@ -53,7 +54,7 @@ TARGET_WITHIN = 0.90
 # room on each count and about 5% on the lowest ratio: the modules are
 # stored and XLA's plan of a text is deterministic, so only a change of the
 # model (or of jaxlib) moves them.
-MEASURED = {"modules": 88, "within": @W@, "too_low": @L@, "lowest": 0.692, "highest": 1.877}
+MEASURED = {"modules": 88, "within": 82, "too_low": 2, "lowest": 0.692, "highest": 1.877}
 MIN_WITHIN = MEASURED["within"] - 1
 MAX_TOO_LOW = MEASURED["too_low"] + 1
 MIN_RATIO = 0.65
