@@ -152,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         writer = csv.DictWriter(f, fieldnames=HELDOUT_COLUMNS if args.heldout else COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
-    print(summarise(comparisons))
+    draws = [extra.get("draw") for _, extra in work]
+    for draw in dict.fromkeys(draws):
+        chosen = [c for c, d in zip(comparisons, draws) if d == draw]
+        print(("" if draw is None else f"draw {draw}: ") + summarise(chosen))
     print(f"{time.perf_counter() - start:.0f} s on {platform.platform()}; wrote {out}")
     return 0
