@@ -8,11 +8,11 @@ peak with constants, as `test_memory_model.py` does on the corpus. Its
 figures are reported apart from the corpus's.
 
 The corpus target (at least 90% within 10%, none more than 10% below) is
-not met here (draw 1 has two modules below; draw 2, unstudied, is further
-off), and the bars below are not it: they are the distribution
-measured when the set was written (jaxlib 0.7.1), less a stated margin, so
-that a change of the model that makes held-out programs worse fails. Reach
-the target by fixing the model on the corpus, never by tuning to these.
+not met here (draw 1 has two modules below; draw 2 is further off), and
+the bars below are not it: they are the distribution measured when the set
+was written (jaxlib 0.7.1), less a stated margin, so that a change of the
+model that makes held-out programs worse fails. Reach the target by
+fixing the model on the corpus, never by tuning to these.
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ TARGET_WITHIN = 0.90
 # other readers compute again (reader_duplication.h), and a literal a loop
 # only carries read as that literal (loop_constant_sinking.h). 88 modules,
 # 82 (93%) within 10%, 2 more than 10% below, the lowest 0.692x
-# (fuzz_43000000024, rewritten), the highest 1.877x. Before the last
+# (fuzz_43000000024, rewritten), the highest 1.877x; then, from draw 2's
+# study (below), 83 within and the highest 1.232x: fuzz_43000000033, at
+# 1.88x the one exception to MAX_RATIO, is within 1%. Before the last
 # four: 77 within, 3 below (fuzz_43000000018 at 1.46x and 1.27x,
 # fuzz_43000000021 at 1.10x, fuzz_43000000030 at 1.25x, now each within
 # 1%; fuzz_43000000002 rewritten 0.899x, now 1.02x); before the four
@@ -54,20 +56,14 @@ TARGET_WITHIN = 0.90
 # room on each count and about 5% on the lowest ratio: the modules are
 # stored and XLA's plan of a text is deterministic, so only a change of the
 # model (or of jaxlib) moves them.
-MEASURED = {"modules": 88, "within": 82, "too_low": 2, "lowest": 0.692, "highest": 1.877}
+MEASURED = {"modules": 88, "within": 83, "too_low": 2, "lowest": 0.692, "highest": 1.232}
 MIN_WITHIN = MEASURED["within"] - 1
 MAX_TOO_LOW = MEASURED["too_low"] + 1
 MIN_RATIO = 0.65
 MAX_RATIO = 1.5
 """No module predicted more than this much above XLA, but those in OVER_PREDICTED."""
 
-OVER_PREDICTED = {
-    "fuzz_43000000033": (1.95, "XLA places a log, the exponential of it and the tanh of their "
-                               "softmax (the last two loops outlined for threads) in the "
-                               "result's allocation, each written over the one before; the "
-                               "model lets an outlined loop write over its operand only when "
-                               "it is the entry's result (1.88x, original)"),
-}
+OVER_PREDICTED: dict[str, tuple[float, str]] = {}
 """Programs allowed above MAX_RATIO: (their own bound, why)."""
 
 
@@ -106,16 +102,26 @@ def test_heldout_over_prediction_is_bounded(comparisons):
 
 
 # Draw 2: 40 fuzzer programs of new seeds (43,000,000,040 on), drawn
-# 2026-11-29 after sessions had studied draw 1's worst modules, and not
-# studied since: the figure that says how the model does on programs nobody
-# looked at. Measured when drawn, on the model of that day (before the
-# rules of stop 49): 79 modules, 61 (77%) within, 2 below (lowest 0.530x),
-# the highest 1.938x, 7 above MAX_RATIO. Neither the target nor the 1.5x
-# bound is met here. The bars are the distribution measured with the
-# model as committed beside them, less draw 1's margins (one module on
-# each count, about 5% on each extreme); the fuzzer's programs are small,
-# so one module is 1.3% of the draw.
-DRAW2 = {"modules": 79, "within": 61, "too_low": 2, "lowest": 0.530, "highest": 1.938}
+# 2026-11-29 after sessions had studied draw 1's worst modules. Measured
+# when drawn, on the model of that day (before the rules of stop 49): 79
+# modules, 61 (77%) within, 2 below (lowest 0.530x), the highest 1.938x, 7
+# above MAX_RATIO. Studied from now on (it no longer says how the model does
+# on programs nobody looked at): a helper session (draw2) took its worst
+# modules to XLA's buffer assignment and its sources and taught the model
+# two rules, each checked on a small module against XLA: a chain of loops
+# outlined for threads that ends in the entry's result shares the result's
+# allocation (in_place.h; fuzz_43000000068 1.94x -> 1.00x), and a loop
+# reads an operand it reaches on several paths once when XLA decides
+# whether to outline it (fused_module.cc; fuzz_43000000076 1.77x -> 1.00x,
+# rewritten 1.52x -> 1.09x).
+# Now: 79 modules, 66 (84%) within, 2 below (lowest 0.530x,
+# fuzz_43000000049), the highest 1.714x (fuzz_43000000077), 4 above
+# MAX_RATIO. Neither the target nor the 1.5x bound is met here. The bars
+# are the distribution measured with the model as committed beside them,
+# less draw 1's margins (one module on each count, about 5% on each
+# extreme); the fuzzer's programs are small, so one module is 1.3% of the
+# draw.
+DRAW2 = {"modules": 79, "within": 66, "too_low": 2, "lowest": 0.530, "highest": 1.714}
 
 
 @pytest.fixture(scope="module")

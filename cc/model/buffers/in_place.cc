@@ -21,23 +21,45 @@ void InPlaceSharing::Run() {
       ShareSortedOperands(*instruction, step);
       continue;
     }
-    if (fusion_->HoldingOf(instruction) != Holding::kOwn || !instruction->shape().IsArray()) continue;
-    std::vector<std::pair<const HloInstruction*, bool>> candidates;
-    const int mine = leaves_->LeavesOf(instruction)[0];
-    if (instruction->Is(HloOpcode::kDynamicUpdateSlice) || instruction->Is(HloOpcode::kScatter)) {
-      if (!fusion_->FoldedAway(instruction->operand(0))) candidates.push_back({instruction->operand(0), true});
-    } else if (IsLoopFusible(*instruction) && MayWriteOverOperands(*instruction, mine, step) &&
-               !WrittenTransposed(*instruction) && !WrittenReshaped(*instruction)) {
-      fusion_->Inputs(instruction, instruction->IsElementwise(), &candidates);
+    if (WriteOverDyingOperand(*instruction, step)) written_in_place_.insert(instruction);
+  }
+  ChainOutlinedLoopsIntoResult();
+}
+
+bool InPlaceSharing::WriteOverDyingOperand(const HloInstruction& instruction, int64_t step) {
+  if (fusion_->HoldingOf(&instruction) != Holding::kOwn || !instruction.shape().IsArray()) return false;
+  std::vector<std::pair<const HloInstruction*, bool>> candidates;
+  const int mine = leaves_->LeavesOf(&instruction)[0];
+  if (instruction.Is(HloOpcode::kDynamicUpdateSlice) || instruction.Is(HloOpcode::kScatter)) {
+    if (!fusion_->FoldedAway(instruction.operand(0))) candidates.push_back({instruction.operand(0), true});
+  } else if (IsLoopFusible(instruction) && MayWriteOverOperands(instruction, mine, step) &&
+             !WrittenTransposed(instruction) && !WrittenReshaped(instruction)) {
+    fusion_->Inputs(&instruction, instruction.IsElementwise(), &candidates);
+  }
+  for (const auto& [operand, elementwise] : candidates) {
+    if (!elementwise || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
+    const int theirs = leaves_->LeavesOf(operand)[0];
+    const bool into_result = group_result_[leaves_->Find(mine)];
+    if (leaves_->leaf(theirs).bytes != leaves_->leaf(mine).bytes || !Dies(theirs, step, into_result)) continue;
+    Merge(mine, theirs);
+    return true;
+  }
+  return false;
+}
+
+void InPlaceSharing::ChainOutlinedLoopsIntoResult() {
+  const std::vector<std::pair<int64_t, const HloInstruction*>> by_step = schedule_.ByStep();
+  for (auto it = by_step.rbegin(); it != by_step.rend(); ++it) {
+    const HloInstruction& instruction = *it->second;
+    if (fusion_->HoldingOf(&instruction) != Holding::kOwn || !instruction.shape().IsArray() ||
+        !fusion_->Outlined(instruction)) {
+      continue;
     }
-    for (const auto& [operand, elementwise] : candidates) {
-      if (!elementwise || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
-      const int theirs = leaves_->LeavesOf(operand)[0];
-      const bool into_result = group_result_[leaves_->Find(mine)];
-      if (leaves_->leaf(theirs).bytes != leaves_->leaf(mine).bytes || !Dies(theirs, step, into_result)) continue;
-      Merge(mine, theirs);
-      break;
-    }
+    // Only a loop the first pass refused (it writes over one operand at
+    // most) that has joined the result's allocation since.
+    if (written_in_place_.count(&instruction) != 0) continue;
+    if (!group_result_[leaves_->Find(leaves_->LeavesOf(&instruction)[0])]) continue;
+    WriteOverDyingOperand(instruction, it->first);
   }
 }
 

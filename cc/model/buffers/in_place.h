@@ -5,11 +5,13 @@
 // there, and a sort over the arrays it sorts when they die there, unless
 // something pins the operand's buffer (a parameter, a literal, the entry's
 // result, a running loop's state) or the writer is a call XLA outlined for
-// threads. Such a value and its operand are then one buffer.
+// threads (except into the entry's result). Such a value and its operand
+// are then one buffer.
 #ifndef EXLA_MODEL_BUFFERS_IN_PLACE_H_
 #define EXLA_MODEL_BUFFERS_IN_PLACE_H_
 
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/module.h"
@@ -48,6 +50,26 @@ class InPlaceSharing {
   // sorted array is a result of the entry.
   void ShareSortedOperands(const HloInstruction& sort, int64_t step);
 
+  // Unites `instruction` (at `step`) with the first operand it may write
+  // over (a dynamic-update-slice's or scatter's buffer, or an elementwise
+  // operand of its loop that dies there): whether it did.
+  bool WriteOverDyingOperand(const HloInstruction& instruction, int64_t step);
+
+  // XLA's buffer assignment places a value in the allocation of the
+  // entry's result when its live range interferes with none of the values
+  // already there. It decides that on the schedule's order, where a use at
+  // a call comes before every value defined inside the called computation,
+  // and a loop's elementwise use of an operand comes before its own
+  // result. So a loop outlined for threads that writes the result's
+  // allocation (directly or through the next loop, which writes it in
+  // place) takes the operand that dies there into it too, and a chain of
+  // outlined loops ending in the result shares one allocation. The heap of
+  // temporaries has no such rule (there the call holds its operands while
+  // the loop writes), so only chains into the result. The first pass cannot
+  // see a chain (it runs forward, before the later loops joined the
+  // result); this one runs backward from the result.
+  void ChainOutlinedLoopsIntoResult();
+
   // Whether XLA may sort `operand` in place (if it dies at the sort).
   bool SortableInPlace(const HloInstruction& operand);
 
@@ -77,6 +99,8 @@ class InPlaceSharing {
   std::vector<int64_t> group_loop_end_;    // ... and the step it returns (-1: no loop's state)
   std::vector<bool> group_state_;          // a computation's parameter, not the entry's
   std::vector<bool> group_result_;         // the entry's result
+  // The instructions the first pass wrote over an operand.
+  std::unordered_set<const HloInstruction*> written_in_place_;
 };
 
 }  // namespace exla

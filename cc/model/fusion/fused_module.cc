@@ -1,5 +1,7 @@
 #include "model/fusion/fused_module.h"
 
+#include <unordered_set>
+
 #include "analysis/flops.h"
 #include "ir/computation.h"
 #include "model/fusion/fusion_duplication.h"
@@ -70,8 +72,15 @@ bool FusedModule::Outlined(const HloInstruction& instruction) {
   work.bytes = instruction.shape().ByteSize();
   std::vector<std::pair<const HloInstruction*, bool>> inputs;
   Inputs(&instruction, true, &inputs);
+  // XLA's fusion takes each distinct operand once (one fused parameter,
+  // however many of its instructions read it), and its cost analysis counts
+  // the bytes of the fusion's operands: a value read on several paths of
+  // the loop (a select of x and of 0.5 * x where x > t) is read once.
+  std::unordered_set<const HloInstruction*> counted;
   for (const auto& input : inputs) {
-    if (input.first->shape().IsArray()) work.bytes += input.first->shape().ByteSize();
+    if (input.first->shape().IsArray() && counted.insert(input.first).second) {
+      work.bytes += input.first->shape().ByteSize();
+    }
   }
   CountLoopOps(instruction, &work);
   return OutlinedForParallelTasks(instruction, work);

@@ -555,4 +555,35 @@ ENTRY e {
   EXPECT_LE(p.temp_bytes, 131096 + 64);
 }
 
+TEST(MemoryModel, OperandReadOnSeveralPathsOfALoopCountsOnceForThreads) {
+  // The select reads d three times (directly, in the compare, in the
+  // product) but its loop takes d once: 2 x 212504 bytes, under the 512 KiB
+  // at which XLA outlines a loop for threads. Not outlined, the loop writes
+  // over d, which dies there. XLA: temp 219908 (d, the select over it, the
+  // partial sums of the reduce beside it).
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[202,16]{1,0} parameter(0)
+  y = f32[16,263]{1,0} parameter(1)
+  d = f32[202,263]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  zeros = f32[202,263]{1,0} broadcast(zero), dimensions={}
+  positive = pred[202,263]{1,0} compare(d, zeros), direction=GT
+  half = f32[] constant(0.5)
+  halves = f32[202,263]{1,0} broadcast(half), dimensions={}
+  m = f32[202,263]{1,0} multiply(d, halves)
+  s = f32[202,263]{1,0} select(positive, d, m)
+  ROOT r = f32[263]{0} reduce(s, zero), dimensions={0}, to_apply=sum
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 219908);
+}
+
 }  // namespace

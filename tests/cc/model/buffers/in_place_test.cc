@@ -1,0 +1,56 @@
+// Where the memory model writes a value over the buffer of one it reads
+// (cc/model/buffers/in_place.cc), checked against XLA's buffer assignment.
+#include <string>
+
+#include "model/xla_cpu_model.h"
+#include "tests/cc/test_harness.h"
+
+namespace {
+
+using exla::MemoryPrediction;
+using exla::PredictMemory;
+
+TEST(InPlace, ChainOfOutlinedLoopsWritesTheResultsAllocation) {
+  // A softmax of log(x y): the log and the exponential are each read by a
+  // reduce as well, so each is a loop of its own, and each loop reads and
+  // writes 512 KiB, so XLA outlines it for threads. The chain ends in the
+  // result: buffer assignment places the division there, then the
+  // exponential (its use at the division's call comes before the
+  // division's loop), then the log and the product the same way. XLA: temp
+  // 17408 (the reduces' partial sums and rows), the product and all three
+  // loops in the 512 KiB result.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] maximum(a, b)
+}
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[256,64]{1,0} parameter(0)
+  y = f32[64,512]{1,0} parameter(1)
+  d = f32[256,512]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  l = f32[256,512]{1,0} log(d)
+  low = f32[] constant(-inf)
+  top = f32[256]{0} reduce(l, low), dimensions={1}, to_apply=max
+  tops = f32[256,512]{1,0} broadcast(top), dimensions={0}
+  shifted = f32[256,512]{1,0} subtract(l, tops)
+  x2 = f32[256,512]{1,0} exponential(shifted)
+  zero = f32[] constant(0)
+  total = f32[256]{0} reduce(x2, zero), dimensions={1}, to_apply=sum
+  totals = f32[256,512]{1,0} broadcast(total), dimensions={0}
+  ROOT r = f32[256,512]{1,0} divide(x2, totals)
+}
+)"));
+  EXPECT_EQ(p.output_bytes, 524288);
+  EXPECT_EQ(p.temp_bytes, 17408);
+}
+
+}  // namespace
