@@ -120,7 +120,9 @@ def memory_model_section(results_dir: Path = RESULTS_DIR) -> list[str]:
 _DRAWS = {1: "fuzzer programs of fixed seeds and framework programs outside the corpus, "
              "before and after exla's rewrite; since studied in part to find rules the "
              "model lacked",
-          2: "40 fuzzer programs of new seeds, drawn 2026-11-29 and not studied"}
+          2: "40 fuzzer programs of new seeds, drawn 2026-11-29; since studied in part",
+          3: "40 fuzzer programs of new seeds, drawn 2026-11-29 after draw 2's study and "
+             "not studied"}
 """What each held-out draw is (experiments/corpus/heldout.py)."""
 
 

@@ -26,8 +26,8 @@ from tests._extension import load_extension
 load_extension()
 
 TARGET_WITHIN = 0.90
-"""The corpus's target (issue 27): the held-out set reaches its share within
-10% (81 of 88), not yet its none below."""
+"""The corpus's target (issue 27): draw 1 reaches its share within 10% (83
+of 88), not its none below; the later draws reach neither (below)."""
 
 # Measured 2026-11-29 on jaxlib 0.7.1, after the model learnt, each from
 # XLA's sources and checked on small modules against XLA's buffer
@@ -121,24 +121,43 @@ def test_heldout_over_prediction_is_bounded(comparisons):
 # less draw 1's margins (one module on each count, about 5% on each
 # extreme); the fuzzer's programs are small, so one module is 1.3% of the
 # draw.
-DRAW2 = {"modules": 79, "within": 66, "too_low": 2, "lowest": 0.530, "highest": 1.714}
+#
+# Draw 3: 40 fuzzer programs of new seeds (43,000,000,080 on; 76 distinct
+# modules), drawn 2026-11-29 after draw 2's study and not studied: the
+# figure for programs nobody looked at. On the model before this session's
+# rules (stop 48): 62 (82%) within, 4 below, the lowest 0.544x, the highest
+# 1.956x; with them: 65 (86%) within, 3 below (lowest 0.544x,
+# fuzz_43000000099), the highest 1.956x (fuzz_43000000103), 2 above
+# MAX_RATIO. Neither the target nor the bound is met here either.
+LATER_DRAWS = {
+    2: {"modules": 79, "within": 66, "too_low": 2, "lowest": 0.530, "highest": 1.714},
+    3: {"modules": 76, "within": 65, "too_low": 3, "lowest": 0.544, "highest": 1.956},
+}
+"""Each later draw's distribution as measured, which its bars follow."""
 
 
-@pytest.fixture(scope="module")
-def draw2() -> list[memory_corpus.Comparison]:
-    return [memory_corpus.compare(m) for m in heldout.modules(draw=2)]
+@pytest.fixture(scope="module", params=sorted(LATER_DRAWS), ids=lambda d: f"draw{d}")
+def later_draw(request) -> tuple[int, list[memory_corpus.Comparison]]:
+    return request.param, [memory_corpus.compare(m) for m in heldout.modules(draw=request.param)]
 
 
-def test_draw2_is_stored_whole(draw2):
-    assert len(draw2) == DRAW2["modules"]
-    assert all(c.module.program.startswith("fuzz_") for c in draw2)
-    assert {c.module.variant for c in draw2} == {"original", "rewritten"}
+def test_every_draw_is_measured():
+    assert heldout.draws() == [1, *sorted(LATER_DRAWS)]
 
 
-def test_draw2_distribution(draw2):
-    summary = _summary(draw2, "held-out, draw 2")
+def test_later_draw_is_stored_whole(later_draw):
+    draw, comparisons = later_draw
+    assert len(comparisons) == LATER_DRAWS[draw]["modules"]
+    assert all(c.module.program.startswith("fuzz_") for c in comparisons)
+    assert {c.module.variant for c in comparisons} == {"original", "rewritten"}
+
+
+def test_later_draw_distribution(later_draw):
+    draw, comparisons = later_draw
+    measured = LATER_DRAWS[draw]
+    summary = _summary(comparisons, f"held-out, draw {draw}")
     print("\n" + summary)
-    assert sum(c.within for c in draw2) >= DRAW2["within"] - 1, summary
-    assert sum(c.too_low for c in draw2) <= DRAW2["too_low"] + 1, summary
-    assert min(c.ratio for c in draw2) >= 0.95 * DRAW2["lowest"], summary
-    assert max(c.ratio for c in draw2) <= 1.05 * DRAW2["highest"], summary
+    assert sum(c.within for c in comparisons) >= measured["within"] - 1, summary
+    assert sum(c.too_low for c in comparisons) <= measured["too_low"] + 1, summary
+    assert min(c.ratio for c in comparisons) >= 0.95 * measured["lowest"], summary
+    assert max(c.ratio for c in comparisons) <= 1.05 * measured["highest"], summary
