@@ -111,7 +111,7 @@ def memory_model_section(results_dir: Path = RESULTS_DIR) -> list[str]:
     for draw in sorted({int(r.get("draw") or 1) for r in held_out}):
         rows = [r for r in held_out if int(r.get("draw") or 1) == draw]
         lines += [f"Held out, draw {draw} (`--heldout`: stored in "
-                  "`experiments/corpus/heldout_modules/`, never tuned to; "
+                  "`experiments/corpus/heldout_modules/`, outside the corpus the model is tuned on; "
                   f"{_DRAWS.get(draw, 'fuzzer programs of new seeds')}):", ""]
         lines += _distribution(rows)
     return lines
