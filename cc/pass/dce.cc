@@ -33,20 +33,23 @@ bool HasSideEffect(const HloComputation* computation,
   return result;
 }
 
+bool HasSideEffect(const HloInstruction& instruction,
+                   std::unordered_map<const HloComputation*, bool>* memo) {
+  if (instruction.HasSideEffectNoRecurse()) return true;
+  for (const HloComputation* callee : instruction.called_computations()) {
+    if (HasSideEffect(callee, memo)) return true;
+  }
+  return false;
+}
+
 bool IsRemovable(const HloInstruction* instruction,
                  std::unordered_map<const HloComputation*, bool>* memo) {
-  const HloComputation* computation = instruction->parent();
-  if (instruction == computation->root()) return false;
-  if (instruction->user_count() > 0) return false;
+  if (IsUsed(*instruction)) return false;
   // Parameters define the computation's signature.
   if (instruction->Is(HloOpcode::kParameter)) return false;
   // Ordering constraints are part of the program.
   if (!instruction->control_successors().empty()) return false;
-  if (instruction->HasSideEffectNoRecurse()) return false;
-  for (const HloComputation* callee : instruction->called_computations()) {
-    if (HasSideEffect(callee, memo)) return false;
-  }
-  return true;
+  return !HasSideEffect(*instruction, memo);
 }
 
 // Removes dead instructions of one computation, users first so that their
@@ -82,6 +85,15 @@ std::unordered_set<const HloComputation*> ReachableComputations(const HloModule&
 }
 
 }  // namespace
+
+bool HasSideEffect(const HloInstruction& instruction) {
+  std::unordered_map<const HloComputation*, bool> memo;
+  return HasSideEffect(instruction, &memo);
+}
+
+bool IsUsed(const HloInstruction& instruction) {
+  return instruction.user_count() > 0 || instruction.parent()->root() == &instruction;
+}
 
 bool RemoveDeadInstructions(HloComputation* computation) {
   std::unordered_map<const HloComputation*, bool> memo;

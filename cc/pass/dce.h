@@ -16,6 +16,14 @@ class DeadCodeElimination : public HloPass {
   bool IsCleanup() const override { return true; }
 };
 
+// Whether `instruction` has a side effect, itself or in anything it calls:
+// DCE keeps it even if nothing reads its value.
+bool HasSideEffect(const HloInstruction& instruction);
+
+// Whether `instruction`'s value is read: it has a user or is its
+// computation's root.
+bool IsUsed(const HloInstruction& instruction);
+
 // Removes the dead instructions of one computation (not its callees); used by
 // passes that leave dead code behind between their own iterations.
 bool RemoveDeadInstructions(HloComputation* computation);

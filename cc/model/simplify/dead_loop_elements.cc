@@ -14,16 +14,6 @@ namespace {
 
 int64_t Index(const HloInstruction& read) { return read.IntAttribute("index").value_or(-1); }
 
-bool HasSideEffect(const HloInstruction& instruction) {
-  if (instruction.HasSideEffectNoRecurse()) return true;
-  for (const HloComputation* callee : instruction.called_computations()) {
-    for (const auto& inner : callee->instructions()) {
-      if (HasSideEffect(*inner)) return true;
-    }
-  }
-  return false;
-}
-
 int Callers(const HloModule& module, const HloComputation* computation) {
   int callers = 0;
   for (const auto& caller : module.computations()) {
@@ -46,10 +36,6 @@ bool ReadByElement(const HloComputation& computation) {
   return true;
 }
 
-// Whether `read` (a get-tuple-element) is read in turn: XLA removes dead
-// code before it simplifies loops, so a read nothing uses does not count.
-bool Used(const HloInstruction& read) { return read.user_count() > 0 || read.parent()->root() == &read; }
-
 // The elements of `loop`'s result that something reads after it; nullopt
 // when the result is read whole (the computation's root, a tuple of it).
 std::optional<std::set<int64_t>> ReadAfter(const HloInstruction& loop) {
@@ -57,14 +43,16 @@ std::optional<std::set<int64_t>> ReadAfter(const HloInstruction& loop) {
   std::set<int64_t> read;
   for (const HloInstruction* user : loop.users()) {
     if (!user->Is(HloOpcode::kGetTupleElement)) return std::nullopt;
-    if (Used(*user)) read.insert(Index(*user));
+    // XLA removes dead code before it simplifies loops: a read nothing
+    // uses does not count.
+    if (IsUsed(*user)) read.insert(Index(*user));
   }
   return read;
 }
 
 bool ReadsElement(const HloComputation& computation, int64_t k) {
   for (const HloInstruction* user : computation.parameters()[0]->users()) {
-    if (user->Is(HloOpcode::kGetTupleElement) && Index(*user) == k && Used(*user)) return true;
+    if (user->Is(HloOpcode::kGetTupleElement) && Index(*user) == k && IsUsed(*user)) return true;
   }
   return false;
 }

@@ -25,7 +25,7 @@ bool DecomposedToValuesSort(const HloInstruction& topk) {
   bool values_read = false;
   for (const HloInstruction* user : topk.users()) {
     if (!user->Is(HloOpcode::kGetTupleElement)) return false;
-    const bool used = user->user_count() > 0 || user->parent()->root() == user;
+    const bool used = IsUsed(*user);
     if (used && user->IntAttribute("index").value_or(-1) != 0) return false;
     values_read = values_read || used;
   }
