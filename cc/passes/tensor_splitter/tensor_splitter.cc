@@ -238,8 +238,8 @@ bool TensorSplitter::Run(HloModule* module) {
   };
   ShardingAnalysis sharding = analyse();
   // The computations to split: the program's own against the threshold
-  // with chunks of the split size; loop bodies we create against tile_size,
-  // with chunks no larger.
+  // with chunks of the split size; loop bodies we create against tile_size
+  // (at most the split size), with chunks of that size.
   struct Work {
     HloComputation* computation;
     int64_t limit;
@@ -283,7 +283,7 @@ bool TensorSplitter::Run(HloModule* module) {
       // a chunk the tile size: split the bodies again, on another dimension
       // (nested loops).
       for (HloComputation* body : result.bodies) {
-        work.push_back({body, tile_size, std::min(split_size, tile_size)});
+        work.push_back({body, tile_size, tile_size});
         bodies.insert(body);
       }
     }
