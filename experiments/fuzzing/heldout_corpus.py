@@ -69,39 +69,35 @@ def _framework_modules() -> list[tuple[dict, str]]:
     return out
 
 
-def write(modules: list[tuple[dict, str]], directory: Path) -> list[dict]:
-    """Writes each distinct text as ``program.variant.hlo`` and the index; returns it."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for old in directory.glob("*.hlo"):
-        old.unlink()
-    seen: set[str] = set()
-    index = []
-    for entry, text in modules:
-        if text in seen:
-            continue
-        seen.add(text)
-        entry = {"file": f"{entry['program']}.{entry['variant']}.hlo", **entry}
-        (directory / entry["file"]).write_text(text)
-        index.append(entry)
-    (directory / heldout.INDEX.name).write_text(json.dumps(index, indent=1) + "\n")
-    return index
-
-
-def append_draw(modules: list[tuple[dict, str]], directory: Path) -> list[dict]:
-    """Adds ``modules`` not stored yet as the next draw; returns the new entries."""
-    index = json.loads((directory / heldout.INDEX.name).read_text())
-    draw = 1 + max(heldout.draw_of(e) for e in index)
+def _store(modules: list[tuple[dict, str]], directory: Path, index: list[dict],
+           extra: dict) -> list[dict]:
+    """Writes each text not in ``index`` yet as ``program.variant.hlo``, then the
+    index with them (each entry with ``extra``); returns the new entries."""
     seen = {(directory / e["file"]).read_text() for e in index}
     added = []
     for entry, text in modules:
         if text in seen:
             continue
         seen.add(text)
-        entry = {"file": f"{entry['program']}.{entry['variant']}.hlo", **entry, "draw": draw}
+        entry = {"file": f"{entry['program']}.{entry['variant']}.hlo", **entry, **extra}
         (directory / entry["file"]).write_text(text)
         added.append(entry)
     (directory / heldout.INDEX.name).write_text(json.dumps(index + added, indent=1) + "\n")
     return added
+
+
+def write(modules: list[tuple[dict, str]], directory: Path) -> list[dict]:
+    """Writes each distinct text as ``program.variant.hlo`` and the index; returns it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for old in directory.glob("*.hlo"):
+        old.unlink()
+    return _store(modules, directory, [], {})
+
+
+def append_draw(modules: list[tuple[dict, str]], directory: Path) -> list[dict]:
+    """Adds ``modules`` not stored yet as the next draw; returns the new entries."""
+    index = json.loads((directory / heldout.INDEX.name).read_text())
+    return _store(modules, directory, index, {"draw": 1 + max(heldout.draw_of(e) for e in index)})
 
 
 def _next_seed(directory: Path) -> int:
