@@ -34,13 +34,18 @@ bool FusedModule::FoldedAway(const HloInstruction* instruction) {
 }
 
 bool FusedModule::ReadsThrough(const HloInstruction* operand, const HloInstruction* reader) {
-  return FoldedAway(operand) || (HoldingOf(operand) == Holding::kOwn && DuplicatedIntoReader(*operand, *reader));
+  return FoldedAway(operand) ||
+         (HoldingOf(&ViewedProducer(*operand)) == Holding::kOwn && DuplicatedIntoReader(*operand, *reader));
 }
 
 void FusedModule::Inputs(const HloInstruction* reader, bool elementwise,
                          std::vector<std::pair<const HloInstruction*, bool>>* inputs) {
   for (const HloInstruction* operand : reader->operands()) {
-    if (ReadsThrough(operand, reader)) {
+    if (!FoldedAway(operand) && &ViewedProducer(*operand) != operand && ReadsThrough(operand, reader)) {
+      // A copy of the producer of a reshaped view: the loop reads the
+      // producer's operands, through the reshape (never in place).
+      Inputs(&ViewedProducer(*operand), false, inputs);
+    } else if (ReadsThrough(operand, reader)) {
       // A reshape to the shape it already has is no reshape (XLA's
       // simplifier removes it): the path stays elementwise.
       const bool identity = operand->Is(HloOpcode::kReshape) && operand->shape().IsArray() &&

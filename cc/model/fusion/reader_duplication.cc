@@ -64,17 +64,48 @@ bool IsScalar(const HloInstruction& producer) {
   return producer.shape().IsArray() && producer.shape().ElementCount() == 1;
 }
 
+// A reshape or bitcast of one operand: a bitcast once XLA has assigned
+// layouts, which fusion takes into a loop with the producer it views.
+bool IsReshapeView(const HloInstruction& instruction) {
+  return (instruction.Is(HloOpcode::kReshape) || instruction.Is(HloOpcode::kBitcast)) &&
+         instruction.operand_count() == 1 && HoldingOf(instruction) == Holding::kOperand;
+}
+
+// How many readers `value` has that are not reshape views of it, counting
+// the readers of those views; -1 where such a view is a result.
+int ReadersThroughViews(const HloInstruction& value) {
+  int readers = 0;
+  for (const HloInstruction* user : value.users()) {
+    if (!IsReshapeView(*user)) {
+      ++readers;
+      continue;
+    }
+    if (user->parent()->root() == user) return -1;
+    const int through = ReadersThroughViews(*user);
+    if (through < 0) return -1;
+    readers += through;
+  }
+  return readers;
+}
+
 }  // namespace
 
-bool DuplicatedIntoReader(const HloInstruction& producer, const HloInstruction& reader) {
-  if (producer.user_count() < 2 || producer.parent()->root() == &producer) return false;
+const HloInstruction& ViewedProducer(const HloInstruction& value) {
+  const HloInstruction* producer = &value;
+  while (IsReshapeView(*producer)) producer = producer->operand(0);
+  return *producer;
+}
+
+bool DuplicatedIntoReader(const HloInstruction& read, const HloInstruction& reader) {
+  const HloInstruction& producer = ViewedProducer(read);
+  if (producer.parent()->root() == &producer || ReadersThroughViews(producer) < 2) return false;
   if (!(producer.IsElementwise() || producer.Is(HloOpcode::kBroadcast)) || IsExpensive(producer) ||
       HoldingOf(producer) != Holding::kOwn) {
     return false;
   }
   if (IsScalar(producer)) return false;
   if (!EffectivelyAtMostUnary(producer) && !ReadsNoMoreThanItWrites(producer)) return false;
-  return TakesInEveryUse(reader, producer);
+  return TakesInEveryUse(reader, read);
 }
 
 }  // namespace exla

@@ -29,9 +29,18 @@
 
 namespace exla {
 
-// Whether XLA computes `producer`, which has a buffer of its own, again
-// inside the loop of `reader` instead of reading that buffer.
-bool DuplicatedIntoReader(const HloInstruction& producer, const HloInstruction& reader);
+// `value` without the reshapes and bitcasts that view it: the producer
+// whose buffer they are.
+const HloInstruction& ViewedProducer(const HloInstruction& value);
+
+// Whether XLA computes the producer of `read` (read itself, or the value
+// it is a reshape of: XLA fuses the bitcast with its producer), which has
+// a buffer of its own, again inside the loop of `reader` instead of
+// reading that buffer. The producer's readers are counted through such
+// views: a softmax's input, reshaped, read by a tree reduction and by the
+// loop that subtracts the maximum, is stored for the reduction and
+// recomputed in the loop.
+bool DuplicatedIntoReader(const HloInstruction& read, const HloInstruction& reader);
 
 }  // namespace exla
 

@@ -96,4 +96,36 @@ ENTRY e {
   EXPECT_FALSE(DuplicatedIntoReader(*entry->FindInstruction("n"), *entry->FindInstruction("t")));
 }
 
+// m (over d, a GEMM's result), reshaped to a row mr, is read through mr
+// by a tree reduction and by a loop.
+constexpr char kReshapedProducer[] = R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  a = f32[256,8]{1,0} parameter(0)
+  b = f32[8,64]{1,0} parameter(1)
+  d = f32[256,64]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  m = f32[256,64]{1,0} negate(d)
+  mr = f32[16384]{0} reshape(m)
+  zero = f32[] constant(0)
+  s = f32[] reduce(mr, zero), dimensions={0}, to_apply=add
+  bs = f32[16384]{0} broadcast(s), dimensions={}
+  ROOT r = f32[16384]{0} multiply(mr, bs)
+}
+)";
+
+TEST(ReaderDuplication, ProducerIsCopiedThroughTheReshapeThatViewsIt) {
+  // m's one user is the reshape; its readers are the reshape's two.
+  auto module = exla::ParseHloModule(kReshapedProducer);
+  const exla::HloComputation* entry = module->entry();
+  const exla::HloInstruction* mr = entry->FindInstruction("mr");
+  EXPECT_TRUE(DuplicatedIntoReader(*mr, *entry->FindInstruction("r")));
+  EXPECT_FALSE(DuplicatedIntoReader(*mr, *entry->FindInstruction("s")));
+}
+
 }  // namespace
