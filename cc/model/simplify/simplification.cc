@@ -18,6 +18,7 @@
 #include "model/simplify/single_trip_loops.h"
 #include "model/simplify/sort_simplifier.h"
 #include "model/simplify/topk_decomposition.h"
+#include "model/simplify/transpose_of_transpose.h"
 #include "model/simplify/tuple_simplifier.h"
 #include "pass/pass_fix.h"
 #include "pass/pass_pipeline.h"
@@ -42,6 +43,7 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
   pipeline->AddPass(std::make_unique<ReduceOfConcatenate>());
   pipeline->AddPass(std::make_unique<ReduceOfNegate>());
+  pipeline->AddPass(std::make_unique<TransposeOfTranspose>());
   pipeline->AddPass(std::make_unique<PadIntoReduceWindow>());
   pipeline->AddPass(std::make_unique<DivideByConstant>());
   // A read forwarded to a loop's input can be a read of a tuple built in
