@@ -1,6 +1,7 @@
 #include "model/buffers/in_place.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <utility>
 
 #include "ir/computation.h"
@@ -36,8 +37,16 @@ bool InPlaceSharing::WriteOverDyingOperand(const HloInstruction& instruction, in
              !WrittenTransposed(instruction) && !WrittenReshaped(instruction)) {
     fusion_->Inputs(&instruction, instruction.IsElementwise(), &candidates);
   }
+  // XLA writes a loop over an operand only when every read of it in the
+  // loop is elementwise (HloDataflowAnalysis::CanShareOperandBufferWithUser
+  // on a loop fusion): a value read also through a transpose or a
+  // concatenation would be overwritten before its last read.
+  std::unordered_set<const HloInstruction*> moved;
   for (const auto& [operand, elementwise] : candidates) {
-    if (!elementwise || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
+    if (!elementwise) moved.insert(operand);
+  }
+  for (const auto& [operand, elementwise] : candidates) {
+    if (!elementwise || moved.count(operand) || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
     const int theirs = leaves_->LeavesOf(operand)[0];
     const bool into_result = group_result_[leaves_->Find(mine)];
     if (leaves_->leaf(theirs).bytes != leaves_->leaf(mine).bytes || !Dies(theirs, step, into_result)) continue;

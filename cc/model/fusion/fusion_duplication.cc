@@ -22,6 +22,55 @@ struct Emission {
 // Per instruction, per loop (by the loop's root instruction) it is folded into.
 using Loops = std::unordered_map<const HloInstruction*, Emission>;
 
+// Instructions whose emitted code does not keep the elements it computed
+// for reuse at the same index (ElementalIrEmitter::OpInvalidatesCache):
+// a concatenation, a pad, a reduction. Of those the model folds into
+// loops, XLA folds one only where the loop emits it once and it has one
+// reader (FusionNodeIndexingEvaluation::CodeDuplicationTooHigh);
+// otherwise the fused loop would compute it anew at every read.
+bool EmittedWithoutCache(const HloInstruction& instruction) {
+  return instruction.Is(HloOpcode::kConcatenate) || instruction.Is(HloOpcode::kPad) ||
+         instruction.Is(HloOpcode::kReduce);
+}
+
+// Whether XLA's simplifier removes `view` before fusion (a conversion to
+// its own type, a reshape, copy, slice or transpose that changes nothing):
+// its readers read its operand.
+bool RemovedBeforeFusion(const HloInstruction& view) {
+  if (view.operand_count() != 1 || !view.shape().IsArray() || !view.operand(0)->shape().IsArray()) return false;
+  const Shape& operand = view.operand(0)->shape();
+  if (view.shape().dims() != operand.dims() || view.shape().element_type() != operand.element_type()) return false;
+  switch (view.opcode()) {
+    case HloOpcode::kConvert:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kCopy:
+    case HloOpcode::kSlice:
+      return true;
+    case HloOpcode::kTranspose: {
+      const std::vector<int64_t> dims = view.dimensions();
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] != static_cast<int64_t>(i)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// The instructions that read `instruction` once XLA's simplifier has
+// removed the views that change nothing.
+void CollectReaders(const HloInstruction& instruction, std::unordered_set<const HloInstruction*>* readers) {
+  for (const HloInstruction* user : instruction.users()) {
+    if (RemovedBeforeFusion(*user)) {
+      CollectReaders(*user, readers);
+    } else {
+      readers->insert(user);
+    }
+  }
+}
+
 // Whether `user` reads `operand` at its own index: XLA reuses the index of
 // an elementwise use (same dimensions, whatever the element type) and of a
 // transpose (its index permuted); any other use computes a new one.
@@ -120,6 +169,19 @@ class DuplicationCounter {
     return IsExpensive(instruction) && loops.size() > 1;
   }
 
+  // Whether XLA leaves `instruction`, emitted without a cache, out of the
+  // loops it reaches: one of them would emit it more than once, or it has
+  // more than one reader (a sum s joined to 0.5 * s by a concatenation).
+  static bool ComputedAtEachRead(const HloInstruction& instruction, const Loops& loops) {
+    if (!EmittedWithoutCache(instruction)) return false;
+    for (const auto& [loop, emission] : loops) {
+      if (emission.count > 1) return true;
+    }
+    std::unordered_set<const HloInstruction*> readers;
+    CollectReaders(instruction, &readers);
+    return readers.size() > 1;
+  }
+
   void Visit(const HloInstruction& instruction) {
     const Holding holding = HoldingOf(instruction);
     if (!MayBeFolded(instruction, holding)) {
@@ -128,7 +190,8 @@ class DuplicationCounter {
     }
     Loops mine = Gather(instruction);
     if (holding == Holding::kFused &&
-        (TooOften(instruction, mine) || InSeveralLoops(instruction, mine) || TooManyReductions(instruction, mine))) {
+        (TooOften(instruction, mine) || InSeveralLoops(instruction, mine) ||
+         ComputedAtEachRead(instruction, mine) || TooManyReductions(instruction, mine))) {
       over_duplicated_.insert(&instruction);
       StartLoop(instruction);
       return;

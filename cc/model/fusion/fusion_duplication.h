@@ -13,6 +13,9 @@
 // counter-based random generator, the argument of a series expansion)
 // is such a producer. Broadcasts are always folded (materialising them
 // would cost more), but the count passes through them to their operand.
+// A reduction, a concatenation or a pad keeps no computed element for
+// reuse: XLA folds one only into a loop that emits it once, and only while
+// a single instruction reads it.
 #ifndef EXLA_MODEL_FUSION_FUSION_DUPLICATION_H_
 #define EXLA_MODEL_FUSION_FUSION_DUPLICATION_H_
 
@@ -32,8 +35,9 @@ inline constexpr int64_t kMaxReductionsInFusion = 6;
 
 // The instructions of `computation` that instruction_fusion.h's rules would fuse
 // (HoldingOf gives kFused) but that XLA writes out because some fused loop
-// would emit them more than kAllowedCodeDuplication times, or would hold
-// more than kMaxReductionsInFusion reductions. Computed from the
+// would emit them more than kAllowedCodeDuplication times (a reduction,
+// concatenation or pad: more than once, or read by more than one
+// instruction), or would hold more than kMaxReductionsInFusion reductions. Computed from the
 // fusion's root towards its producers, as XLA fuses: a producer written out
 // starts a loop of its own, into which its producers fuse.
 std::unordered_set<const HloInstruction*> OverDuplicatedProducers(const HloComputation& computation);

@@ -35,9 +35,20 @@ HloOpcode BinaryReducer(const HloComputation* reducer) {
   }
 }
 
+// `value` without the conversions to its own type above it: XLA's
+// simplifier removes those first (a framework's cast to the type a value
+// already has), so the reduce reads the concatenation itself.
+HloInstruction* WithoutIdentityConverts(HloInstruction* value) {
+  while (value->Is(HloOpcode::kConvert) && value->shape().IsArray() && value->operand(0)->shape().IsArray() &&
+         value->shape().element_type() == value->operand(0)->shape().element_type()) {
+    value = value->operand(0);
+  }
+  return value;
+}
+
 bool FoldsConcatenatedDimension(const HloInstruction& reduce) {
   if (!reduce.Is(HloOpcode::kReduce) || reduce.operand_count() != 2 || !reduce.shape().IsArray()) return false;
-  const HloInstruction* input = reduce.operand(0);
+  const HloInstruction* input = WithoutIdentityConverts(reduce.operand(0));
   if (!input->Is(HloOpcode::kConcatenate) || input->dimensions().size() != 1) return false;
   const std::vector<int64_t> folded = reduce.dimensions();
   return std::find(folded.begin(), folded.end(), input->dimensions()[0]) != folded.end();
@@ -61,7 +72,7 @@ bool Split(HloComputation* computation, HloInstruction* reduce) {
   if (!FoldsConcatenatedDimension(*reduce)) return false;
   const HloOpcode join = BinaryReducer(reduce->CalledComputation("to_apply"));
   if (join == HloOpcode::kOther) return false;
-  const std::vector<HloInstruction*> parts = reduce->operand(0)->operands();
+  const std::vector<HloInstruction*> parts = WithoutIdentityConverts(reduce->operand(0))->operands();
   HloInstruction* whole = nullptr;
   for (size_t i = 0; i < parts.size(); ++i) {
     HloInstruction* partial = ReduceOfPart(computation, *reduce, parts[i], static_cast<int>(i));

@@ -53,4 +53,33 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 17408);
 }
 
+// d, a GEMM's result, read by the loop c = d + `second`; c feeds a GEMM.
+std::string SumOfAProduct(const std::string& second) {
+  return R"(HloModule m
+
+ENTRY e {
+  a = f32[64,16]{1,0} parameter(0)
+  b = f32[16,64]{1,0} parameter(1)
+  y = f32[64,4]{1,0} parameter(2)
+  d = f32[64,64]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[64,64]{1,0} transpose(d), dimensions={1,0}
+  c = f32[64,64]{1,0} add(d, )" + second + R"()
+  ROOT p = f32[64,4]{1,0} dot(c, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+}
+
+TEST(InPlace, LoopWritesOverAnOperandItReadsElementwise) {
+  // c = d + d reads d at its own index only: XLA writes c over d, which
+  // dies there (buffer assignment: temp 16,384, one f32[64,64]).
+  EXPECT_EQ(PredictMemory(SumOfAProduct("d")).temp_bytes, 16384);
+}
+
+TEST(InPlace, LoopDoesNotWriteOverAnOperandItAlsoReadsTransposed) {
+  // c = d + transpose(d) reads d at a second, transposed index: writing c
+  // over d would overwrite elements still to be read, so XLA gives c a
+  // buffer of its own (buffer assignment: temp 32,768).
+  EXPECT_EQ(PredictMemory(SumOfAProduct("t")).temp_bytes, 32768);
+}
+
 }  // namespace

@@ -60,4 +60,22 @@ TEST(ReduceOfConcatenate, ReducerThatIsNotOneBinaryOperationIsLeft) {
   EXPECT_TRUE(FileCheck(run.text, "CHECK: reduce(c, init), dimensions={1}"));
 }
 
+TEST(ReduceOfConcatenate, ConversionToItsOwnTypeIsLookedThrough) {
+  // A framework's cast to the type the concatenation already has: XLA's
+  // simplifier removes it first, then splits the reduce.
+  std::string text = ReduceOfConcat("1", "add(p, q)");
+  const std::string reduce = "reduce(c, init)";
+  text.replace(text.find(reduce), reduce.size(), "reduce(cc, init)");
+  const std::string concat = "c = f32[8,40]{1,0} concatenate(a, b), dimensions={1}";
+  text.replace(text.find(concat), concat.size(), concat + "\n  cc = f32[8,40]{1,0} convert(c)");
+  ReduceOfConcatenate pass;
+  const auto run = RunSimplification(pass, text);
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK-DAG: s.part0 = f32[8]{0} reduce(a, init), dimensions={1}, to_apply=combine
+    CHECK-DAG: s.part1 = f32[8]{0} reduce(b, init), dimensions={1}, to_apply=combine
+    CHECK:     ROOT s.join1 = f32[8]{0} add(s.part0, s.part1)
+  )"));
+}
+
 }  // namespace
