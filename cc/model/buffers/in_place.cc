@@ -49,6 +49,7 @@ bool InPlaceSharing::WriteOverDyingOperand(const HloInstruction& instruction, in
     if (!elementwise || moved.count(operand) || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
     const int theirs = leaves_->LeavesOf(operand)[0];
     const bool into_result = group_result_[leaves_->Find(mine)];
+    if (!into_result && fusion_->Outlined(*operand)) continue;
     if (leaves_->leaf(theirs).bytes != leaves_->leaf(mine).bytes || !Dies(theirs, step, into_result)) continue;
     Merge(mine, theirs);
     return true;

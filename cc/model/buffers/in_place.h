@@ -52,7 +52,13 @@ class InPlaceSharing {
 
   // Unites `instruction` (at `step`) with the first operand it may write
   // over (a dynamic-update-slice's or scatter's buffer, or an elementwise
-  // operand of its loop that dies there): whether it did.
+  // operand of its loop that dies there): whether it did. Not an operand
+  // XLA outlined for threads, unless into the entry's result: the call only
+  // passes on a value its outlined loop defines, and XLA's heap simulator
+  // (heap_simulator.cc, RunComputation) lets a value take the buffer of an
+  // operand's value only when the instruction that defines that value is
+  // one the reader reads. The result's allocation, assigned before the heap,
+  // checks the call instead (see ChainOutlinedLoopsIntoResult).
   bool WriteOverDyingOperand(const HloInstruction& instruction, int64_t step);
 
   // XLA's buffer assignment places a value in the allocation of the

@@ -82,4 +82,32 @@ TEST(InPlace, LoopDoesNotWriteOverAnOperandItAlsoReadsTransposed) {
   EXPECT_EQ(PredictMemory(SumOfAProduct("t")).temp_bytes, 32768);
 }
 
+TEST(InPlace, LoopDoesNotWriteOverAnOutlinedLoopsResult) {
+  // s reads and writes 576 KiB, so XLA outlines its loop for threads into
+  // a call; r, the next loop (384 KiB: not outlined), is s's last reader
+  // and has its shape. XLA's heap simulator lets r take the buffer of an
+  // operand only when r reads the instruction that defines the operand's
+  // value: s's value is defined inside the call, so r writes a buffer of
+  // its own. XLA: temp 393216 (s and r), not the 196608 of one buffer.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  x = f32[192,256]{1,0} parameter(0)
+  y = f32[192,256]{1,0} parameter(1)
+  v = f32[256,8]{1,0} parameter(2)
+  w = f32[256,2]{1,0} parameter(3)
+  ex = f32[192,256]{1,0} exponential(x)
+  s = f32[192,256]{1,0} add(ex, y)
+  first = f32[192,2]{1,0} dot(s, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  one = f32[192,1]{1,0} slice(first), slice={[0:192], [0:1]}
+  col = f32[192]{0} reshape(one)
+  cols = f32[192,256]{1,0} broadcast(col), dimensions={0}
+  r = f32[192,256]{1,0} subtract(s, cols)
+  ROOT second = f32[192,8]{1,0} dot(r, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.output_bytes, 6144);
+  EXPECT_EQ(p.temp_bytes, 393216);
+}
+
 }  // namespace
