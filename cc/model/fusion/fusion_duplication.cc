@@ -17,6 +17,7 @@ constexpr int64_t kCountCap = int64_t{1} << 40;
 struct Emission {
   std::unordered_set<const HloInstruction*> indexing_users;
   int64_t count = 0;
+  int64_t readers = 0;  // the instructions of the loop that read it directly
 };
 
 // Per instruction, per loop (by the loop's root instruction) it is folded into.
@@ -30,7 +31,7 @@ using Loops = std::unordered_map<const HloInstruction*, Emission>;
 // otherwise the fused loop would compute it anew at every read.
 bool EmittedWithoutCache(const HloInstruction& instruction) {
   return instruction.Is(HloOpcode::kConcatenate) || instruction.Is(HloOpcode::kPad) ||
-         instruction.Is(HloOpcode::kReduce);
+         instruction.Is(HloOpcode::kReduce) || instruction.Is(HloOpcode::kDynamicUpdateSlice);
 }
 
 // Whether XLA's simplifier removes `view` before fusion (a conversion to
@@ -134,6 +135,7 @@ class DuplicationCounter {
       if (theirs == loops_.end()) continue;
       const bool reuses = ReusesIndex(*user, instruction);
       for (const auto& [loop, emission] : theirs->second) {
+        ++mine[loop].readers;
         std::unordered_set<const HloInstruction*>& users = mine[loop].indexing_users;
         if (reuses) {
           users.insert(emission.indexing_users.begin(), emission.indexing_users.end());
@@ -174,9 +176,12 @@ class DuplicationCounter {
   // more than one reader (a sum s joined to 0.5 * s by a concatenation).
   static bool ComputedAtEachRead(const HloInstruction& instruction, const Loops& loops) {
     if (!EmittedWithoutCache(instruction)) return false;
+    int64_t loop_readers = 0;  // a cheap reader copied into two loops reads it twice
     for (const auto& [loop, emission] : loops) {
       if (emission.count > 1) return true;
+      loop_readers += emission.readers;
     }
+    if (loop_readers > 1) return true;
     std::unordered_set<const HloInstruction*> readers;
     CollectReaders(instruction, &readers);
     return readers.size() > 1;

@@ -1,6 +1,7 @@
 // Where XLA's fusion stops folding a producer into its readers' loops
 // (cc/model/fusion/fusion_duplication.h): here, a value whose emitted code
-// keeps no cache (a reduction) with more than one reader. Each figure is
+// keeps no cache (a reduction, a concatenation) with more than one reader
+// or emitted twice by one loop. Each figure is
 // XLA's buffer assignment (jaxlib 0.7.1) of the same module.
 #include <string>
 
@@ -9,6 +10,7 @@
 
 namespace {
 
+using exla::MemoryPrediction;
 using exla::PredictMemory;
 
 // r = `producer`, and h = 0.5 * r, both read by the concatenation c (one
@@ -56,6 +58,57 @@ TEST(FusionDuplication, ExponentialWithTwoReadersInOneLoopIsFused) {
   // An exponential keeps the elements it computed: XLA folds it into the
   // loop although two instructions read it (buffer assignment: temp 0).
   EXPECT_EQ(PredictMemory(ValueConcatenatedWithItsHalf("exponential(y)")).temp_bytes, 0);
+}
+
+// A module whose concatenation c (128 KiB) joins a dot's result a (64 KiB)
+// and half of it, read by `readers` (instructions of the entry, the last
+// one its root).
+std::string ConcatenationOfADot(const std::string& readers) {
+  return R"(HloModule m
+
+ENTRY e {
+  p = f32[64,32]{1,0} parameter(0)
+  q = f32[32,256]{1,0} parameter(1)
+  v = f32[256,8]{1,0} parameter(2)
+  a = f32[64,256]{1,0} dot(p, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  half = f32[] constant(0.5)
+  halves = f32[64,256]{1,0} broadcast(half), dimensions={}
+  h = f32[64,256]{1,0} multiply(a, halves)
+  c = f32[128,256]{1,0} concatenate(a, h), dimensions={0}
+)" + readers + "}\n";
+}
+
+TEST(FusionDuplication, ConcatenationReadByTwoLoopsIsWrittenOut) {
+  // m is cheap, so XLA copies it into both loops that read it (the square
+  // root and the division), and both would read the concatenation c: XLA
+  // writes c (128 KiB) out instead of folding it into two loops. So a
+  // (64 KiB) dies at c, and c lives until the division's loop: XLA's temp
+  // is c and top (192 KiB), and a goes into s's result allocation.
+  const MemoryPrediction p = PredictMemory(ConcatenationOfADot(R"(  k = f32[] constant(0.7)
+  ks = f32[128,256]{1,0} broadcast(k), dimensions={}
+  m = f32[128,256]{1,0} multiply(c, ks)
+  s = f32[128,256]{1,0} sqrt(m)
+  t = f32[128,256]{1,0} divide(m, s)
+  top = f32[64,256]{1,0} slice(t), slice={[0:64], [0:256]}
+  d = f32[64,8]{1,0} dot(top, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = (f32[128,256]{1,0}, f32[64,8]{1,0}) tuple(s, d)
+)"));
+  EXPECT_EQ(p.output_bytes, 133136);
+  EXPECT_EQ(p.temp_bytes, 196608);
+}
+
+TEST(FusionDuplication, ConcatenationALoopWouldEmitTwiceIsWrittenOut) {
+  // One loop reads the concatenation c, through two slices of e: it would
+  // emit c at two indices, so XLA writes c out. a dies at c, and c lives
+  // until the loop of u: XLA's temp is a and c, then c and u (192 KiB).
+  const MemoryPrediction p = PredictMemory(ConcatenationOfADot(R"(  e = f32[128,256]{1,0} exponential(c)
+  top = f32[64,256]{1,0} slice(e), slice={[0:64], [0:256]}
+  bottom = f32[64,256]{1,0} slice(e), slice={[64:128], [0:256]}
+  u = f32[64,256]{1,0} add(top, bottom)
+  ROOT d = f32[64,8]{1,0} dot(u, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+)"));
+  EXPECT_EQ(p.output_bytes, 2048);
+  EXPECT_EQ(p.temp_bytes, 196608);
 }
 
 }  // namespace
