@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "model/simplify/reshape_equivalents.h"
 #include "model/simplify/call_inliner.h"
 #include "model/simplify/common_subexpressions.h"
 #include "model/simplify/conditional_to_select.h"
@@ -39,6 +40,7 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<LoopConstantSinking>());
   // XLA's algebraic simplifier, where it changes what fusion folds and
   // stores.
+  pipeline->AddPass(std::make_unique<ReshapeEquivalents>());
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
   pipeline->AddPass(std::make_unique<ReduceOfConcatenate>());
   pipeline->AddPass(std::make_unique<ReduceOfNegate>());
