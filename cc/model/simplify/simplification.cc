@@ -19,6 +19,7 @@
 #include "model/simplify/single_trip_loops.h"
 #include "model/simplify/sort_simplifier.h"
 #include "model/simplify/topk_decomposition.h"
+#include "model/simplify/transpose_of_dot.h"
 #include "model/simplify/tuple_simplifier.h"
 #include "pass/pass_fix.h"
 #include "pass/pass_pipeline.h"
@@ -41,6 +42,7 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   // XLA's algebraic simplifier, where it changes what fusion folds and
   // stores.
   pipeline->AddPass(std::make_unique<ReshapeEquivalents>());
+  pipeline->AddPass(std::make_unique<TransposeOfDot>());
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
   pipeline->AddPass(std::make_unique<ReduceOfConcatenate>());
   pipeline->AddPass(std::make_unique<ReduceOfNegate>());

@@ -589,4 +589,25 @@ TEST(MemoryModel, ResultThatSumsADimensionOfOneOfALoopsStateIsThatState) {
   EXPECT_EQ(p.peak_bytes(), 8360);
 }
 
+TEST(MemoryModel, TransposedProductIsWrittenWhereItsReaderWritesInPlace) {
+  // XLA computes t as the product b a^T: the dot writes the 32 KiB result
+  // and the multiply overwrites it in place. XLA plans 35840 bytes: a, b
+  // and the result. As a transpose of d, the multiply could not overwrite
+  // what it reads through a permutation, and d would be a temporary.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  a = f32[64,4]{1,0} parameter(0)
+  b = f32[128,4]{1,0} parameter(1)
+  d = f32[64,128]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  t = f32[128,64]{1,0} transpose(d), dimensions={1,0}
+  c = f32[] constant(2)
+  k = f32[128,64]{1,0} broadcast(c), dimensions={}
+  ROOT m = f32[128,64]{1,0} multiply(t, k)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.peak_bytes(), 35840);
+}
+
 }  // namespace
