@@ -1,7 +1,8 @@
 // Rewrites of XLA's simplifiers that share one shape (tuple_simplifier.h,
-// loop_forwarding.h, reshape_equivalents.h, transpose_of_dot.h): find every
-// instruction that stands for a value another holds or computes (one the
-// rewrite adds), and make its readers read that value instead.
+// loop_forwarding.h, reshape_equivalents.h, transpose_of_dot.h,
+// sort_of_one.h): find every instruction that stands for a value another
+// holds or computes (one the rewrite adds), and make its readers read that
+// value instead.
 #ifndef EXLA_MODEL_SIMPLIFY_REPLACEMENTS_H_
 #define EXLA_MODEL_SIMPLIFY_REPLACEMENTS_H_
 

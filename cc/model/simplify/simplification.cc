@@ -17,6 +17,7 @@
 #include "model/simplify/reduce_of_negate.h"
 #include "model/simplify/reduce_of_reduce.h"
 #include "model/simplify/single_trip_loops.h"
+#include "model/simplify/sort_of_one.h"
 #include "model/simplify/sort_simplifier.h"
 #include "model/simplify/topk_decomposition.h"
 #include "model/simplify/transpose_of_dot.h"
@@ -43,6 +44,7 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   // stores.
   pipeline->AddPass(std::make_unique<ReshapeEquivalents>());
   pipeline->AddPass(std::make_unique<TransposeOfDot>());
+  pipeline->AddPass(std::make_unique<SortOfOne>());
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
   pipeline->AddPass(std::make_unique<ReduceOfConcatenate>());
   pipeline->AddPass(std::make_unique<ReduceOfNegate>());

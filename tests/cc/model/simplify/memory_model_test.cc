@@ -610,4 +610,26 @@ ENTRY e {
   EXPECT_EQ(p.peak_bytes(), 35840);
 }
 
+TEST(MemoryModel, TopOneOfOneColumnStoresNothing) {
+  // Each row of x has one element: its top 1 is itself, at index 0. XLA
+  // writes the exponential and q + 0 into the two results and stores
+  // nothing else: 16016 bytes, p, q, the results and their 16-byte table.
+  // As a top-k, its values and indices would be buffers of their own.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  p = f32[1000,1]{1,0} parameter(0)
+  q = s32[1000,1]{1,0} parameter(1)
+  x = f32[1000,1]{1,0} exponential(p)
+  t = (f32[1000,1]{1,0}, s32[1000,1]{1,0}) topk(x), k=1, largest=true
+  v = f32[1000,1]{1,0} get-tuple-element(t), index=0
+  i = s32[1000,1]{1,0} get-tuple-element(t), index=1
+  j = s32[1000,1]{1,0} add(i, q)
+  ROOT r = (f32[1000,1]{1,0}, s32[1000,1]{1,0}) tuple(v, j)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.peak_bytes(), 16016);
+}
+
 }  // namespace
