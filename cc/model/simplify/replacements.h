@@ -1,6 +1,8 @@
 // Rewrites of XLA's simplifiers that share one shape (tuple_simplifier.h,
-// loop_forwarding.h): find every instruction that reads a value another
-// already holds, and make its readers read that value instead.
+// loop_forwarding.h, reshape_equivalents.h, transpose_of_dot.h,
+// sort_of_one.h): find every instruction that stands for a value another
+// holds or computes (one the rewrite adds), and make its readers read that
+// value instead.
 #ifndef EXLA_MODEL_SIMPLIFY_REPLACEMENTS_H_
 #define EXLA_MODEL_SIMPLIFY_REPLACEMENTS_H_
 
@@ -10,8 +12,9 @@
 
 namespace exla {
 
-// What an instruction stands for (its readers may read it instead), or
-// nullptr where it stands for nothing else.
+// What an instruction stands for (its readers may read it instead; the
+// function may add it to the instruction's computation), or nullptr where
+// it stands for nothing else.
 using Replacement = std::function<HloInstruction*(const HloInstruction&)>;
 
 // Makes the readers of every instruction with a replacement read the

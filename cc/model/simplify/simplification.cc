@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "model/simplify/reshape_equivalents.h"
 #include "model/simplify/call_inliner.h"
 #include "model/simplify/common_subexpressions.h"
 #include "model/simplify/conditional_to_select.h"
@@ -16,9 +17,11 @@
 #include "model/simplify/reduce_of_negate.h"
 #include "model/simplify/reduce_of_reduce.h"
 #include "model/simplify/single_trip_loops.h"
+#include "model/simplify/sort_of_one.h"
 #include "model/simplify/sort_simplifier.h"
 #include "model/simplify/topk_decomposition.h"
 #include "model/simplify/transpose_of_transpose.h"
+#include "model/simplify/transpose_of_dot.h"
 #include "model/simplify/tuple_simplifier.h"
 #include "pass/pass_fix.h"
 #include "pass/pass_pipeline.h"
@@ -40,6 +43,9 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<LoopConstantSinking>());
   // XLA's algebraic simplifier, where it changes what fusion folds and
   // stores.
+  pipeline->AddPass(std::make_unique<ReshapeEquivalents>());
+  pipeline->AddPass(std::make_unique<TransposeOfDot>());
+  pipeline->AddPass(std::make_unique<SortOfOne>());
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
   pipeline->AddPass(std::make_unique<ReduceOfConcatenate>());
   pipeline->AddPass(std::make_unique<ReduceOfNegate>());

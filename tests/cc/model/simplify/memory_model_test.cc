@@ -534,4 +534,122 @@ ENTRY e {
   EXPECT_EQ(p.peak_bytes(), 393216);
 }
 
+// A loop of 3 trips that adds its second state element, read only, into
+// its first, from zeros; `entry` (the ENTRY's lines) builds the state `t`
+// from the parameter x and reads the loop `w`. `add` is there for reduces.
+std::string AccumulatingLoop(const std::string& entry) {
+  return R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+body {
+  s = (s32[], f32[1024]{0}, f32[1024]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  acc = f32[1024]{0} get-tuple-element(s), index=1
+  x = f32[1024]{0} get-tuple-element(s), index=2
+  m = f32[1024]{0} add(acc, x)
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  ROOT t = (s32[], f32[1024]{0}, f32[1024]{0}) tuple(n, m, x)
+}
+
+cond {
+  s = (s32[], f32[1024]{0}, f32[1024]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  k = s32[] constant(3)
+  ROOT c = pred[] compare(i, k), direction=LT
+}
+
+ENTRY e {
+  x = f32[1024]{0} parameter(0)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  acc = f32[1024]{0} broadcast(z), dimensions={}
+)" + entry + "}\n";
+}
+
+TEST(MemoryModel, LoopReadsAParameterThroughABroadcastThatAddsNoElements) {
+  // q is x under a reshape, a broadcast to the same shape and a reshape
+  // back (what JAX lowers x[:, None, :] - y to before exla splits the
+  // difference into a loop). XLA makes the broadcast a reshape, so the loop
+  // reads x's own buffer: its 4 KiB state element is x, never copied. XLA
+  // plans 8337 bytes: x, the result, 129 of counter and tables, 16 of
+  // literals. As a broadcast, q would be a 4 KiB buffer of its own.
+  const MemoryPrediction p = PredictMemory(AccumulatingLoop(R"(  r = f32[1024,1]{1,0} reshape(x)
+  b = f32[1024,1]{1,0} broadcast(r), dimensions={0,1}
+  q = f32[1024]{0} reshape(b)
+  t = (s32[], f32[1024]{0}, f32[1024]{0}) tuple(zero, acc, q)
+  w = (s32[], f32[1024]{0}, f32[1024]{0}) while(t), condition=cond, body=body
+  ROOT g = f32[1024]{0} get-tuple-element(w), index=1
+)"));
+  EXPECT_EQ(p.argument_bytes + p.output_bytes, 2 * 4096);
+  // The counter and the tables (XLA packs them into 129 bytes).
+  EXPECT_EQ(p.temp_bytes, 152);
+  EXPECT_EQ(p.peak_bytes(), 8360);
+}
+
+TEST(MemoryModel, ResultThatSumsADimensionOfOneOfALoopsStateIsThatState) {
+  // The entry sums g, the loop's accumulator, over a dimension of size 1:
+  // each element as it is. XLA makes the reduce a reshape, so the loop
+  // accumulates in the result's own buffer, and plans the same 8337 bytes
+  // as for the loop above. As a reduce, its result would be a buffer
+  // beside the loop's.
+  const MemoryPrediction p = PredictMemory(AccumulatingLoop(R"(  t = (s32[], f32[1024]{0}, f32[1024]{0}) tuple(zero, acc, x)
+  w = (s32[], f32[1024]{0}, f32[1024]{0}) while(t), condition=cond, body=body
+  g = f32[1024]{0} get-tuple-element(w), index=1
+  r = f32[1024,1]{1,0} reshape(g)
+  ROOT s = f32[1024]{0} reduce(r, z), dimensions={1}, to_apply=add
+)"));
+  EXPECT_EQ(p.argument_bytes + p.output_bytes, 2 * 4096);
+  EXPECT_EQ(p.temp_bytes, 152);
+  EXPECT_EQ(p.peak_bytes(), 8360);
+}
+
+TEST(MemoryModel, TransposedProductIsWrittenWhereItsReaderWritesInPlace) {
+  // XLA computes t as the product b a^T: the dot writes the 32 KiB result
+  // and the multiply overwrites it in place. XLA plans 35840 bytes: a, b
+  // and the result. As a transpose of d, the multiply could not overwrite
+  // what it reads through a permutation, and d would be a temporary.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  a = f32[64,4]{1,0} parameter(0)
+  b = f32[128,4]{1,0} parameter(1)
+  d = f32[64,128]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  t = f32[128,64]{1,0} transpose(d), dimensions={1,0}
+  c = f32[] constant(2)
+  k = f32[128,64]{1,0} broadcast(c), dimensions={}
+  ROOT m = f32[128,64]{1,0} multiply(t, k)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.peak_bytes(), 35840);
+}
+
+TEST(MemoryModel, TopOneOfOneColumnStoresNothing) {
+  // Each row of x has one element: its top 1 is itself, at index 0. XLA
+  // writes the exponential and q + 0 into the two results and stores
+  // nothing else: 16016 bytes, p, q, the results and their 16-byte table.
+  // As a top-k, its values and indices would be buffers of their own.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  p = f32[1000,1]{1,0} parameter(0)
+  q = s32[1000,1]{1,0} parameter(1)
+  x = f32[1000,1]{1,0} exponential(p)
+  t = (f32[1000,1]{1,0}, s32[1000,1]{1,0}) topk(x), k=1, largest=true
+  v = f32[1000,1]{1,0} get-tuple-element(t), index=0
+  i = s32[1000,1]{1,0} get-tuple-element(t), index=1
+  j = s32[1000,1]{1,0} add(i, q)
+  ROOT r = (f32[1000,1]{1,0}, s32[1000,1]{1,0}) tuple(v, j)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+  EXPECT_EQ(p.peak_bytes(), 16016);
+}
+
 }  // namespace
