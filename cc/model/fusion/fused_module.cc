@@ -87,17 +87,20 @@ bool FusedModule::Outlined(const HloInstruction& instruction) {
       work.bytes += input.first->shape().ByteSize();
     }
   }
-  CountLoopOps(instruction, &work);
+  std::unordered_set<const HloInstruction*> fused;
+  CountLoopOps(instruction, &work, &fused);
   return OutlinedForParallelTasks(instruction, work);
 }
 
-void FusedModule::CountLoopOps(const HloInstruction& instruction, LoopWork* work) {
+void FusedModule::CountLoopOps(const HloInstruction& instruction, LoopWork* work,
+                               std::unordered_set<const HloInstruction*>* fused) {
+  if (!fused->insert(&instruction).second) return;
   if (instruction.IsElementwise()) {
     const int64_t elements = instruction.shape().ElementCount();
     (IsTranscendental(instruction) ? work->transcendentals : work->flops) += elements;
   }
   for (const HloInstruction* operand : instruction.operands()) {
-    if (FoldedAway(operand)) CountLoopOps(*operand, work);
+    if (FoldedAway(operand)) CountLoopOps(*operand, work, fused);
   }
 }
 

@@ -60,8 +60,12 @@ class FusedModule {
 
  private:
   // The elementwise operations of the loop `instruction` runs, with the
-  // producers fusion folds into it.
-  void CountLoopOps(const HloInstruction& instruction, LoopWork* work);
+  // producers fusion folds into it, each once (`fused`: those counted). A
+  // fused computation holds one instruction per producer however many
+  // paths of the loop read it, and XLA's cost analysis counts the flops of
+  // each instruction of it once.
+  void CountLoopOps(const HloInstruction& instruction, LoopWork* work,
+                    std::unordered_set<const HloInstruction*>* fused);
 
   const HloModule& module_;
   std::unordered_map<const HloInstruction*, Holding> holding_;
