@@ -121,8 +121,10 @@ _DRAWS = {1: "fuzzer programs of fixed seeds and framework programs outside the 
              "before and after exla's rewrite; since studied in part to find rules the "
              "model lacked",
           2: "40 fuzzer programs of new seeds, drawn 2026-11-29; since studied in part",
-          3: "40 fuzzer programs of new seeds, drawn 2026-11-29 after draw 2's study and "
-             "not studied"}
+          3: "40 fuzzer programs of new seeds, drawn 2026-11-29 after draw 2's study; "
+             "since studied in part",
+          4: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draws 2 "
+             "and 3, and not studied"}
 """What each held-out draw is (experiments/corpus/heldout.py)."""
 
 

@@ -37,12 +37,17 @@ load_extension()
 # started in place from a broadcast its other readers recompute, which
 # bring three of jax_scipy_special's modules within): 152 modules, 141
 # (92.8%) within 10%, none more than 10% below (the lowest 0.909x), the
-# highest 1.63x. Before: 138,
-# and 137 before that. The bar leaves one module of margin below that, and
+# highest 1.63x. Then, from the study of held-out draws 2 and 3 (XLA's
+# algebraic simplifier making a broadcast or reduce that moves no element a
+# reshape, the transpose of a product the product swapped, two transposes
+# one; a concatenation, pad or reduction read twice written out; a loop
+# written over an operand only where every read is elementwise, never over
+# a loop outlined for threads), 142 (93.4%): tfp_log_probs' rewritten
+# module comes within. Before: 138, and 137 before that. The bar leaves one module of margin below that, and
 # is itself above the target (136.8 of 152): a change that loses two
 # modules, or any that takes the corpus under the target, fails.
 TARGET_WITHIN = 0.90
-MEASURED_WITHIN = 141
+MEASURED_WITHIN = 142
 MIN_WITHIN = MEASURED_WITHIN - 1
 MIN_MODULES = 148
 """The corpus has 152 distinct modules (jaxlib 0.7.1, every framework

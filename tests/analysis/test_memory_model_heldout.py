@@ -8,7 +8,8 @@ peak with constants, as `test_memory_model.py` does on the corpus. Its
 figures are reported apart from the corpus's.
 
 The corpus target (at least 90% within 10%, none more than 10% below) is
-not met here (draw 1 has two modules below; draw 2 is further off), and
+not met here (draw 1 has one module below; draw 4, which nobody studied,
+87% within and three below), and
 the bars below are not it: they are the distribution measured when the set
 was written (jaxlib 0.7.1), less a stated margin, so that a change of the
 model that makes held-out programs worse fails. Reach the target by
@@ -26,8 +27,9 @@ from tests._extension import load_extension
 load_extension()
 
 TARGET_WITHIN = 0.90
-"""The corpus's target (issue 27): draw 1 reaches its share within 10% (83
-of 88), not its none below; the later draws reach neither (below)."""
+"""The corpus's target (issue 27): draws 1, 2 and 3, studied, reach its share
+within 10%, and draw 2 its none below; draw 4, not studied, reaches
+neither (below)."""
 
 # Measured 2026-11-29 on jaxlib 0.7.1, after the model learnt, each from
 # XLA's sources and checked on small modules against XLA's buffer
@@ -55,8 +57,12 @@ of 88), not its none below; the later draws reach neither (below)."""
 # now 1.02x); before all: 66 within, 9 below. The bars leave one module of
 # room on each count and about 5% on the lowest ratio: the modules are
 # stored and XLA's plan of a text is deterministic, so only a change of the
-# model (or of jaxlib) moves them.
-MEASURED = {"modules": 88, "within": 83, "too_low": 2, "lowest": 0.692, "highest": 1.232}
+# model (or of jaxlib) moves them. Then, from draws 2 and 3's study
+# (below): 85 within, 1 below (gpflow_sgpr_matern52's original, 0.8999x,
+# now 0.9001x: a concatenation two fused readers share is written out),
+# the highest 1.164x (fuzz_43000000026's rewritten module, 1.23x, came
+# within: a broadcast that moves no element is a reshape).
+MEASURED = {"modules": 88, "within": 85, "too_low": 1, "lowest": 0.692, "highest": 1.164}
 MIN_WITHIN = MEASURED["within"] - 1
 MAX_TOO_LOW = MEASURED["too_low"] + 1
 MIN_RATIO = 0.65
@@ -114,9 +120,9 @@ def test_heldout_over_prediction_is_bounded(comparisons):
 # reads an operand it reaches on several paths once when XLA decides
 # whether to outline it (fused_module.cc; fuzz_43000000076 1.77x -> 1.00x,
 # rewritten 1.52x -> 1.09x).
-# Now: 79 modules, 66 (84%) within, 2 below (lowest 0.530x,
-# fuzz_43000000049), the highest 1.714x (fuzz_43000000077), 4 above
-# MAX_RATIO. Neither the target nor the 1.5x bound is met here. The bars
+# After that study (stop 49): 79 modules, 66 (84%) within, 2 below
+# (lowest 0.530x, fuzz_43000000049), the highest 1.714x
+# (fuzz_43000000077), 4 above MAX_RATIO. Neither the target nor the 1.5x bound is met here. The bars
 # are the distribution measured with the model as committed beside them,
 # less draw 1's margins (one module on each count, about 5% on each
 # extreme); the fuzzer's programs are small, so one module is 1.3% of the
@@ -129,9 +135,37 @@ def test_heldout_over_prediction_is_bounded(comparisons):
 # 1.956x; with them: 65 (86%) within, 3 below (lowest 0.544x,
 # fuzz_43000000099), the highest 1.956x (fuzz_43000000103), 2 above
 # MAX_RATIO. Neither the target nor the bound is met here either.
+#
+# Then draws 2 and 3 were studied (five helper sessions, 2026-11-29, each
+# rule read in XLA's sources and checked on a small module against its
+# buffer assignment): XLA's algebraic simplifier makes a broadcast or a
+# reduce that moves no element a reshape (reshape_equivalents.h), the
+# transpose of a product the product of its operands swapped
+# (transpose_of_dot.h), two transposes one or none
+# (transpose_of_transpose.h), and drops a sort along one element
+# (sort_of_one.h); fusion writes out a concatenation, pad or reduction that
+# a loop would emit twice or two instructions read (fusion_duplication.h),
+# and copies a cheap producer into loops through the reshapes that view it
+# (reader_duplication.h); a loop writes over an operand only where every
+# read of it is elementwise, and never over a loop outlined for threads
+# unless into the entry's result (in_place.h). Draw 2: 73 (92%) within,
+# none below (fuzz_43000000049 0.530x -> 1.000x, fuzz_43000000063 0.866x
+# -> 1.000x), the lowest 0.923x. Draw 3: 69 (91%) within, 2 below (both
+# fuzz_43000000099), the highest 1.835x (fuzz_43000000106, rewritten:
+# 1.000x with the transpose rule alone; the reshape rule then moves its
+# loop state to a value of its own, not followed).
+#
+# Draw 4: 40 fuzzer programs of new seeds (43,000,000,120 on; 77 distinct
+# modules), drawn after that study and not studied: the figure for
+# programs nobody looked at. With the model before the study (stop 49):
+# 62 (81%) within, 4 below, the lowest 0.539x, the highest 1.952x; with
+# it: 67 (87%) within, 3 below (lowest 0.564x, fuzz_43000000138), the
+# highest 1.818x (fuzz_43000000150). Neither the target nor the bound is
+# met on programs nobody studied.
 LATER_DRAWS = {
-    2: {"modules": 79, "within": 66, "too_low": 2, "lowest": 0.530, "highest": 1.714},
-    3: {"modules": 76, "within": 65, "too_low": 3, "lowest": 0.544, "highest": 1.956},
+    2: {"modules": 79, "within": 73, "too_low": 0, "lowest": 0.923, "highest": 1.714},
+    3: {"modules": 76, "within": 69, "too_low": 2, "lowest": 0.544, "highest": 1.835},
+    4: {"modules": 77, "within": 67, "too_low": 3, "lowest": 0.564, "highest": 1.818},
 }
 """Each later draw's distribution as measured, which its bars follow."""
 
