@@ -41,12 +41,7 @@ void Consider(const HloInstruction& instruction, const ShardingAnalysis& shardin
 bool IsViewOfOperand(const HloInstruction& value) {
   if (value.operand_count() != 1) return false;
   if (value.Is(HloOpcode::kReshape) || value.Is(HloOpcode::kBitcast)) return true;
-  if (!value.Is(HloOpcode::kTranspose)) return false;
-  const std::vector<int64_t> permutation = value.dimensions();
-  for (size_t i = 0; i < permutation.size(); ++i) {
-    if (permutation[i] != static_cast<int64_t>(i)) return false;
-  }
-  return true;
+  return value.Is(HloOpcode::kTranspose) && IsIdentityPermutation(value.dimensions());
 }
 
 // The values whose buffers are the entry computation's result: its root, or

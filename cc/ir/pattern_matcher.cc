@@ -50,20 +50,29 @@ bool IsValuePreservingConvert(const HloInstruction* h) {
   return from == to || (FloatRung(from) > 0 && FloatRung(to) > FloatRung(from));
 }
 
-bool IsIdentityPermutation(const std::vector<int64_t>& permutation) {
-  for (size_t i = 0; i < permutation.size(); ++i) {
-    if (permutation[i] != static_cast<int64_t>(i)) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
+bool MovesNoElement(const HloInstruction* h) {
+  if (h->operand_count() != 1 || !h->shape().IsArray() || !h->operand(0)->shape().IsArray()) return false;
+  const Shape& operand = h->operand(0)->shape();
+  if (h->shape().dims() != operand.dims() || h->shape().element_type() != operand.element_type()) return false;
+  switch (h->opcode()) {
+    case HloOpcode::kConvert:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kCopy:
+    case HloOpcode::kSlice:
+      return true;
+    case HloOpcode::kTranspose:
+      return IsIdentityPermutation(h->dimensions());
+    default:
+      return false;
+  }
+}
+
 bool IsNoOp(const HloInstruction* h) {
-  bool same_dims = h->operand_count() == 1 && h->operand(0)->shape().IsArray() &&
-                   h->operand(0)->shape().dims() == h->shape().dims();
-  return IsValuePreservingConvert(h) || (h->Is(HloOpcode::kReshape) && same_dims) ||
-         (h->Is(HloOpcode::kTranspose) && IsIdentityPermutation(h->dimensions()));
+  const bool reshape_or_transpose = h->Is(HloOpcode::kReshape) || h->Is(HloOpcode::kTranspose);
+  return IsValuePreservingConvert(h) || (reshape_or_transpose && MovesNoElement(h));
 }
 
 bool IsDegenerateReshape(const HloInstruction* h) {

@@ -215,6 +215,13 @@ class LookThroughPattern {
 // and mixed precision adds the converts.
 bool IsNoOp(const HloInstruction* h);
 
+// Whether `h` hands on its operand unchanged: a convert to its own type, or a
+// reshape, bitcast, copy, slice or transpose that keeps every dimension and
+// element in place. XLA's simplifier removes each of them. Unlike IsNoOp, a
+// widening convert does not count (it writes a new buffer), and copies,
+// bitcasts and whole-operand slices do.
+bool MovesNoElement(const HloInstruction* h);
+
 // Whether `h` is a reshape that only adds or drops dimensions of extent 1
 // (JAX moves attention's scores through such reshapes around its
 // grouped-query dimension): the other dimensions keep their extents and

@@ -330,4 +330,11 @@ int64_t LargestArrayBytes(const Shape& shape) {
   return largest.IsArray() ? largest.ByteSize() : 0;
 }
 
+bool IsIdentityPermutation(const std::vector<int64_t>& permutation) {
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    if (permutation[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
 }  // namespace exla

@@ -121,6 +121,10 @@ const Shape& LargestArray(const Shape& shape);
 // Bytes of `LargestArray(shape)`.
 int64_t LargestArrayBytes(const Shape& shape);
 
+// Whether `permutation` keeps every dimension in place (0, 1, 2, ...): a
+// transpose by it moves no element.
+bool IsIdentityPermutation(const std::vector<int64_t>& permutation);
+
 }  // namespace exla
 
 #endif  // EXLA_IR_SHAPE_H_

@@ -23,13 +23,6 @@ int64_t IndexOf(const Dims& v, int64_t x) {
   return static_cast<int64_t>(std::find(v.begin(), v.end(), x) - v.begin());
 }
 
-bool IsIdentityPermutation(const Dims& permutation) {
-  for (size_t i = 0; i < permutation.size(); ++i) {
-    if (permutation[i] != static_cast<int64_t>(i)) return false;
-  }
-  return true;
-}
-
 // TensorFlow wraps nearly every op in no-op reshapes, identity transposes and
 // same-type converts; JAX and mixed precision add widening converts. None of
 // them changes a value, so the matchers look through them (m::NoOps). Every

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/pattern_matcher.h"
 #include "model/fusion/instruction_fusion.h"
 
 namespace exla {
@@ -34,37 +35,11 @@ bool EmittedWithoutCache(const HloInstruction& instruction) {
          instruction.Is(HloOpcode::kReduce) || instruction.Is(HloOpcode::kDynamicUpdateSlice);
 }
 
-// Whether XLA's simplifier removes `view` before fusion (a conversion to
-// its own type, a reshape, copy, slice or transpose that changes nothing):
-// its readers read its operand.
-bool RemovedBeforeFusion(const HloInstruction& view) {
-  if (view.operand_count() != 1 || !view.shape().IsArray() || !view.operand(0)->shape().IsArray()) return false;
-  const Shape& operand = view.operand(0)->shape();
-  if (view.shape().dims() != operand.dims() || view.shape().element_type() != operand.element_type()) return false;
-  switch (view.opcode()) {
-    case HloOpcode::kConvert:
-    case HloOpcode::kReshape:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kCopy:
-    case HloOpcode::kSlice:
-      return true;
-    case HloOpcode::kTranspose: {
-      const std::vector<int64_t> dims = view.dimensions();
-      for (size_t i = 0; i < dims.size(); ++i) {
-        if (dims[i] != static_cast<int64_t>(i)) return false;
-      }
-      return true;
-    }
-    default:
-      return false;
-  }
-}
-
 // The instructions that read `instruction` once XLA's simplifier has
 // removed the views that change nothing.
 void CollectReaders(const HloInstruction& instruction, std::unordered_set<const HloInstruction*>* readers) {
   for (const HloInstruction* user : instruction.users()) {
-    if (RemovedBeforeFusion(*user)) {
+    if (m::MovesNoElement(user)) {  // XLA's simplifier removes it before fusion
       CollectReaders(*user, readers);
     } else {
       readers->insert(user);

@@ -34,13 +34,8 @@ bool IsView(const HloInstruction& instruction) {
     case HloOpcode::kDomain:
     case HloOpcode::kSetDimensionSize:  // bounds a static dimension: no data moves
       return true;
-    case HloOpcode::kTranspose: {  // the identity permutation: XLA removes it
-      const std::vector<int64_t> dims = instruction.dimensions();
-      for (size_t i = 0; i < dims.size(); ++i) {
-        if (dims[i] != static_cast<int64_t>(i)) return false;
-      }
-      return true;
-    }
+    case HloOpcode::kTranspose:  // the identity permutation: XLA removes it
+      return IsIdentityPermutation(instruction.dimensions());
     case HloOpcode::kSlice:  // of the whole operand: XLA removes it
       return instruction.operand_count() == 1 &&
              instruction.shape().dims() == instruction.operand(0)->shape().dims();

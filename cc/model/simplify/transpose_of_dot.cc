@@ -19,9 +19,7 @@ bool IsCanonicalDot(const HloInstruction& dot) {
   if (dims.lhs_batch != dims.rhs_batch) return false;
   std::vector<int64_t> batch = dims.lhs_batch;
   std::sort(batch.begin(), batch.end());
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (batch[i] != static_cast<int64_t>(i)) return false;
-  }
+  if (!IsIdentityPermutation(batch)) return false;  // the batch dimensions lead
   for (int k = 0; k < 2; ++k) {
     const size_t rank = static_cast<size_t>(dot.operand(k)->shape().rank());
     if (dims.contracting(k).empty() || dims.contracting(k).size() + dims.batch(k).size() + 1 != rank) {

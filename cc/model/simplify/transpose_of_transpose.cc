@@ -23,19 +23,12 @@ std::vector<int64_t> Composed(const HloInstruction& outer) {
   return permutation;
 }
 
-bool IsIdentity(const std::vector<int64_t>& permutation) {
-  for (size_t i = 0; i < permutation.size(); ++i) {
-    if (permutation[i] != static_cast<int64_t>(i)) return false;
-  }
-  return true;
-}
-
 // Replaces the transpose of a transpose `outer` by one transpose of the
 // inner one's operand, or by that operand.
 void Merge(HloComputation* computation, HloInstruction* outer) {
   HloInstruction* source = outer->operand(0)->operand(0);
   const std::vector<int64_t> permutation = Composed(*outer);
-  if (IsIdentity(permutation)) {
+  if (IsIdentityPermutation(permutation)) {
     outer->ReplaceAllUsesWith(source);
     return;
   }
@@ -57,7 +50,7 @@ bool TransposeOfTranspose::Run(HloModule* module) {
       if (!IsTransposeOfTranspose(*instruction)) continue;
       // A result that would be its operand is left: XLA copies it into the
       // result, which the model reads the two transposes as.
-      if (computation->root() == instruction && IsIdentity(Composed(*instruction))) continue;
+      if (computation->root() == instruction && IsIdentityPermutation(Composed(*instruction))) continue;
       Merge(computation.get(), instruction);
       changed = true;
     }
