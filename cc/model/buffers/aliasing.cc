@@ -21,6 +21,7 @@ class Aliasing {
   void AliasWhile(const HloInstruction& loop);
   void AliasCalls(const HloInstruction& instruction);
   int OwnReaders(const HloInstruction& value);
+  const HloInstruction* WrittenInPlace(const HloInstruction& element);
 
   const ModuleSchedule& schedule_;
   FusedModule* fusion_;
@@ -113,8 +114,8 @@ void Aliasing::AliasWhile(const HloInstruction& loop) {
     bool in_place = k < passes.size() && passes[k];
     const HloInstruction* element = k < sources.size() ? sources[k] : nullptr;
     if (!in_place && element != nullptr) {
-      const Holding h = fusion_->HoldingOf(element);
-      in_place = OwnReaders(*element) == 1 && h == Holding::kOwn && taken.insert(element).second;
+      const HloInstruction* value = WrittenInPlace(*element);
+      in_place = value != nullptr && taken.insert(value).second;
     }
     if (in_place) {
       leaves_->Union(state[k], initial[k]);
@@ -138,6 +139,23 @@ int Aliasing::OwnReaders(const HloInstruction& value) {
   int readers = 0;
   for (const HloInstruction* user : value.users()) readers += fusion_->ReadsThrough(&value, user) ? 0 : 1;
   return readers;
+}
+
+// The value whose buffer `element`, an initial value of a loop's state,
+// is, when the loop may take that buffer: a value with a buffer of its
+// own that only the loop reads, directly or through views of it (a
+// reshape is a bitcast after layout assignment, and a bitcast defines no
+// value in XLA's dataflow, so copy insertion sees the loop as the value's
+// only reader). Null when XLA copies the value in first.
+const HloInstruction* Aliasing::WrittenInPlace(const HloInstruction& element) {
+  const HloInstruction* value = &element;
+  while (fusion_->HoldingOf(value) == Holding::kOperand && value->operand_count() == 1 &&
+         value->shape().IsArray() && value->operand(0)->shape().IsArray()) {
+    if (OwnReaders(*value) != 1) return nullptr;
+    value = value->operand(0);
+  }
+  if (fusion_->HoldingOf(value) != Holding::kOwn || OwnReaders(*value) != 1) return nullptr;
+  return value;
 }
 
 // A called computation reads its operands where they are and writes its

@@ -599,6 +599,60 @@ TEST(MemoryModel, IdentityReshapeKeepsALoopElementwise) {
   EXPECT_LT(p.temp_bytes, 3 * 64);
 }
 
+// A loop over a 16 KiB state whose initial value is an exponential seen
+// through a reshape (a bitcast once XLA has assigned layouts).
+constexpr char kSquareLoop[] = R"(HloModule m
+
+body {
+  s = (s32[], f32[64,64]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  x = f32[64,64]{1,0} get-tuple-element(s), index=1
+  y = f32[64,64]{1,0} multiply(x, x)
+  ROOT r = (s32[], f32[64,64]{1,0}) tuple(j, y)
+}
+
+cond {
+  s = (s32[], f32[64,64]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  p = f32[64,64,1]{2,1,0} parameter(0)
+  e = f32[64,64,1]{2,1,0} exponential(p)
+  v = f32[64,64]{1,0} reshape(e)
+  zero = s32[] constant(0)
+  init = (s32[], f32[64,64]{1,0}) tuple(zero, v)
+  w = (s32[], f32[64,64]{1,0}) while(init), condition=cond, body=body
+  g = f32[64,64]{1,0} get-tuple-element(w), index=1
+)";
+
+TEST(MemoryModel, ValueSeenThroughAReshapeIsWrittenInPlaceAsTheLoopState) {
+  // The reshape defines no buffer, so the loop is the exponential's only
+  // reader: XLA's copy insertion adds no copy, the state is the
+  // exponential's buffer, and the cosine writes the result over it. XLA
+  // plans 129 bytes of temporaries (counter, tables, flag).
+  const MemoryPrediction p = PredictMemory(std::string(kSquareLoop) + R"(  ROOT c = f32[64,64]{1,0} cosine(g)
+}
+)");
+  EXPECT_LT(p.temp_bytes, 3 * 64);
+}
+
+TEST(MemoryModel, ValueReadAgainThroughAnotherReshapeIsCopiedIntoTheLoop) {
+  // Read again after the loop, the exponential must outlive it: XLA copies
+  // it into the state (16,513 bytes of temporaries).
+  const MemoryPrediction p = PredictMemory(std::string(kSquareLoop) + R"(  c = f32[64,64]{1,0} cosine(g)
+  ev = f32[64,64]{1,0} reshape(e)
+  ROOT o = f32[64,64]{1,0} add(c, ev)
+}
+)");
+  EXPECT_GE(p.temp_bytes, 64 * 64 * 4);
+  EXPECT_LT(p.temp_bytes, 64 * 64 * 4 + 3 * 64);
+}
+
 // The loop both tests below run: its state nests a tensor list (a tuple of
 // the list and its length), as TensorFlow's loops do.
 constexpr char kListLoop[] = R"(HloModule m
