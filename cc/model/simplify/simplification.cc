@@ -44,12 +44,15 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   // XLA's algebraic simplifier, where it changes what fusion folds and
   // stores.
   pipeline->AddPass(std::make_unique<ReshapeEquivalents>());
+  // Before TransposeOfDot: XLA's simplifier runs to a fixed point, so a dot
+  // read through a chain of transposes (an identity one, then a swap) is
+  // folded as if the chain were one transpose.
+  pipeline->AddPass(std::make_unique<TransposeOfTranspose>());
   pipeline->AddPass(std::make_unique<TransposeOfDot>());
   pipeline->AddPass(std::make_unique<SortOfOne>());
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
   pipeline->AddPass(std::make_unique<ReduceOfConcatenate>());
   pipeline->AddPass(std::make_unique<ReduceOfNegate>());
-  pipeline->AddPass(std::make_unique<TransposeOfTranspose>());
   pipeline->AddPass(std::make_unique<PadIntoReduceWindow>());
   pipeline->AddPass(std::make_unique<DivideByConstant>());
   // A read forwarded to a loop's input can be a read of a tuple built in

@@ -630,6 +630,35 @@ ENTRY e {
   EXPECT_EQ(p.peak_bytes(), 35840);
 }
 
+TEST(MemoryModel, ProductReadThroughAChainOfTransposesIsTheProductSwapped) {
+  // TensorFlow's einsum writes an identity transpose between the dot and
+  // the transpose that swaps its dimensions. XLA's simplifier merges the
+  // two and folds the swap into the dot, whose 32 KiB result the fused
+  // tanh, multiply and exponential then overwrite in place. XLA plans
+  // 41984 bytes: a, b, v, the result and one 32 KiB temporary. Read through
+  // the chain, the loop could not write where it reads and d would be a
+  // second temporary.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  a = f32[64,4]{1,0} parameter(0)
+  b = f32[128,4]{1,0} parameter(1)
+  v = f32[64,8]{1,0} parameter(2)
+  d = f32[128,64]{1,0} dot(b, a), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  i = f32[128,64]{1,0} transpose(d), dimensions={0,1}
+  t = f32[64,128]{0,1} transpose(i), dimensions={1,0}
+  e = f32[64,128]{0,1} tanh(t)
+  c = f32[] constant(2)
+  k = f32[64,128]{1,0} broadcast(c), dimensions={}
+  m = f32[64,128]{1,0} multiply(k, e)
+  x = f32[64,128]{1,0} exponential(m)
+  ROOT r = f32[128,8]{1,0} dot(x, v), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 32768);
+  EXPECT_EQ(p.peak_bytes(), 41984);
+}
+
 TEST(MemoryModel, TopOneOfOneColumnStoresNothing) {
   // Each row of x has one element: its top 1 is itself, at index 0. XLA
   // writes the exponential and q + 0 into the two results and stores
