@@ -5,13 +5,11 @@
 #include <string>
 
 #include "model/expand/convolution_layout.h"
+#include "model/expand/triangular_solve.h"
 #include "model/expand/tree_reduction.h"
 
 namespace exla {
 namespace {
-
-// The block size of XLA's triangular solve expander (its default).
-constexpr int64_t kTriangularSolveBlock = 128;
 
 // The target of the custom call `instruction`, quoted as printed, or "".
 std::string CustomCallTarget(const HloInstruction& instruction) {
@@ -33,12 +31,13 @@ std::array<int64_t, 3> QrOperand(const HloInstruction& instruction) {
 
 // Scratch of the instructions XLA expands into several (see ScratchBytes).
 int64_t ExpansionScratchBytes(const HloInstruction& instruction) {
-  // XLA CPU expands Cholesky and triangular solves into loops over blocks
-  // that keep copies of the matrices beside the result.
+  // XLA CPU expands Cholesky factorisations into loops over columns that
+  // keep copies of the matrix beside the result.
   if (instruction.Is(HloOpcode::kCholesky)) return 2 * instruction.shape().ByteSize();
-  if (instruction.Is(HloOpcode::kTriangularSolve) && instruction.operand_count() == 2) {
-    return instruction.operand(0)->shape().ByteSize() + instruction.shape().ByteSize();
-  }
+  // A triangular solve's arrays of blocks (its accumulator of inverses is
+  // computed first where the expansion is inlined, and taken out of the
+  // scratch of the solve that last reads it: buffers/scratch.cc).
+  if (instruction.Is(HloOpcode::kTriangularSolve)) return SolveScratchBytes(instruction);
   // A convolution over batch groups (the filter gradient of a depthwise
   // convolution) becomes one dense convolution whose result is groups times
   // larger, then a select of the diagonal blocks before the reduction.
@@ -90,13 +89,9 @@ int64_t ExpansionEarlyBytes(const HloInstruction& instruction) {
   const int64_t n = shape.dim(shape.rank() - 1);
   // The pred[n,n] mask of the lower triangle a Cholesky loop carries.
   if (instruction.Is(HloOpcode::kCholesky)) return n * n;
-  if (!instruction.Is(HloOpcode::kTriangularSolve) || instruction.operand_count() != 2) return 0;
-  // The inverses of a triangular matrix's diagonal blocks, which the solve
-  // accumulates into a zero-filled array of blocks of up to 128 rows.
-  const Shape& a = instruction.operand(0)->shape();
-  const int64_t m = a.dim(a.rank() - 1);
-  const int64_t element_bytes = a.ByteSize() / std::max<int64_t>(1, a.ElementCount());
-  return a.ElementCount() / std::max<int64_t>(1, m) * std::min<int64_t>(m, kTriangularSolveBlock) * element_bytes;
+  // The accumulator of the inverses of a triangular matrix's diagonal
+  // blocks (triangular_solve.h).
+  return SolveBlocksBytes(instruction);
 }
 
 std::vector<int64_t> ExpansionSmallValues(const HloInstruction& instruction) {

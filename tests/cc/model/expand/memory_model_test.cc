@@ -156,11 +156,11 @@ ENTRY e {
 
 TEST(MemoryModel, ExpandedSolveRunsALoop) {
   // XLA expands the solve into a loop that inverts the diagonal blocks:
-  // beside the solve's scratch (the blocks of inverses of a, computed
-  // first, and the result: 384 bytes), its counter
-  // and condition take a 64-byte slot each of the heap (449 bytes, 512
-  // once aligned) and its state's table of three pointers an allocation
-  // of its own. (XLA's heap holds two blocks of a and a row more: 728.)
+  // beside the solve's scratch (the accumulator of inverses of a, computed
+  // first, the blocks being inverted and their diagonal: 256 + 256 + 32),
+  // its counter and condition take a 64-byte slot each of the heap (704
+  // bytes once aligned) and its state's table of three pointers an
+  // allocation of its own: 728, as XLA.
   const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
 
 ENTRY e {
@@ -169,7 +169,7 @@ ENTRY e {
   ROOT s = f32[8,4]{1,0} triangular-solve(a, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
 }
 )"));
-  EXPECT_EQ(p.temp_bytes, 512 + 3 * 8);
+  EXPECT_EQ(p.temp_bytes, 704 + 3 * 8);
 }
 
 TEST(MemoryModel, FilterGradientConvolutionTransposesItsOperands) {
