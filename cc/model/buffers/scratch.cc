@@ -10,6 +10,7 @@
 #include "model/buffers/tuple_tables.h"
 #include "model/expand/convolution_layout.h"
 #include "model/expand/expansions.h"
+#include "model/expand/loop_state_layout.h"
 #include "model/simplify/expansion_calls.h"
 
 namespace exla {
@@ -60,6 +61,9 @@ void AddExpansionBuffers(const BufferAnalyses& a, const HloInstruction& instruct
     lives->push_back({{state * kPointerBytes, step, step}, Kind::kTupleTable, {&instruction}, {nullptr}, {step}});
   }
   AddLayoutCopies(a, instruction, step, lives);
+  if (const int64_t copy = LoopStateLayoutCopyBytes(instruction)) {  // beside the transposed value it copies
+    lives->push_back({{copy, step, step}, Kind::kScratch, {&instruction}, {nullptr}, {step}, /*one_value=*/true});
+  }
   for (int64_t bytes : ExpansionSmallValues(instruction)) {
     lives->push_back({{bytes, step, step}, Kind::kScratch, {&instruction}, {nullptr}, {step}});
   }
