@@ -5,10 +5,6 @@
 namespace exla {
 namespace {
 
-// XLA CPU sums more than this many elements per result as a tree (a
-// reduce-window over windows of this size, then a reduce), for accuracy.
-constexpr int64_t kTreeReductionWindow = 32;
-
 // The longest dimension a reduction folds.
 int64_t LongestReducedDimension(const HloInstruction& reduce) {
   int64_t longest = 0;

@@ -15,6 +15,10 @@
 
 namespace exla {
 
+// XLA CPU sums more than this many elements per result as a tree (a
+// reduce-window over windows of this size, then a reduce), for accuracy.
+inline constexpr int64_t kTreeReductionWindow = 32;
+
 // Whether XLA CPU rewrites the reduction `instruction` into a tree.
 bool IsTreeReduction(const HloInstruction& instruction);
 

@@ -2,11 +2,25 @@
 
 #include <algorithm>
 
+#include "model/expand/tree_reduction.h"
+
 namespace exla {
 namespace {
 
 // The block size of XLA's triangular solve expander (its default).
 constexpr int64_t kBlockRows = 128;
+
+// Whether the expansion of a one-block solve scales the blocks in the
+// matrix's own buffer. With rows short enough to sum in one pass, the
+// expander's masked diagonal fuses into its reduce and the masked, scaled
+// blocks into one fusion of the matrix; buffer assignment then gives that
+// fusion the matrix's buffer when the solve is its only reader (a
+// parameter's buffer is never reused). Longer rows need a masked copy for
+// the reduce-window beside the scaled blocks.
+bool ScalesInPlace(const HloInstruction& solve, int64_t rows, int64_t count) {
+  const HloInstruction& matrix = *solve.operand(0);
+  return count == 1 && rows <= kTreeReductionWindow && matrix.user_count() == 1 && !matrix.Is(HloOpcode::kParameter);
+}
 
 // The diagonal blocks of a solve's matrix: how many matrices (batch), how
 // many blocks each, the rows of a block, the bytes of an element.
@@ -37,7 +51,11 @@ int64_t SolveScratchBytes(const HloInstruction& solve) {
   const DiagonalBlocks blocks = BlocksOf(solve);
   if (blocks.count == 0) return 0;
   const int64_t diagonal = blocks.batch * blocks.count * blocks.rows * blocks.element_bytes;
-  const int64_t working = (blocks.count > 1 ? 2 : 1) * SolveBlocksBytes(solve) + diagonal;
+  const int64_t arrays = blocks.count > 1 ? 2 : ScalesInPlace(solve, blocks.rows, blocks.count) ? 0 : 1;
+  // In place, the loop's row of the inverse and its product are alive
+  // beside the accumulator instead (each the size of the diagonal).
+  const int64_t rows = arrays == 0 ? 2 * diagonal : 0;
+  const int64_t working = arrays * SolveBlocksBytes(solve) + diagonal + rows;
   return SolveBlocksBytes(solve) + std::max(working, solve.shape().ByteSize());
 }
 

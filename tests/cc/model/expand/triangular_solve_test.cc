@@ -49,4 +49,22 @@ TEST(TriangularSolveModel, OneRowPastTheBlockSizePadsASecondBlock) {
   EXPECT_EQ(PredictMemory(SolveOfSize(129)).temp_bytes, 461016);
 }
 
+TEST(TriangularSolveModel, ShortRowsScaleTheMatrixInPlace) {
+  // Five 4 x 4 matrices: rows short enough to sum in one pass, so the
+  // masked diagonal fuses into its reduce, and the scaled blocks take the
+  // buffer of the matrix, which only the solve reads. The loop holds the
+  // accumulator (320 bytes), the scaled blocks (320), the diagonal (80)
+  // and a row of the inverse and its product (80 each). XLA: 1048 bytes.
+  const std::string text = R"(HloModule m
+
+ENTRY e {
+  x = f32[5,4,4]{2,1,0} parameter(0)
+  b = f32[5,4,1]{2,1,0} parameter(1)
+  a = f32[5,4,4]{2,1,0} exponential(x)
+  s = f32[5,4,1]{2,1,0} triangular-solve(a, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+  ROOT r = f32[5,4,1]{2,1,0} negate(s)
+})";
+  EXPECT_EQ(PredictMemory(text).temp_bytes, 1048);
+}
+
 }  // namespace
