@@ -124,7 +124,9 @@ _DRAWS = {1: "fuzzer programs of fixed seeds and framework programs outside the 
           3: "40 fuzzer programs of new seeds, drawn 2026-11-29 after draw 2's study; "
              "since studied in part",
           4: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draws 2 "
-             "and 3, and not studied"}
+             "and 3; since studied in part",
+          5: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 4, "
+             "and not studied"}
 """What each held-out draw is (experiments/corpus/heldout.py)."""
 
 

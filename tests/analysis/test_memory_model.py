@@ -43,11 +43,16 @@ load_extension()
 # one; a concatenation, pad or reduction read twice written out; a loop
 # written over an operand only where every read is elementwise, never over
 # a loop outlined for threads), 142 (93.4%): tfp_log_probs' rewritten
-# module comes within. Before: 138, and 137 before that. The bar leaves one module of margin below that, and
+# module comes within. Then XLA's triangular solve expander, whose padded
+# 128-row blocks the model had counted too small (hand-written solves were
+# as low as 0.39x, none in the corpus): three tiny batched solves
+# (tfp_log_probs) leave the band, one comes back once a one-block solve with
+# short rows scales its matrix in place: 140 (92.1%). Before: 142, 138,
+# and 137 before that. The bar leaves one module of margin below that, and
 # is itself above the target (136.8 of 152): a change that loses two
 # modules, or any that takes the corpus under the target, fails.
 TARGET_WITHIN = 0.90
-MEASURED_WITHIN = 142
+MEASURED_WITHIN = 140
 MIN_WITHIN = MEASURED_WITHIN - 1
 MIN_MODULES = 148
 """The corpus has 152 distinct modules (jaxlib 0.7.1, every framework

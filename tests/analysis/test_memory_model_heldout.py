@@ -8,8 +8,8 @@ peak with constants, as `test_memory_model.py` does on the corpus. Its
 figures are reported apart from the corpus's.
 
 The corpus target (at least 90% within 10%, none more than 10% below) is
-not met here (draw 1 has one module below; draw 4, which nobody studied,
-87% within and three below), and
+not met here (draw 1 has one module below; draw 5, which nobody studied,
+reaches 91% within but has five below), and
 the bars below are not it: they are the distribution measured when the set
 was written (jaxlib 0.7.1), less a stated margin, so that a change of the
 model that makes held-out programs worse fails. Reach the target by
@@ -27,9 +27,9 @@ from tests._extension import load_extension
 load_extension()
 
 TARGET_WITHIN = 0.90
-"""The corpus's target (issue 27): draws 1, 2 and 3, studied, reach its share
-within 10%, and draw 2 its none below; draw 4, not studied, reaches
-neither (below)."""
+"""The corpus's target (issue 27): draws 1 to 4, studied, reach its share
+within 10%, and draw 2 its none below; draw 5, not studied, reaches the
+share but not the bound (below)."""
 
 # Measured 2026-11-29 on jaxlib 0.7.1, after the model learnt, each from
 # XLA's sources and checked on small modules against XLA's buffer
@@ -162,10 +162,28 @@ def test_heldout_over_prediction_is_bounded(comparisons):
 # it: 67 (87%) within, 3 below (lowest 0.564x, fuzz_43000000138), the
 # highest 1.818x (fuzz_43000000150). Neither the target nor the bound is
 # met on programs nobody studied.
+#
+# Then draw 4 was studied (with the triangular solve, found low on small
+# modules): a value seen through a reshape is written in place as a loop's
+# state (aliasing.cc; fuzz_43000000106 and _150 rewritten come within),
+# transposes merged before one is folded into a product (_152), a loop's
+# state computed transposed copied into the loop's layout
+# (loop_state_layout.h; _144 rewritten, 0.583x, comes within), a
+# triangular solve's padded 128-row blocks (triangular_solve.h). Draw 3:
+# 70 within, the highest 1.219x; draw 4: 71 (92%) within, 2 below (both
+# fuzz_43000000138, 0.564x: views that take no step in XLA's schedule,
+# not modelled), the highest 1.423x.
+#
+# Draw 5: 40 fuzzer programs of new seeds (43,000,000,160 on; 77 distinct
+# modules), drawn after that study and not studied: 70 (90.9%) within,
+# 5 below (the lowest 0.531x, fuzz_43000000168), the highest 1.936x
+# (fuzz_43000000192). The share is met on programs nobody studied; the
+# bound (none below) is not.
 LATER_DRAWS = {
     2: {"modules": 79, "within": 73, "too_low": 0, "lowest": 0.923, "highest": 1.714},
-    3: {"modules": 76, "within": 69, "too_low": 2, "lowest": 0.544, "highest": 1.835},
-    4: {"modules": 77, "within": 67, "too_low": 3, "lowest": 0.564, "highest": 1.818},
+    3: {"modules": 76, "within": 70, "too_low": 2, "lowest": 0.544, "highest": 1.219},
+    4: {"modules": 77, "within": 71, "too_low": 2, "lowest": 0.564, "highest": 1.423},
+    5: {"modules": 77, "within": 70, "too_low": 5, "lowest": 0.531, "highest": 1.936},
 }
 """Each later draw's distribution as measured, which its bars follow."""
 
