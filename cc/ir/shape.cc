@@ -337,4 +337,15 @@ bool IsIdentityPermutation(const std::vector<int64_t>& permutation) {
   return true;
 }
 
+bool InRowMajorOrder(const std::vector<int64_t>& order, const Shape& shape) {
+  int64_t last = -1;
+  for (int64_t d : order) {
+    if (d < 0 || d >= shape.rank()) return false;
+    if (shape.dim(static_cast<int>(d)) == 1) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
+}
+
 }  // namespace exla

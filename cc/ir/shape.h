@@ -125,6 +125,11 @@ int64_t LargestArrayBytes(const Shape& shape);
 // transpose by it moves no element.
 bool IsIdentityPermutation(const std::vector<int64_t>& permutation);
 
+// Whether the dimensions of `shape`, taken in `order`, come in its own
+// row-major order once those of extent 1 are left out: read in that order
+// (a transpose by it), a row-major array moves no element in memory.
+bool InRowMajorOrder(const std::vector<int64_t>& order, const Shape& shape);
+
 }  // namespace exla
 
 #endif  // EXLA_IR_SHAPE_H_

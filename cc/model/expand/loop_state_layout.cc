@@ -5,19 +5,6 @@
 namespace exla {
 namespace {
 
-// Whether a transpose moves elements in memory when its operand and result
-// are both row-major: the dimensions of more than one element change order.
-bool MovesElements(const HloInstruction& transpose) {
-  const Shape& operand = transpose.operand(0)->shape();
-  int64_t last = -1;
-  for (int64_t dimension : transpose.dimensions()) {
-    if (operand.dim(static_cast<int>(dimension)) == 1) continue;
-    if (dimension < last) return true;
-    last = dimension;
-  }
-  return false;
-}
-
 bool IsUnaryElementwise(const HloInstruction& instruction) {
   return instruction.operand_count() == 1 && instruction.IsElementwise() &&
          !instruction.Is(HloOpcode::kConvert) && !instruction.Is(HloOpcode::kCopy);
@@ -33,7 +20,7 @@ bool LaidOutTransposed(const HloInstruction& element) {
   const HloInstruction* value = &element;
   while (IsUnaryElementwise(*value) && value->operand(0)->users().size() == 1) value = value->operand(0);
   return value != &element && value->Is(HloOpcode::kTranspose) && value->operand_count() == 1 &&
-         value->shape().IsArray() && MovesElements(*value);
+         value->shape().IsArray() && !InRowMajorOrder(value->dimensions(), value->operand(0)->shape());
 }
 
 }  // namespace

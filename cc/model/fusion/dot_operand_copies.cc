@@ -9,20 +9,6 @@
 namespace exla {
 namespace {
 
-// Whether the buffer's dimensions, taken in `order` (dimensions of the
-// buffer), come in the buffer's own row-major order once the dimensions of
-// size 1 are left out.
-bool InBufferOrder(const std::vector<int64_t>& order, const Shape& buffer) {
-  int64_t last = -1;
-  for (int64_t d : order) {
-    if (d < 0 || d >= buffer.rank()) return false;
-    if (buffer.dim(static_cast<int>(d)) == 1) continue;
-    if (d < last) return false;
-    last = d;
-  }
-  return true;
-}
-
 // The dimensions of a dot operand's read, by role: batch, free (neither
 // batch nor contracting) and contracting.
 struct OperandRoles {
@@ -107,7 +93,7 @@ bool DotTransposesOperand(const HloInstruction& dot, int operand) {
     for (const std::vector<int64_t>& block : tail) {
       for (int64_t d : block) order.push_back(permutation[d]);
     }
-    if (InBufferOrder(order, buffer->shape())) return false;
+    if (InRowMajorOrder(order, buffer->shape())) return false;
   }
   return true;
 }

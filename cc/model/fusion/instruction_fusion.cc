@@ -5,6 +5,7 @@
 
 #include "analysis/flops.h"
 #include "ir/computation.h"
+#include "ir/pattern_matcher.h"
 #include "model/expand/convolution_layout.h"
 #include "model/expand/tree_reduction.h"
 #include "model/fusion/concatenate_fusion.h"
@@ -34,14 +35,10 @@ bool IsView(const HloInstruction& instruction) {
     case HloOpcode::kDomain:
     case HloOpcode::kSetDimensionSize:  // bounds a static dimension: no data moves
       return true;
-    case HloOpcode::kTranspose:  // the identity permutation: XLA removes it
-      return IsIdentityPermutation(instruction.dimensions());
-    case HloOpcode::kSlice:  // of the whole operand: XLA removes it
-      return instruction.operand_count() == 1 &&
-             instruction.shape().dims() == instruction.operand(0)->shape().dims();
-    case HloOpcode::kConvert:  // to its own type: XLA removes it
-      return instruction.operand_count() == 1 &&
-             instruction.operand(0)->shape().element_type() == instruction.shape().element_type();
+    case HloOpcode::kTranspose:  // by the identity permutation,
+    case HloOpcode::kSlice:      // of the whole operand,
+    case HloOpcode::kConvert:    // or to its own type: XLA removes it
+      return m::MovesNoElement(&instruction);
     default:
       return false;
   }
