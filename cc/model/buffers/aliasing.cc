@@ -148,11 +148,9 @@ int Aliasing::OwnReaders(const HloInstruction& value) {
 // value in XLA's dataflow, so copy insertion sees the loop as the value's
 // only reader). Null when XLA copies the value in first.
 const HloInstruction* Aliasing::WrittenInPlace(const HloInstruction& element) {
-  const HloInstruction* value = &element;
-  while (fusion_->HoldingOf(value) == Holding::kOperand && value->operand_count() == 1 &&
-         value->shape().IsArray() && value->operand(0)->shape().IsArray()) {
-    if (OwnReaders(*value) != 1) return nullptr;
-    value = value->operand(0);
+  const HloInstruction* value = fusion_->StripViews(element);
+  for (const HloInstruction* view = &element; view != value; view = view->operand(0)) {
+    if (OwnReaders(*view) != 1) return nullptr;
   }
   if (fusion_->HoldingOf(value) != Holding::kOwn || OwnReaders(*value) != 1) return nullptr;
   return value;

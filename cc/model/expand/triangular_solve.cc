@@ -10,18 +10,6 @@ namespace {
 // The block size of XLA's triangular solve expander (its default).
 constexpr int64_t kBlockRows = 128;
 
-// Whether the expansion of a one-block solve scales the blocks in the
-// matrix's own buffer. With rows short enough to sum in one pass, the
-// expander's masked diagonal fuses into its reduce and the masked, scaled
-// blocks into one fusion of the matrix; buffer assignment then gives that
-// fusion the matrix's buffer when the solve is its only reader (a
-// parameter's buffer is never reused). Longer rows need a masked copy for
-// the reduce-window beside the scaled blocks.
-bool ScalesInPlace(const HloInstruction& solve, int64_t rows, int64_t count) {
-  const HloInstruction& matrix = *solve.operand(0);
-  return count == 1 && rows <= kTreeReductionWindow && matrix.user_count() == 1 && !matrix.Is(HloOpcode::kParameter);
-}
-
 // The diagonal blocks of a solve's matrix: how many matrices (batch), how
 // many blocks each, the rows of a block, the bytes of an element.
 struct DiagonalBlocks {
@@ -40,6 +28,19 @@ DiagonalBlocks BlocksOf(const HloInstruction& solve) {
   return {a.ElementCount() / (m * m), (m + rows - 1) / rows, rows, a.ByteSize() / a.ElementCount()};
 }
 
+// Whether the expansion of a one-block solve scales the blocks in the
+// matrix's own buffer. With rows short enough to sum in one pass, the
+// expander's masked diagonal fuses into its reduce and the masked, scaled
+// blocks into one fusion of the matrix; buffer assignment then gives that
+// fusion the matrix's buffer when the solve is its only reader (a
+// parameter's buffer is never reused). Longer rows need a masked copy for
+// the reduce-window beside the scaled blocks.
+bool ScalesInPlace(const HloInstruction& solve, const DiagonalBlocks& blocks) {
+  const HloInstruction& matrix = *solve.operand(0);
+  return blocks.count == 1 && blocks.rows <= kTreeReductionWindow && matrix.user_count() == 1 &&
+         !matrix.Is(HloOpcode::kParameter);
+}
+
 }  // namespace
 
 int64_t SolveBlocksBytes(const HloInstruction& solve) {
@@ -51,12 +52,13 @@ int64_t SolveScratchBytes(const HloInstruction& solve) {
   const DiagonalBlocks blocks = BlocksOf(solve);
   if (blocks.count == 0) return 0;
   const int64_t diagonal = blocks.batch * blocks.count * blocks.rows * blocks.element_bytes;
-  const int64_t arrays = blocks.count > 1 ? 2 : ScalesInPlace(solve, blocks.rows, blocks.count) ? 0 : 1;
+  const int64_t arrays = blocks.count > 1 ? 2 : ScalesInPlace(solve, blocks) ? 0 : 1;
   // In place, the loop's row of the inverse and its product are alive
   // beside the accumulator instead (each the size of the diagonal).
   const int64_t rows = arrays == 0 ? 2 * diagonal : 0;
-  const int64_t working = arrays * SolveBlocksBytes(solve) + diagonal + rows;
-  return SolveBlocksBytes(solve) + std::max(working, solve.shape().ByteSize());
+  const int64_t array = SolveBlocksBytes(solve);
+  const int64_t working = arrays * array + diagonal + rows;
+  return array + std::max(working, solve.shape().ByteSize());
 }
 
 }  // namespace exla
