@@ -60,19 +60,6 @@ bool FoldedIntoDots(const HloInstruction& instruction) {
 // producers of the matrix; other dots call a GEMM that reads buffers.
 constexpr int64_t kSmallVectorBytes = 16 * 1024;
 
-// A dot that contracts nothing but dimensions of size 1 is an outer product:
-// XLA's simplifier drops the degenerate dimensions and rewrites it as a
-// multiply of two broadcasts, an elementwise loop that fusion treats as such.
-bool IsOuterProduct(const HloInstruction& instruction) {
-  if (!instruction.Is(HloOpcode::kDot) || instruction.operand_count() != 2) return false;
-  const std::vector<int64_t>& contracting = instruction.dot_dimensions().lhs_contracting;
-  const Shape& lhs = instruction.operand(0)->shape();
-  for (int64_t d : contracting) {
-    if (lhs.dim(static_cast<int>(d)) != 1) return false;
-  }
-  return true;
-}
-
 bool FusesMatrixOfDot(const HloInstruction& dot, int operand_index) {
   if (!dot.Is(HloOpcode::kDot) || dot.operand_count() != 2) return false;
   const DotDimensions dims = dot.dot_dimensions();
@@ -206,6 +193,16 @@ bool FusedIntoUsers(const HloInstruction& instruction) {
 }
 
 }  // namespace
+
+bool IsOuterProduct(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kDot) || instruction.operand_count() != 2) return false;
+  const std::vector<int64_t>& contracting = instruction.dot_dimensions().lhs_contracting;
+  const Shape& lhs = instruction.operand(0)->shape();
+  for (int64_t d : contracting) {
+    if (lhs.dim(static_cast<int>(d)) != 1) return false;
+  }
+  return true;
+}
 
 bool IsFusedMatrixVectorDot(const HloInstruction& instruction) {
   return FusesMatrixOfDot(instruction, 0) || FusesMatrixOfDot(instruction, 1);

@@ -29,6 +29,11 @@ enum class Holding {
 // (a loop-fusible producer).
 bool IsLoopFusible(const HloInstruction& instruction);
 
+// A dot that contracts nothing but dimensions of size 1 is an outer product:
+// XLA's simplifier drops the degenerate dimensions and rewrites it as a
+// multiply of two broadcasts, an elementwise loop that fusion treats as such.
+bool IsOuterProduct(const HloInstruction& instruction);
+
 // Whether XLA CPU emits the dot `instruction` as a loop of its own, into
 // which it fuses the producers of its matrix: a matrix-vector product with
 // a small vector.

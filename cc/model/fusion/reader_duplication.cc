@@ -99,7 +99,9 @@ const HloInstruction& ViewedProducer(const HloInstruction& value) {
 bool DuplicatedIntoReader(const HloInstruction& read, const HloInstruction& reader) {
   const HloInstruction& producer = ViewedProducer(read);
   if (producer.parent()->root() == &producer || ReadersThroughViews(producer) < 2) return false;
-  if (!(producer.IsElementwise() || producer.Is(HloOpcode::kBroadcast)) || IsExpensive(producer) ||
+  // An outer product is a multiply of two broadcasts by the time XLA fuses.
+  const bool elementwise = producer.IsElementwise() || IsOuterProduct(producer);
+  if (!(elementwise || producer.Is(HloOpcode::kBroadcast)) || IsExpensive(producer) ||
       HoldingOf(producer) != Holding::kOwn) {
     return false;
   }

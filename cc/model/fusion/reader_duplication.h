@@ -15,10 +15,12 @@
 // unless every reader takes it in (ComputeGloballyUnfusible: copying it
 // would read those operands once per reader).
 //
-// A broadcast is such a producer too: cheap, and reading no more than it
-// writes. Copied into the readers that compute it, it is left with the
-// readers that cannot, such as the tuple a loop starts from, which then
-// takes it in place (buffers/aliasing.cc).
+// An outer product is one too: XLA's simplifier has rewritten it as a
+// multiply of two broadcasts before fusion. A broadcast is such a producer
+// too: cheap, and reading no more than it writes. Copied into the readers
+// that compute it, it is left with the readers that cannot, such as the
+// tuple a loop starts from, which then takes it in place
+// (buffers/aliasing.cc).
 //
 // The model leaves out one case XLA would copy: a scalar producer, whose
 // copies move no bytes (reader_duplication.cc).

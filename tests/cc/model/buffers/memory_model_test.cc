@@ -1182,4 +1182,39 @@ ENTRY e {
   EXPECT_EQ(p.peak_bytes(), 135336);
 }
 
+TEST(MemoryModel, OuterProductReadByATreeReductionIsRecomputedByItsOtherReaders) {
+  // XLA writes the outer product out once for the row maximum's
+  // reduce-window and computes it again inside the loop of the compare and
+  // the row sum, from the two vectors: one 256 x 256 buffer is alive at a
+  // time. XLA plans 273,416 bytes (arguments, result, temporaries).
+  const MemoryPrediction p = PredictMemory(R"(HloModule m
+
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] maximum(a, b)
+}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[256,1]{1,0} parameter(0)
+  y = f32[256,1]{1,0} parameter(1)
+  o = f32[256,256]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ninf = f32[] constant(-inf)
+  mx = f32[256]{0} reduce(o, ninf), dimensions={1}, to_apply=max
+  b = f32[256,256]{1,0} broadcast(mx), dimensions={0}
+  eq = pred[256,256]{1,0} compare(o, b), direction=EQ
+  c = f32[256,256]{1,0} convert(eq)
+  zero = f32[] constant(0)
+  ROOT s = f32[256]{0} reduce(c, zero), dimensions={1}, to_apply=add
+}
+)");
+  EXPECT_LT(p.temp_bytes, 256 * 256 * 4 + 256 * 64);
+}
+
 }  // namespace

@@ -128,4 +128,34 @@ TEST(ReaderDuplication, ProducerIsCopiedThroughTheReshapeThatViewsIt) {
   EXPECT_FALSE(DuplicatedIntoReader(*mr, *entry->FindInstruction("s")));
 }
 
+// An outer product (a dot over one contracted dimension of size 1) read by
+// a tree reduction and by an elementwise compare, as a softmax's argmax
+// mask reads it.
+constexpr char kOuterProduct[] = R"(HloModule m
+
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] maximum(a, b)
+}
+
+ENTRY e {
+  x = f32[256,1]{1,0} parameter(0)
+  y = f32[256,1]{1,0} parameter(1)
+  o = f32[256,256]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ninf = f32[] constant(-inf)
+  mx = f32[256]{0} reduce(o, ninf), dimensions={1}, to_apply=max
+  b = f32[256,256]{1,0} broadcast(mx), dimensions={0}
+  ROOT eq = pred[256,256]{1,0} compare(o, b), direction=EQ
+}
+)";
+
+TEST(ReaderDuplication, OuterProductIsCopiedIntoTheLoopThatCanTakeIt) {
+  // XLA's simplifier has made it a multiply of two broadcasts before fusion.
+  const std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(kOuterProduct);
+  const exla::HloComputation* entry = module->entry();
+  EXPECT_TRUE(DuplicatedIntoReader(*entry->FindInstruction("o"), *entry->FindInstruction("eq")));
+  EXPECT_FALSE(DuplicatedIntoReader(*entry->FindInstruction("o"), *entry->FindInstruction("mx")));
+}
+
 }  // namespace
