@@ -59,16 +59,6 @@ HloInstruction* LoopToWaitFor(const SplitRegion& region, std::string* why_not) {
   return previous;
 }
 
-Shape SliceShape(const Shape& shape, int64_t dim, int64_t chunk) {
-  if (shape.IsTuple()) {
-    std::vector<Shape> elements;
-    for (const Shape& element : shape.tuple_shapes()) elements.push_back(SliceShape(element, dim, chunk));
-    return Shape::Tuple(std::move(elements));
-  }
-  Shape sliced = shape;
-  sliced.set_dim(static_cast<int>(dim), chunk);
-  return sliced;
-}
 
 std::vector<SliceBounds> SliceBoundsWithChunk(const HloInstruction& slice, int64_t dim, int64_t chunk) {
   std::vector<SliceBounds> bounds = slice.slice();
@@ -555,6 +545,17 @@ class LoopBuilder {
 };
 
 }  // namespace
+
+Shape SliceShape(const Shape& shape, int64_t dim, int64_t chunk) {
+  if (shape.IsTuple()) {
+    std::vector<Shape> elements;
+    for (const Shape& element : shape.tuple_shapes()) elements.push_back(SliceShape(element, dim, chunk));
+    return Shape::Tuple(std::move(elements));
+  }
+  Shape sliced = shape;
+  sliced.set_dim(static_cast<int>(dim), chunk);
+  return sliced;
+}
 
 std::vector<HloComputation*> RewriteRegionAsLoops(const SplitRegion& region, int64_t chunk,
                                                   std::vector<std::string>* notes) {

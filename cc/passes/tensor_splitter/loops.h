@@ -11,6 +11,10 @@
 
 namespace exla {
 
+// `shape` with `chunk` elements along `dim`: in each element of a tuple (a
+// sort's or a top-k's rows), or in the array.
+Shape SliceShape(const Shape& shape, int64_t dim, int64_t chunk);
+
 // Replaces the region by loops over chunks of `chunk` elements of the split
 // dimension (a one-trip loop for the remainder runs first, over the first
 // units). Returns the loop body computations it created. A region that

@@ -211,12 +211,6 @@ WhyNot FindSoftmaxStatistics(HloInstruction* sum, int64_t threshold, int64_t spl
 
 namespace {
 
-Shape SliceShape(const Shape& shape, int64_t dim, int64_t chunk) {
-  Shape sliced = shape;
-  sliced.set_dim(static_cast<int>(dim), chunk);
-  return sliced;
-}
-
 HloInstruction* ConvertTo(HloBuilder& b, HloInstruction* h, PrimitiveType type) {
   return h->shape().element_type() == type ? h : b.Convert(h, type);
 }

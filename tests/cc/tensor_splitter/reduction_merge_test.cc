@@ -318,4 +318,34 @@ TEST(ReductionMerge, MaximumBehindAReshapeOfUnitDimensionsIsFound) {
   }
 }
 
+TEST(ReductionMerge, SoftmaxOverTheRowsOfATopKSlicesTheTopKsRows) {
+  // A softmax down the columns of a top-k's values (16 KB) reads the top-k
+  // of 512 rows of logits: the loop slices h's rows (8 rows: 2 KB of
+  // logits), and each trip takes the top-k of its chunk of rows, a tuple of values and indices whose
+  // shape the body must slice element by element.
+  exla::TensorSplitter splitter(kThreshold, kSplitSize);
+  const ModuleRun run = RunPassObject(splitter, SoftmaxModule(R"(
+  h = f32[512,4]{1,0} parameter(0)
+  w = f32[4,64]{1,0} parameter(1)
+  x = f32[512,64]{1,0} dot(h, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = (f32[512,8]{1,0}, s32[512,8]{1,0}) topk(x), k=8, largest=true
+  v = f32[512,8]{1,0} get-tuple-element(t), index=0
+  ninf = f32[] constant(-inf)
+  mx = f32[8]{0} reduce(v, ninf), dimensions={0}, to_apply=max
+  bm = f32[512,8]{1,0} broadcast(mx), dimensions={1}
+  d = f32[512,8]{1,0} subtract(v, bm)
+  e = f32[512,8]{1,0} exponential(d)
+  zero = f32[] constant(0)
+  s = f32[8]{0} reduce(e, zero), dimensions={0}, to_apply=sum
+  ROOT l = f32[8]{0} log(s)
+)"));
+  ASSERT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(exla::PrintHloModule(*run.module), R"(
+    CHECK:      s.merge_body {
+    CHECK:      dynamic_slice_sizes={8,4}
+    CHECK:      [[X:[a-z0-9.-]+]] = f32[8,64]{1,0} dot(
+    CHECK:      (f32[8,8]{1,0}, s32[8,8]{1,0}) topk([[X]]), k=8
+  )"));
+}
+
 }  // namespace
