@@ -12,6 +12,7 @@
 #include "model/simplify/expansion_calls.h"
 #include "model/simplify/loop_constant_sinking.h"
 #include "model/simplify/loop_forwarding.h"
+#include "model/simplify/loop_invariant_code_motion.h"
 #include "model/simplify/pad_into_reduce_window.h"
 #include "model/simplify/reduce_of_concatenate.h"
 #include "model/simplify/reduce_of_negate.h"
@@ -55,6 +56,10 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<ReduceOfNegate>());
   pipeline->AddPass(std::make_unique<PadIntoReduceWindow>());
   pipeline->AddPass(std::make_unique<DivideByConstant>());
+  // XLA runs it after the algebraic simplifier, before the tuple simplifier
+  // and the while loop simplifier, which drop the state the body no longer
+  // reads.
+  pipeline->AddPass(std::make_unique<LoopInvariantCodeMotion>());
   // A read forwarded to a loop's input can be a read of a tuple built in
   // place (an inlined loop's state), and the other way round; a loop's
   // element becomes dead once the tuples that read it are folded, and its
