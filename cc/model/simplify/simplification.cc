@@ -9,6 +9,7 @@
 #include "model/simplify/constant_folding.h"
 #include "model/simplify/dead_loop_elements.h"
 #include "model/simplify/divide_by_constant.h"
+#include "model/simplify/dynamic_slice_of_literals.h"
 #include "model/simplify/expansion_calls.h"
 #include "model/simplify/loop_constant_sinking.h"
 #include "model/simplify/loop_forwarding.h"
@@ -69,6 +70,11 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   forwarding->AddPass(std::make_unique<LoopForwarding>());
   forwarding->AddPass(std::make_unique<DeadLoopElements>());
   pipeline->AddPass(std::move(forwarding));
+  // XLA's simplification runs to a fixed point: a literal an inlined loop
+  // of one trip passes through its state is a literal to constant folding
+  // once the tuple reads are folded (the first slice's offset, 0 * size).
+  pipeline->AddPass(std::make_unique<ConstantFolding>());
+  pipeline->AddPass(std::make_unique<DynamicSliceOfLiterals>());
   pipeline->AddPass(std::make_unique<TopKDecomposition>());
   pipeline->AddPass(std::make_unique<SortSimplifier>());
   pipeline->AddPass(std::make_unique<CommonSubexpressionElimination>());
