@@ -9,9 +9,11 @@
 #include "model/simplify/constant_folding.h"
 #include "model/simplify/dead_loop_elements.h"
 #include "model/simplify/divide_by_constant.h"
+#include "model/simplify/dynamic_slice_of_literals.h"
 #include "model/simplify/expansion_calls.h"
 #include "model/simplify/loop_constant_sinking.h"
 #include "model/simplify/loop_forwarding.h"
+#include "model/simplify/loop_invariant_code_motion.h"
 #include "model/simplify/pad_into_reduce_window.h"
 #include "model/simplify/reduce_of_concatenate.h"
 #include "model/simplify/reduce_of_negate.h"
@@ -55,6 +57,10 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<ReduceOfNegate>());
   pipeline->AddPass(std::make_unique<PadIntoReduceWindow>());
   pipeline->AddPass(std::make_unique<DivideByConstant>());
+  // XLA runs it after the algebraic simplifier, before the tuple simplifier
+  // and the while loop simplifier, which drop the state the body no longer
+  // reads.
+  pipeline->AddPass(std::make_unique<LoopInvariantCodeMotion>());
   // A read forwarded to a loop's input can be a read of a tuple built in
   // place (an inlined loop's state), and the other way round; a loop's
   // element becomes dead once the tuples that read it are folded, and its
@@ -64,6 +70,11 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   forwarding->AddPass(std::make_unique<LoopForwarding>());
   forwarding->AddPass(std::make_unique<DeadLoopElements>());
   pipeline->AddPass(std::move(forwarding));
+  // XLA's simplification runs to a fixed point: a literal an inlined loop
+  // of one trip passes through its state is a literal to constant folding
+  // once the tuple reads are folded (the first slice's offset, 0 * size).
+  pipeline->AddPass(std::make_unique<ConstantFolding>());
+  pipeline->AddPass(std::make_unique<DynamicSliceOfLiterals>());
   pipeline->AddPass(std::make_unique<TopKDecomposition>());
   pipeline->AddPass(std::make_unique<SortSimplifier>());
   pipeline->AddPass(std::make_unique<CommonSubexpressionElimination>());
