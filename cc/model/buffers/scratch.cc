@@ -11,6 +11,7 @@
 #include "model/expand/convolution_layout.h"
 #include "model/expand/expansions.h"
 #include "model/expand/loop_state_layout.h"
+#include "model/expand/tree_reduction.h"
 #include "model/simplify/expansion_calls.h"
 
 namespace exla {
@@ -61,6 +62,9 @@ void AddExpansionBuffers(const BufferAnalyses& a, const HloInstruction& instruct
     lives->push_back({{state * kPointerBytes, step, step}, Kind::kTupleTable, {&instruction}, {nullptr}, {step}});
   }
   AddLayoutCopies(a, instruction, step, lives);
+  if (const int64_t copy = TreeReductionLayoutCopyBytes(instruction)) {  // beside the input it transposes
+    lives->push_back({{copy, step, step}, Kind::kScratch, {&instruction}, {nullptr}, {step}, /*one_value=*/true});
+  }
   if (const int64_t copy = LoopStateLayoutCopyBytes(instruction)) {  // beside the transposed value it copies
     lives->push_back({{copy, step, step}, Kind::kScratch, {&instruction}, {nullptr}, {step}, /*one_value=*/true});
   }

@@ -35,11 +35,21 @@ bool EmittedWithoutCache(const HloInstruction& instruction) {
          instruction.Is(HloOpcode::kReduce) || instruction.Is(HloOpcode::kDynamicUpdateSlice);
 }
 
+// Whether XLA's layout assignment gives each reader of `instruction` a
+// transposing copy of its own: it lays a transpose out as a bitcast of its
+// operand and copies it into the row-major layout each reader asks for
+// (cpu_layout_assignment.cc), so a transpose read by several instructions
+// reads its operand once per reader, each copy fused into its reader.
+bool CopiedPerReader(const HloInstruction& instruction) {
+  return instruction.Is(HloOpcode::kTranspose) && instruction.users().size() > 1;
+}
+
 // The instructions that read `instruction` once XLA's simplifier has
-// removed the views that change nothing.
+// removed the views that change nothing, and layout assignment has
+// replaced a transpose read more than once by a copy per reader.
 void CollectReaders(const HloInstruction& instruction, std::unordered_set<const HloInstruction*>* readers) {
   for (const HloInstruction* user : instruction.users()) {
-    if (m::MovesNoElement(user)) {  // XLA's simplifier removes it before fusion
+    if (m::MovesNoElement(user) || CopiedPerReader(*user)) {  // removed before fusion; copied
       CollectReaders(*user, readers);
     } else {
       readers->insert(user);

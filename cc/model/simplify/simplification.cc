@@ -18,6 +18,7 @@
 #include "model/simplify/reduce_of_concatenate.h"
 #include "model/simplify/reduce_of_negate.h"
 #include "model/simplify/reduce_of_reduce.h"
+#include "model/simplify/reduce_of_transpose.h"
 #include "model/simplify/single_trip_loops.h"
 #include "model/simplify/sort_of_one.h"
 #include "model/simplify/sort_simplifier.h"
@@ -52,6 +53,9 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<TransposeOfTranspose>());
   pipeline->AddPass(std::make_unique<TransposeOfDot>());
   pipeline->AddPass(std::make_unique<SortOfOne>());
+  // Before ReduceOfReduce: a reduce of a transposed reduce is then a reduce
+  // of the reduce, which it merges.
+  pipeline->AddPass(std::make_unique<ReduceOfTranspose>());
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
   pipeline->AddPass(std::make_unique<ReduceOfConcatenate>());
   pipeline->AddPass(std::make_unique<ReduceOfNegate>());

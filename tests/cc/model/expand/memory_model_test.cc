@@ -62,6 +62,49 @@ TEST(MemoryModel, LongReductionReadsItsInputFromMemory) {
   EXPECT_EQ(p.temp_bytes, 4000000 + 32 * 1000 * 4);
 }
 
+// A softmax over the rows of x's transpose: e = exp(x^T - m), its row sums
+// s (400 terms: a tree), and `result` (e / s or a value without e).
+std::string SoftmaxOfATranspose(const std::string& result) {
+  return R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[400,48]{1,0} parameter(0)
+  m = f32[48]{0} parameter(1)
+  t = f32[48,400]{1,0} transpose(x), dimensions={1,0}
+  bm = f32[48,400]{1,0} broadcast(m), dimensions={0}
+  d = f32[48,400]{1,0} subtract(t, bm)
+  e = f32[48,400]{1,0} exponential(d)
+  zero = f32[] constant(0)
+  s = f32[48]{0} reduce(e, zero), dimensions={1}, to_apply=add
+  bs = f32[48,400]{1,0} broadcast(s), dimensions={0}
+  ROOT q = f32[48,400]{1,0} )" + result + R"(
+}
+)";
+}
+
+TEST(MemoryModel, TreeReductionReadsACopyOfAnInputComputedUntransposed) {
+  // XLA's ReshapeMover sinks t below d and e (bm is a broadcast it can
+  // transpose for free), up to the reduce-window of the row sums: e is
+  // computed in x's order, and the reduce-window reads a transposed copy.
+  // The division reads e too, which is too expensive to compute twice: e
+  // and the copy are both written, 76,800 bytes the copy, 2,688 the
+  // partial sums and the sums (XLA's buffer assignment: temp 79,488; e
+  // takes the result's buffer).
+  EXPECT_EQ(PredictMemory(SoftmaxOfATranspose("divide(e, bs)")).temp_bytes, 79488);
+}
+
+TEST(MemoryModel, TreeReductionOfAnInputReadOnceReadsItsOnlyCopy) {
+  // e is read by the tree alone: XLA fuses it into the transposing copy,
+  // one buffer (XLA: temp 2,688, the partial sums and the sums).
+  EXPECT_EQ(PredictMemory(SoftmaxOfATranspose("add(bs, bm)")).temp_bytes, 2688);
+}
+
 // A 3x3 kernel of `channels` input channels and 64 output channels over the
 // exponential of a `side` x `side` image.
 std::string KernelOverAnImage(int side, int channels) {

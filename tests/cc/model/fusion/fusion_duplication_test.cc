@@ -78,6 +78,44 @@ ENTRY e {
 )" + readers + "}\n";
 }
 
+// r = the sums of x's rows of 3, read through its transpose t by the
+// compare c and by the root's `select`.
+std::string RowSumsReadThroughATranspose(const std::string& select) {
+  return R"(HloModule m
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+
+ENTRY e {
+  x = f32[96,256,3]{2,1,0} parameter(0)
+  z = f32[] constant(0)
+  r = f32[96,256]{1,0} reduce(x, z), dimensions={2}, to_apply=add
+  t = f32[256,96]{1,0} transpose(r), dimensions={1,0}
+  zb = f32[256,96]{1,0} broadcast(z), dimensions={}
+  o = f32[] constant(1)
+  ob = f32[256,96]{1,0} broadcast(o), dimensions={}
+  c = pred[256,96]{1,0} compare(t, zb), direction=GT
+  ROOT s = f32[256,96]{1,0} )" + select + R"(
+}
+)";
+}
+
+TEST(FusionDuplication, SumReadThroughATransposeTwiceIsWrittenOut) {
+  // Layout assignment lays t out as a bitcast of r and gives each of its
+  // readers (c and the select) a transposing copy of its own: one loop
+  // reads r twice, so XLA writes the 98,304 bytes of r out (XLA's buffer
+  // assignment: temp 98,304).
+  EXPECT_EQ(PredictMemory(RowSumsReadThroughATranspose("select(c, t, zb)")).temp_bytes, 98304);
+}
+
+TEST(FusionDuplication, SumReadThroughATransposeOnceIsFused) {
+  // t has one reader: the sums are folded into the loop (XLA: temp 0).
+  EXPECT_EQ(PredictMemory(RowSumsReadThroughATranspose("select(c, ob, zb)")).temp_bytes, 0);
+}
+
 TEST(FusionDuplication, ConcatenationReadByTwoLoopsIsWrittenOut) {
   // m is cheap, so XLA copies it into both loops that read it (the square
   // root and the division), and both would read the concatenation c: XLA

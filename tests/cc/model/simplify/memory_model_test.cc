@@ -400,6 +400,42 @@ ENTRY e {
   EXPECT_LT(p.temp_bytes, squares + 1024);
 }
 
+TEST(MemoryModel, SumOfTransposedRowSumsIsOneTreeReductionThatStoresItsInput) {
+  // As above, but the total sums the row sums through a transpose. XLA's
+  // simplifier folds the transpose into the scalar reduction (it reads the
+  // same elements in any order), and then the reduction of the row sums
+  // into one of the 100 x 50 x 3 squares, which the tree reduction's
+  // reduce-window reads from memory: 60,000 bytes of temporaries (XLA's
+  // buffer assignment: 60,000 of 81,804). Left unfolded, the total would
+  // read the 20,000 bytes of the transposed row sums instead.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[100,3]{1,0} parameter(0)
+  y = f32[50,3]{1,0} parameter(1)
+  bx = f32[100,50,3]{2,1,0} broadcast(x), dimensions={0,2}
+  by = f32[100,50,3]{2,1,0} broadcast(y), dimensions={1,2}
+  d = f32[100,50,3]{2,1,0} subtract(bx, by)
+  sq = f32[100,50,3]{2,1,0} multiply(d, d)
+  zero = f32[] constant(0)
+  r = f32[100,50]{1,0} reduce(sq, zero), dimensions={2}, to_apply=add
+  t = f32[50,100]{1,0} transpose(r), dimensions={1,0}
+  total = f32[] reduce(t, zero), dimensions={0,1}, to_apply=add
+  b = f32[50,100]{1,0} broadcast(total), dimensions={}
+  ROOT q = f32[50,100]{1,0} divide(t, b)
+}
+)"));
+  const int64_t squares = 100 * 50 * 3 * 4;
+  EXPECT_GE(p.temp_bytes, squares);
+  EXPECT_LT(p.temp_bytes, squares + 1024);
+}
+
 TEST(MemoryModel, DivisionByALiteralFusesIntoItsBroadcast) {
   // w = v / 100 is a multiply by 0.01 once XLA's simplifier has run: cheap,
   // so it fuses into the broadcast bw, which is then written out as the
