@@ -2,8 +2,7 @@
 // columns holds (cc/model/expand/cholesky.h): 128-column block columns,
 // each factored by an unblocked loop, the rows below solved against it.
 // Each figure was checked against XLA CPU's buffer assignment
-// (exla.bridge.xla.planned_memory); the sweep that compares all sizes is
-// /work/notes/saved/chb_sweep.py.
+// (exla.bridge.xla.planned_memory).
 #include <string>
 
 #include "model/xla_cpu_model.h"
