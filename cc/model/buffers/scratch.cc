@@ -35,14 +35,16 @@ void AddLayoutCopies(const BufferAnalyses& a, const HloInstruction& instruction,
   }
 }
 
-// The last solve that reads the blocks of inverses accumulates into them in
-// place (its loop's state): its scratch (ScratchBytes) no longer holds them.
-void TakeFromScratch(const ModuleSchedule& schedule, const HloInstruction& solve, int64_t bytes,
+// The last expansion that reads early values uses them in place (the last
+// solve accumulates its inverses into them, a blocked Cholesky's loops
+// start from its zero factors): its scratch (ScratchBytes) no longer holds
+// them.
+void TakeFromScratch(const ModuleSchedule& schedule, const HloInstruction& reader, int64_t bytes,
                      std::vector<HeapBuffer>* lives) {
-  const int64_t step = schedule.Start(&solve);
+  const int64_t step = schedule.Start(&reader);
   for (HeapBuffer& buffer : *lives) {
-    if (buffer.kind != Kind::kScratch || buffer.writers.empty() || buffer.writers[0] != &solve ||
-        buffer.life.start != step || buffer.life.end != step || buffer.life.bytes != ScratchBytes(solve)) {
+    if (buffer.kind != Kind::kScratch || buffer.writers.empty() || buffer.writers[0] != &reader ||
+        buffer.life.start != step || buffer.life.end != step || buffer.life.bytes != ScratchBytes(reader)) {
       continue;
     }
     buffer.life.bytes = std::max<int64_t>(0, buffer.life.bytes - bytes);
@@ -93,8 +95,8 @@ void AddEarlyExpansionValues(const BufferAnalyses& a, std::vector<HeapBuffer>* l
   for (const auto& [key, reader] : last) {
     const int64_t first = std::get<0>(key);
     lives->push_back({{std::get<2>(key), first, reader.second}, Kind::kScratch, {reader.first}, {nullptr}, {first}});
-    if (std::get<1>(key) == HloOpcode::kTriangularSolve) {
-      TakeFromScratch(a.schedule, *reader.first, std::get<2>(key), lives);
+    if (const int64_t in_scratch = ExpansionEarlyBytesInScratch(*reader.first)) {
+      TakeFromScratch(a.schedule, *reader.first, in_scratch, lives);
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <string>
 
+#include "model/expand/cholesky.h"
 #include "model/expand/convolution_layout.h"
 #include "model/expand/triangular_solve.h"
 #include "model/expand/tree_reduction.h"
@@ -31,9 +32,9 @@ std::array<int64_t, 3> QrOperand(const HloInstruction& instruction) {
 
 // Scratch of the instructions XLA expands into several (see ScratchBytes).
 int64_t ExpansionScratchBytes(const HloInstruction& instruction) {
-  // XLA CPU expands Cholesky factorisations into loops over columns that
-  // keep copies of the matrix beside the result.
-  if (instruction.Is(HloOpcode::kCholesky)) return 2 * instruction.shape().ByteSize();
+  // XLA CPU expands Cholesky factorisations into loops over columns, in
+  // blocks of 128 columns (cholesky.h).
+  if (instruction.Is(HloOpcode::kCholesky)) return CholeskyScratchBytes(instruction);
   // A triangular solve's arrays of blocks (its accumulator of inverses is
   // computed first where the expansion is inlined, and taken out of the
   // scratch of the solve that last reads it: buffers/scratch.cc).
@@ -84,13 +85,15 @@ int64_t ExpansionLoopStateElements(const HloInstruction& instruction) {
 }
 
 int64_t ExpansionEarlyBytes(const HloInstruction& instruction) {
-  const Shape& shape = instruction.shape();
-  if (!shape.IsArray() || shape.rank() < 2) return 0;
-  const int64_t n = shape.dim(shape.rank() - 1);
-  // The pred[n,n] mask of the lower triangle a Cholesky loop carries.
-  if (instruction.Is(HloOpcode::kCholesky)) return n * n;
+  // The masks and zero blocks of a Cholesky factorisation (cholesky.h).
+  if (instruction.Is(HloOpcode::kCholesky)) return CholeskyEarlyBytes(instruction);
   // The accumulator of the inverses of a triangular matrix's diagonal
   // blocks (triangular_solve.h).
+  return SolveBlocksBytes(instruction);
+}
+
+int64_t ExpansionEarlyBytesInScratch(const HloInstruction& instruction) {
+  if (instruction.Is(HloOpcode::kCholesky)) return CholeskyEarlyBytesInScratch(instruction);
   return SolveBlocksBytes(instruction);
 }
 

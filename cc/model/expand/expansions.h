@@ -40,11 +40,18 @@ int64_t ScratchBytes(const HloInstruction& instruction);
 int64_t ExpansionLoopStateElements(const HloInstruction& instruction);
 
 // Bytes XLA's expansion of `instruction` computes from no operand: the
-// lower-triangle mask of a Cholesky factorisation's loop, the zero-filled
-// blocks a triangular solve accumulates the inverses of its diagonal
-// blocks into. Ready before anything else, they run first in XLA's
-// breadth-first schedule and stay alive until the expansion has run.
+// masks and zero factors of a Cholesky factorisation's loops and the
+// accumulators of its solves (cholesky.h), the zero-filled blocks a
+// triangular solve accumulates the inverses of its diagonal blocks into.
+// Ready before anything else, they run first in XLA's breadth-first
+// schedule and stay alive until the expansion has run.
 int64_t ExpansionEarlyBytes(const HloInstruction& instruction);
+
+// The part of ExpansionEarlyBytes that ScratchBytes counts as well: an
+// expansion XLA leaves a call computes them when called, so its scratch
+// holds them; an inlined one computes them first, and they are taken out
+// of its scratch (buffers/scratch.cc).
+int64_t ExpansionEarlyBytesInScratch(const HloInstruction& instruction);
 
 // Small values XLA's expansion of `instruction` writes each to a buffer of
 // its own while it runs: a loop's counter and condition (see above), for
