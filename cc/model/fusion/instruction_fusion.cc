@@ -8,6 +8,7 @@
 #include "ir/pattern_matcher.h"
 #include "model/expand/convolution_layout.h"
 #include "model/expand/tree_reduction.h"
+#include "model/fusion/globally_unfusible.h"
 #include "model/fusion/concatenate_fusion.h"
 #include "model/simplify/xla_topk.h"
 
@@ -189,7 +190,7 @@ bool FusedIntoUsers(const HloInstruction& instruction) {
   for (const HloInstruction* user : instruction.users()) {
     if (!FusedThrough(instruction, *user, expensive)) return false;
   }
-  return true;
+  return !GloballyUnfusible(instruction);
 }
 
 }  // namespace

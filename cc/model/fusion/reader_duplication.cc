@@ -4,47 +4,11 @@
 #include <unordered_set>
 
 #include "ir/computation.h"
+#include "model/fusion/globally_unfusible.h"
 #include "model/fusion/instruction_fusion.h"
 
 namespace exla {
 namespace {
-
-// A broadcast, an iota or a scalar literal is cheap to recompute at any
-// index: XLA does not count it as an input a copy would read again.
-bool NegligibleInput(const HloInstruction& operand) {
-  if (operand.Is(HloOpcode::kBroadcast) || operand.Is(HloOpcode::kIota)) return true;
-  return operand.Is(HloOpcode::kConstant) && operand.shape().IsArray() && operand.shape().ElementCount() == 1;
-}
-
-// The rank of `shape` without its dimensions of size 1.
-int64_t TrueRank(const Shape& shape) {
-  if (!shape.IsArray()) return 0;
-  int64_t rank = 0;
-  for (int d = 0; d < shape.rank(); ++d) rank += shape.dim(d) != 1 ? 1 : 0;
-  return rank;
-}
-
-// At most one operand as large (in true rank) as the producer's result:
-// a copy per reader reads no more memory than the reader would.
-bool EffectivelyAtMostUnary(const HloInstruction& producer) {
-  const int64_t rank = TrueRank(producer.shape());
-  int large = 0;
-  for (const HloInstruction* operand : producer.operands()) {
-    if (!NegligibleInput(*operand) && TrueRank(operand->shape()) >= rank) ++large;
-  }
-  return large <= 1;
-}
-
-// The producer reads no more elements than it writes.
-bool ReadsNoMoreThanItWrites(const HloInstruction& producer) {
-  if (!producer.shape().IsArray()) return false;
-  int64_t read = 0;
-  std::unordered_set<const HloInstruction*> seen;
-  for (const HloInstruction* operand : producer.operands()) {
-    if (seen.insert(operand).second && operand->shape().IsArray()) read += operand->shape().ElementCount();
-  }
-  return read <= producer.shape().ElementCount();
-}
 
 // Whether `reader` computes its result in a loop that takes in every use
 // it makes of `producer`.
@@ -106,7 +70,7 @@ bool DuplicatedIntoReader(const HloInstruction& read, const HloInstruction& read
     return false;
   }
   if (IsScalar(producer)) return false;
-  if (!EffectivelyAtMostUnary(producer) && !ReadsNoMoreThanItWrites(producer)) return false;
+  if (CopiesReadMore(producer)) return false;
   return TakesInEveryUse(reader, read);
 }
 

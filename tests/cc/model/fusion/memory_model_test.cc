@@ -649,4 +649,44 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 219908);
 }
 
+// A difference of two arrays read by a loop result t and, through t, by a
+// row sum's loop: XLA would have to read it both fused and through t.
+std::string DifferenceReadAlongsideAResult(const std::string& second_factor) {
+  return R"(HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] add(x, y)
+}
+
+ENTRY e {
+  a = f32[256,8]{1,0} parameter(0)
+  b = f32[256,8]{1,0} parameter(1)
+  c = f32[256,8]{1,0} parameter(2)
+  s = f32[256,8]{1,0} subtract(a, b)
+  t = f32[256,8]{1,0} add(c, s)
+  u = f32[256,8]{1,0} subtract(t, c)
+  v = f32[256,8]{1,0} multiply()" + second_factor + R"(, s)
+  zero = f32[] constant(0)
+  w = f32[256]{0} reduce(v, zero), dimensions={1}, to_apply=add
+  ROOT r = (f32[256,8]{1,0}, f32[256]{0}) tuple(t, w)
+}
+)";
+}
+
+TEST(MemoryModel, ProducerOnAPathThroughAWrittenValueIsWrittenOnce) {
+  // s reads two arrays as large as itself, and the row sum reaches it
+  // also through t, a result: XLA does not duplicate it
+  // (ComputeGloballyUnfusible) and plans its 8,192 bytes.
+  const MemoryPrediction p = PredictMemory(DifferenceReadAlongsideAResult("u"));
+  EXPECT_EQ(p.temp_bytes, 256 * 8 * 4);
+}
+
+TEST(MemoryModel, ProducerFusedOnEveryPathIsCopiedIntoItsReaders) {
+  // The row sum reads s directly: XLA copies s into both loops, no buffer.
+  const MemoryPrediction p = PredictMemory(DifferenceReadAlongsideAResult("c"));
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
 }  // namespace
