@@ -61,4 +61,14 @@ int64_t HloModule::instruction_count() const {
   return total;
 }
 
+int HloModule::CallerCount(const HloComputation* computation) const {
+  int callers = 0;
+  for (const auto& caller : computations_) {
+    for (const auto& instruction : caller->instructions()) {
+      for (const HloComputation* callee : instruction->called_computations()) callers += callee == computation;
+    }
+  }
+  return callers;
+}
+
 }  // namespace exla

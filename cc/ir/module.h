@@ -57,6 +57,9 @@ class HloModule {
                                        const HloComputation* before);
   void RemoveComputation(HloComputation* computation);
   HloComputation* FindComputation(const std::string& name) const;
+  // How many instructions call `computation` (as a body, a condition, a
+  // reducer...): XLA's loop passes leave alone a computation called twice.
+  int CallerCount(const HloComputation* computation) const;
 
   // Returns `hint` if no instruction or computation uses it yet, otherwise
   // `hint.N` for the smallest free N; reserves the result.

@@ -14,16 +14,6 @@ namespace {
 
 int64_t Index(const HloInstruction& read) { return read.IntAttribute("index").value_or(-1); }
 
-int Callers(const HloModule& module, const HloComputation* computation) {
-  int callers = 0;
-  for (const auto& caller : module.computations()) {
-    for (const auto& instruction : caller->instructions()) {
-      for (const HloComputation* callee : instruction->called_computations()) callers += callee == computation;
-    }
-  }
-  return callers;
-}
-
 // Whether everything that reads the state parameter of `computation` reads
 // one element of it: XLA refuses to look into a loop whose state is read
 // whole.
@@ -123,7 +113,7 @@ std::set<int64_t> DeadElements(const HloInstruction& loop) {
   }
   const std::optional<std::set<int64_t>> read = ReadAfter(loop);
   const HloModule& module = *loop.parent()->parent();
-  if (!read || Callers(module, body) != 1 || Callers(module, cond) != 1) return {};
+  if (!read || module.CallerCount(body) != 1 || module.CallerCount(cond) != 1) return {};
   std::set<int64_t> dead;
   const int64_t n = static_cast<int64_t>(loop.shape().tuple_shapes().size());
   for (int64_t k = 0; k < n; ++k) {

@@ -33,16 +33,6 @@ bool NotWorthHoistingAlone(const HloInstruction& instruction) {
   }
 }
 
-int Callers(const HloModule& module, const HloComputation* computation) {
-  int callers = 0;
-  for (const auto& caller : module.computations()) {
-    for (const auto& instruction : caller->instructions()) {
-      for (const HloComputation* callee : instruction->called_computations()) callers += callee == computation;
-    }
-  }
-  return callers;
-}
-
 // The loops the model rewrites: XLA's (a tuple state, more than one trip,
 // no domain in the body) narrowed to those it can widen in place.
 bool Eligible(const HloInstruction& loop) {
@@ -64,7 +54,7 @@ bool Eligible(const HloInstruction& loop) {
     if (instruction->Is(HloOpcode::kDomain)) return false;
   }
   const HloModule& module = *loop.parent()->parent();
-  return Callers(module, body) == 1 && Callers(module, cond) == 1;
+  return module.CallerCount(body) == 1 && module.CallerCount(cond) == 1;
 }
 
 // A copy of `original` in `into`, reading `operands`.
