@@ -47,12 +47,19 @@ load_extension()
 # 128-row blocks the model had counted too small (hand-written solves were
 # as low as 0.39x, none in the corpus): three tiny batched solves
 # (tfp_log_probs) leave the band, one comes back once a one-block solve with
-# short rows scales its matrix in place: 140 (92.1%). Before: 142, 138,
-# and 137 before that. The bar leaves one module of margin below that, and
-# is itself above the target (136.8 of 152): a change that loses two
-# modules, or any that takes the corpus under the target, fails.
+# short rows scales its matrix in place: 140 (92.1%). Then, from the study
+# of draw 5, XLA's refusal to duplicate a producer whose copies would read
+# more unless it fuses on every path to its readers
+# (globally_unfusible.h): it brings held-out modules up from below 0.9x,
+# and takes three corpus modules out of the band on the high side
+# (gpflow_gpr_matern52_grads, 1.11x and 1.21x, whose values it now writes
+# sit at a Cholesky the model counts one matrix too many; tfp_log_probs
+# rewritten, 1.102x): 137 (90.1%). Before: 140, 142, 138, 137. The target
+# (ceil(0.9 x 152) = 137) is now the bar itself, with no module of margin:
+# any change that loses one module fails. Win the margin back on the
+# corpus (the Cholesky over-count first), never by lowering the bar.
 TARGET_WITHIN = 0.90
-MEASURED_WITHIN = 140
+MEASURED_WITHIN = 137
 MIN_WITHIN = MEASURED_WITHIN - 1
 MIN_MODULES = 148
 """The corpus has 152 distinct modules (jaxlib 0.7.1, every framework

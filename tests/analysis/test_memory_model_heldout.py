@@ -8,9 +8,9 @@ peak with constants, as `test_memory_model.py` does on the corpus. Its
 figures are reported apart from the corpus's.
 
 The corpus target (at least 90% within 10%, none more than 10% below) is
-not met here (draw 1 has one module below; draw 5, which nobody studied,
-reaches 91% within but has five below), and
-the bars below are not it: they are the distribution measured when the set
+met on the draws sessions have studied (1, 2 and 5; draws 3 and 4 keep two
+modules below each) but not on draw 6, which nobody studied (87% within,
+five below), and the bars below are not it: they are the distribution measured when the set
 was written (jaxlib 0.7.1), less a stated margin, so that a change of the
 model that makes held-out programs worse fails. Reach the target by
 fixing the model on the corpus, never by tuning to these.
@@ -27,9 +27,9 @@ from tests._extension import load_extension
 load_extension()
 
 TARGET_WITHIN = 0.90
-"""The corpus's target (issue 27): draws 1 to 4, studied, reach its share
-within 10%, and draw 2 its none below; draw 5, not studied, reaches the
-share but not the bound (below)."""
+"""The corpus's target (issue 27): draws 1 to 5, studied, reach its share
+within 10%, and draws 1, 2 and 5 its none below; draw 6, not studied,
+reaches neither (below)."""
 
 # Measured 2026-11-29 on jaxlib 0.7.1, after the model learnt, each from
 # XLA's sources and checked on small modules against XLA's buffer
@@ -62,7 +62,12 @@ share but not the bound (below)."""
 # now 0.9001x: a concatenation two fused readers share is written out),
 # the highest 1.164x (fuzz_43000000026's rewritten module, 1.23x, came
 # within: a broadcast that moves no element is a reshape).
-MEASURED = {"modules": 88, "within": 85, "too_low": 1, "lowest": 0.692, "highest": 1.164}
+# Then, from the study of draw 5: 86 within, none below (fuzz_43000000024
+# rewritten 0.692x -> 1.011x: a tree reduction reads a row-major copy of an
+# input that XLA's ReshapeMover sinks a transpose onto; gpflow_sgpr_matern52
+# 0.900x -> 0.967x: a producer whose copies would read more is written
+# once), the highest 1.207x (gpflow_sgpr_matern52, rewritten).
+MEASURED = {"modules": 88, "within": 86, "too_low": 0, "lowest": 0.967, "highest": 1.207}
 MIN_WITHIN = MEASURED["within"] - 1
 MAX_TOO_LOW = MEASURED["too_low"] + 1
 MIN_RATIO = 0.65
@@ -179,11 +184,30 @@ def test_heldout_over_prediction_is_bounded(comparisons):
 # 5 below (the lowest 0.531x, fuzz_43000000168), the highest 1.936x
 # (fuzz_43000000192). The share is met on programs nobody studied; the
 # bound (none below) is not.
+#
+# Then draw 5 was studied (2026-11-29, stop 52): a vector or scalar reduce
+# of a transpose is a reduce of its operand (reduce_of_transpose.h), a sum
+# read through a transpose with two readers is written out, a tree
+# reduction reads a row-major copy of an input a transpose is sunk onto
+# (tree_reduction.h), an outer product is copied into the readers that can
+# compute it (reader_duplication.h), a producer whose copies would read
+# more is written once where a value on the way to a reader is written out
+# (globally_unfusible.h), XLA's loop-invariant code motion
+# (loop_invariant_code_motion.h), a dynamic slice at literal offsets is a
+# slice, and a Cholesky of more than 128 columns is held block by block
+# (cholesky.h). Draw 5: 77 (100%) within, none below; draw 2: 74 within.
+#
+# Draw 6: 40 fuzzer programs of new seeds (43,000,000,200 on; 77 distinct
+# modules), drawn after that study and not studied: 67 (87%) within, 5
+# below (the lowest 0.725x, fuzz_43000000231 rewritten), the highest
+# 3.502x (fuzz_43000000223 rewritten). On programs nobody studied, neither
+# the share nor the bound is met this time.
 LATER_DRAWS = {
-    2: {"modules": 79, "within": 73, "too_low": 0, "lowest": 0.923, "highest": 1.714},
+    2: {"modules": 79, "within": 74, "too_low": 0, "lowest": 0.923, "highest": 1.714},
     3: {"modules": 76, "within": 70, "too_low": 2, "lowest": 0.544, "highest": 1.219},
     4: {"modules": 77, "within": 71, "too_low": 2, "lowest": 0.564, "highest": 1.423},
-    5: {"modules": 77, "within": 70, "too_low": 5, "lowest": 0.531, "highest": 1.936},
+    5: {"modules": 77, "within": 77, "too_low": 0, "lowest": 0.984, "highest": 1.058},
+    6: {"modules": 77, "within": 67, "too_low": 5, "lowest": 0.725, "highest": 3.502},
 }
 """Each later draw's distribution as measured, which its bars follow."""
 
