@@ -9,6 +9,7 @@
 #define EXLA_IR_SHAPE_H_
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,8 +86,17 @@ class Shape {
   bool HasDefaultLayout() const;
 
   // Replaces one dimension, keeping the layout (the layout names dimensions,
-  // not sizes, so resizing never invalidates it).
-  void set_dim(int i, int64_t size) { dims_[i] = size; }
+  // not sizes, so resizing never invalidates it). A dimension outside the
+  // rank (any, on a tuple) throws std::out_of_range: a pass that slices a
+  // tuple as if it were an array must fail as an exception, which exla's
+  // frontends turn into a fallback, not write past the dimensions and take
+  // the user's process down.
+  void set_dim(int i, int64_t size) {
+    if (i < 0 || i >= rank()) {
+      throw std::out_of_range("dimension " + std::to_string(i) + " of " + ToString() + " set");
+    }
+    dims_[i] = size;
+  }
   void ClearLayout() { has_layout_ = false; layout_.clear(); }
   void SetDefaultLayout();
 
