@@ -8,8 +8,8 @@
 #include "ir/pattern_matcher.h"
 #include "model/expand/convolution_layout.h"
 #include "model/expand/tree_reduction.h"
-#include "model/fusion/globally_unfusible.h"
 #include "model/fusion/concatenate_fusion.h"
+#include "model/fusion/globally_unfusible.h"
 #include "model/simplify/xla_topk.h"
 
 namespace exla {

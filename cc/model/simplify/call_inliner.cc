@@ -10,16 +10,6 @@
 namespace exla {
 namespace {
 
-// A copy of `original` in `into`, reading `operands`.
-HloInstruction* Clone(const HloInstruction& original, const std::vector<HloInstruction*>& operands,
-                      HloComputation* into) {
-  auto copy = std::make_unique<HloInstruction>(original.name(), original.opcode_name(), original.shape());
-  copy->set_payload(original.payload());
-  *copy->mutable_attributes() = original.attributes();
-  for (HloInstruction* operand : operands) copy->AppendOperand(operand);
-  return into->AddInstruction(std::move(copy));
-}
-
 // Replaces `call` by the instructions of the computation it calls, its
 // parameters by the call's operands, adding the calls among the copies to
 // `calls`; returns whether it did.
@@ -33,6 +23,15 @@ bool InlineOne(HloInstruction* call, std::vector<HloInstruction*>* calls) {
 
 }  // namespace
 
+HloInstruction* CopyInstruction(const HloInstruction& original, const std::vector<HloInstruction*>& operands,
+                                HloComputation* into) {
+  auto copy = std::make_unique<HloInstruction>(original.name(), original.opcode_name(), original.shape());
+  copy->set_payload(original.payload());
+  *copy->mutable_attributes() = original.attributes();
+  for (HloInstruction* operand : operands) copy->AppendOperand(operand);
+  return into->AddInstruction(std::move(copy));
+}
+
 HloInstruction* InlineComputation(const HloComputation& callee, const std::vector<HloInstruction*>& arguments,
                                   HloComputation* caller, std::vector<HloInstruction*>* calls) {
   std::unordered_map<const HloInstruction*, HloInstruction*> copy_of;
@@ -45,7 +44,7 @@ HloInstruction* InlineComputation(const HloComputation& callee, const std::vecto
     }
     std::vector<HloInstruction*> operands;
     for (const HloInstruction* operand : instruction->operands()) operands.push_back(copy_of.at(operand));
-    HloInstruction* copy = Clone(*instruction, operands, caller);
+    HloInstruction* copy = CopyInstruction(*instruction, operands, caller);
     copy_of[instruction] = copy;
     if (copy->Is(HloOpcode::kCall)) calls->push_back(copy);
   }

@@ -30,6 +30,11 @@ class CallInliner : public HloPass {
   bool Run(HloModule* module) override;
 };
 
+// A copy of `original` (name, opcode, shape, attributes) in `into`,
+// reading `operands`.
+HloInstruction* CopyInstruction(const HloInstruction& original, const std::vector<HloInstruction*>& operands,
+                                HloComputation* into);
+
 // Copies the instructions of `callee` into `caller`, its parameters read
 // from `arguments`; returns the copy of its root (nullptr when the
 // arguments do not match) and adds the calls among the copies to `calls`.

@@ -1,13 +1,13 @@
 #include "model/simplify/loop_invariant_code_motion.h"
 
 #include <cstdint>
-#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "analysis/loop_trips.h"
 #include "ir/computation.h"
+#include "model/simplify/call_inliner.h"
 #include "pass/dce.h"
 
 namespace exla {
@@ -55,16 +55,6 @@ bool Eligible(const HloInstruction& loop) {
   }
   const HloModule& module = *loop.parent()->parent();
   return module.CallerCount(body) == 1 && module.CallerCount(cond) == 1;
-}
-
-// A copy of `original` in `into`, reading `operands`.
-HloInstruction* Clone(const HloInstruction& original, const std::vector<HloInstruction*>& operands,
-                      HloComputation* into) {
-  auto copy = std::make_unique<HloInstruction>(original.name(), original.opcode_name(), original.shape());
-  copy->set_payload(original.payload());
-  *copy->mutable_attributes() = original.attributes();
-  for (HloInstruction* operand : operands) copy->AppendOperand(operand);
-  return into->AddInstruction(std::move(copy));
 }
 
 // What XLA hoists out of one body: the instructions to copy before the
@@ -141,7 +131,7 @@ class InvariantFinder {
     Shape scalar = scalars[0]->shape();
     scalar.set_element_type(instruction->shape().element_type());
     HloComputation* body = instruction->parent();
-    HloInstruction* small = Clone(*instruction, scalars, body);
+    HloInstruction* small = CopyInstruction(*instruction, scalars, body);
     *small->mutable_shape() = scalar;
     HloInstruction* broadcast = body->Add(HloOpcode::kBroadcast, instruction->shape(), {small});
     broadcast->SetIntListAttribute("dimensions", {});
@@ -183,7 +173,7 @@ std::unordered_map<const HloInstruction*, HloInstruction*> CopyBefore(HloInstruc
   for (HloInstruction* instruction : hoisting.copied) {
     std::vector<HloInstruction*> operands;
     for (HloInstruction* operand : instruction->operands()) operands.push_back(mapped(operand));
-    copy_of[instruction] = Clone(*instruction, operands, loop->parent());
+    copy_of[instruction] = CopyInstruction(*instruction, operands, loop->parent());
   }
   return copy_of;
 }

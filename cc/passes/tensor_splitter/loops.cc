@@ -59,7 +59,6 @@ HloInstruction* LoopToWaitFor(const SplitRegion& region, std::string* why_not) {
   return previous;
 }
 
-
 std::vector<SliceBounds> SliceBoundsWithChunk(const HloInstruction& slice, int64_t dim, int64_t chunk) {
   std::vector<SliceBounds> bounds = slice.slice();
   bounds[dim].limit = chunk;
