@@ -152,4 +152,44 @@ bool IsTranscendental(const HloInstruction& instruction) {
   }
 }
 
+bool IsExpensiveElementwise(const HloInstruction& instruction) {
+  const PrimitiveType type =
+      instruction.shape().IsArray() ? instruction.shape().element_type() : PrimitiveType::kInvalid;
+  switch (instruction.opcode()) {
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kCosh:
+    case HloOpcode::kErf:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kPower:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSinh:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kTanh:
+      return true;
+    // XLA calls integer division by a literal cheap (multiplies and shifts);
+    // the model keeps every integer division cheap, as it did before.
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+      return IsFloatingPointType(type) || IsComplexType(type);
+    case HloOpcode::kAbs:
+    case HloOpcode::kCos:
+    case HloOpcode::kSign:
+    case HloOpcode::kSin:
+    case HloOpcode::kTan:
+      return IsComplexType(type);
+    default:
+      return false;
+  }
+}
+
 }  // namespace exla

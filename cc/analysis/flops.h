@@ -23,9 +23,18 @@ int64_t ComputationFlops(const HloComputation& computation);
 
 // Elementwise functions that XLA evaluates with a polynomial per element
 // (exp, log, tanh, ...): many times the work of an add. The cost model gives
-// them a rate of their own; fusion does not duplicate them
-// (model/fusion/instruction_fusion.h).
+// them a rate of their own.
 bool IsTranscendental(const HloInstruction& instruction);
+
+// The elementwise operations XLA CPU's fusion will not compute twice
+// (CpuInstructionFusion::IsExpensive): the functions it evaluates with a
+// polynomial or an iteration per element (exp, log, tanh, sqrt, power, the
+// inverse and hyperbolic trigonometric functions), division and remainder of
+// floating or complex numbers, and abs, sign, cos, sin and tan of complex
+// numbers. Real cos, sin and tan are cheap there: fusion copies them into
+// each reader, as it copies an add. Both the fusion stage and the tree
+// reductions' layout copies (model/expand/tree_reduction.h) ask this.
+bool IsExpensiveElementwise(const HloInstruction& instruction);
 
 // Comparisons a sort makes: n log2 n for each row of n elements along its
 // dimension. XLA CPU sorts each row with a comparator it calls per

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "analysis/flops.h"
+
 namespace exla {
 namespace {
 
@@ -14,30 +16,6 @@ int64_t LongestReducedDimension(const HloInstruction& reduce) {
     if (d >= 0 && d < input.rank()) longest = std::max(longest, input.dim(static_cast<int>(d)));
   }
   return longest;
-}
-
-// CpuInstructionFusion::IsExpensive for real numbers: what fusion does not
-// compute twice.
-bool ExpensiveToRecompute(const HloInstruction& value) {
-  switch (value.opcode()) {
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kErf:
-    case HloOpcode::kTanh:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kPower:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kAtan2:
-      return true;
-    case HloOpcode::kDivide:
-      return IsFloatingPointType(value.shape().element_type());
-    default:
-      return false;
-  }
 }
 
 // Whether ReshapeMover can give `operand` the shape before a transpose by
@@ -90,7 +68,7 @@ std::vector<int64_t> SunkPermutation(const HloInstruction& value, int depth) {
 int64_t TreeReductionLayoutCopyBytes(const HloInstruction& reduce) {
   if (!IsTreeReduction(reduce)) return 0;
   const HloInstruction& input = *reduce.operand(0);
-  if (input.users().size() < 2 || !ExpensiveToRecompute(input) || !input.IsElementwise()) return 0;
+  if (input.users().size() < 2 || !IsExpensiveElementwise(input) || !input.IsElementwise()) return 0;
   return SunkPermutation(input, 0).empty() ? 0 : input.shape().ByteSize();
 }
 

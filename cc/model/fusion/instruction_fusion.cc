@@ -250,22 +250,8 @@ bool FusesProducers(const HloInstruction& instruction) {
 }
 
 bool IsExpensive(const HloInstruction& instruction) {
-  if (IsTranscendental(instruction)) return true;
-  const bool floating = instruction.shape().IsArray() &&
-                        (IsFloatingPointType(instruction.shape().element_type()) ||
-                         IsComplexType(instruction.shape().element_type()));
-  switch (instruction.opcode()) {
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSqrt:
-      return true;
-    case HloOpcode::kDivide:
-    case HloOpcode::kRemainder:
-      return floating;
-    case HloOpcode::kReduce:
-      return true;  // a reduction folded twice is computed twice
-    default:
-      return false;
-  }
+  // a reduction folded twice is computed twice
+  return IsExpensiveElementwise(instruction) || instruction.Is(HloOpcode::kReduce);
 }
 
 Holding HoldingOf(const HloInstruction& instruction) {

@@ -46,7 +46,8 @@ bool FusesProducers(const HloInstruction& instruction);
 bool FusesOperand(const HloInstruction& consumer, int operand_index);
 
 // Whether duplicating `instruction` into several consumers costs enough that
-// XLA writes it once instead (transcendental functions, divisions).
+// XLA writes it once instead: the expensive elementwise operations
+// (analysis/flops.h's IsExpensiveElementwise) and reductions.
 bool IsExpensive(const HloInstruction& instruction);
 
 // How XLA CPU holds the value `instruction` defines, judged from its

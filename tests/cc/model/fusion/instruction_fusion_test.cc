@@ -1,6 +1,7 @@
 // Which values XLA CPU's fusion folds into their readers
 // (cc/model/fusion/instruction_fusion.h): here, the readers that are a
-// convolution's transposed operand copies, and tree reductions.
+// convolution's transposed operand copies, tree reductions, and elementwise
+// values read through a broadcast.
 #include <memory>
 #include <string>
 
@@ -81,6 +82,35 @@ TEST(InstructionFusion, TreeReductionIsAStepOfItsOwn) {
   // not folded into the loop that reads it.
   const std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(kTreeReductionReadByALoop);
   EXPECT_TRUE(HoldingOf(*module->entry()->FindInstruction("s")) == Holding::kOwn);
+}
+
+// s = op(a) of 256x256 elements, read through a broadcast (a reader that
+// reads each of its elements four times).
+Holding HoldingOfElementwiseReadThroughABroadcast(const std::string& op) {
+  const std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(R"(HloModule m
+
+ENTRY e {
+  a = f32[256,256]{1,0} parameter(0)
+  w = f32[256,256,4]{2,1,0} parameter(1)
+  s = f32[256,256]{1,0} )" + op + R"((a)
+  b = f32[256,256,4]{2,1,0} broadcast(s), dimensions={0,1}
+  ROOT o = f32[256,256,4]{2,1,0} multiply(b, w)
+}
+)");
+  return HoldingOf(*module->entry()->FindInstruction("s"));
+}
+
+TEST(InstructionFusion, RealSineReadThroughABroadcastIsCopiedIntoItsReader) {
+  // CpuInstructionFusion::IsExpensive calls real cos, sin and tan cheap:
+  // XLA plans no buffer for s (temp 0 bytes).
+  EXPECT_TRUE(HoldingOfElementwiseReadThroughABroadcast("sine") == Holding::kFused);
+  EXPECT_TRUE(HoldingOfElementwiseReadThroughABroadcast("tan") == Holding::kFused);
+}
+
+TEST(InstructionFusion, ExponentialReadThroughABroadcastIsWrittenOnce) {
+  // An expensive producer is not fused into a reader that reads its
+  // elements more than once: XLA writes s (262,144 bytes).
+  EXPECT_TRUE(HoldingOfElementwiseReadThroughABroadcast("exponential") == Holding::kOwn);
 }
 
 }  // namespace
