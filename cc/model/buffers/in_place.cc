@@ -51,8 +51,18 @@ bool InPlaceSharing::WriteOverDyingOperand(const HloInstruction& instruction, in
     const bool into_result = group_result_[leaves_->Find(mine)];
     if (!into_result && fusion_->Outlined(*operand)) continue;
     if (leaves_->leaf(theirs).bytes != leaves_->leaf(mine).bytes || !Dies(theirs, step, into_result)) continue;
+    if (group_state_[leaves_->Find(theirs)] && !ReadsLoopResult(*operand)) continue;
     Merge(mine, theirs);
     return true;
+  }
+  return false;
+}
+
+bool InPlaceSharing::ReadsLoopResult(const HloInstruction& operand) {
+  const HloInstruction* at = fusion_->StripViews(operand);
+  while (at->Is(HloOpcode::kGetTupleElement)) {
+    at = at->operand(0);
+    if (at->Is(HloOpcode::kWhile)) return true;
   }
   return false;
 }

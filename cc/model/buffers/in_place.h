@@ -93,6 +93,16 @@ class InPlaceSharing {
   // the result over the state the loop leaves).
   bool Dies(int leaf, int64_t step, bool into_result);
 
+  // Whether `operand` (a loop's state) is read as what the loop returns (an
+  // element of the loop's result). XLA lets a user take an operand's buffer
+  // only when it reads the value at the value's last position
+  // (buffer_assignment.cc, LiveRangeInterferes: can_share_as_operand). A
+  // state element the loop passes through unchanged is read after the loop
+  // as its initial value (XLA's simplifier forwards it), whose last position
+  // is the loop's state, not that reader: the reader writes a buffer of its
+  // own, and the value stays alive in the heap beside it.
+  bool ReadsLoopResult(const HloInstruction& operand);
+
   const HloModule& module_;
   const ModuleSchedule& schedule_;
   FusedModule* fusion_;

@@ -599,6 +599,52 @@ TEST(MemoryModel, IdentityReshapeKeepsALoopElementwise) {
   EXPECT_LT(p.temp_bytes, 3 * 64);
 }
 
+TEST(MemoryModel, ResultDoesNotWriteOverAStateTheLoopPassesThrough) {
+  // The loop only reads c (a running maximum over its rows); the result
+  // reads c after the loop, at its last step. XLA's buffer assignment lets
+  // a result take an operand's buffer only where it reads the value at its
+  // last position, which for c is the loop's state: the result gets an
+  // allocation of its own and c's 1 KiB stays a temporary until it is read.
+  const MemoryPrediction p = PredictMemory(R"(HloModule m
+
+body {
+  s = (s32[], f32[16,16]{1,0}, f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[16,16]{1,0} get-tuple-element(s), index=1
+  zero = s32[] constant(0)
+  row = f32[1,16]{1,0} dynamic-slice(v, i, zero), dynamic_slice_sizes={1,16}
+  r = f32[16]{0} reshape(row)
+  a = f32[16]{0} get-tuple-element(s), index=2
+  m = f32[16]{0} maximum(a, r)
+  ROOT t = (s32[], f32[16,16]{1,0}, f32[16]{0}) tuple(j, v, m)
+}
+
+cond {
+  s = (s32[], f32[16,16]{1,0}, f32[16]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(16)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[16,16]{1,0} parameter(0)
+  c = f32[16,16]{1,0} exponential(x)
+  zero = s32[] constant(0)
+  ninf = f32[] constant(-inf)
+  b = f32[16]{0} broadcast(ninf), dimensions={}
+  init = (s32[], f32[16,16]{1,0}, f32[16]{0}) tuple(zero, c, b)
+  w = (s32[], f32[16,16]{1,0}, f32[16]{0}) while(init), condition=cond, body=body
+  mx = f32[16]{0} get-tuple-element(w), index=2
+  mb = f32[16,16]{1,0} broadcast(mx), dimensions={1}
+  ROOT d = f32[16,16]{1,0} subtract(c, mb)
+}
+)");
+  EXPECT_GE(p.temp_bytes, 16 * 16 * 4);  // XLA: 1156
+  EXPECT_EQ(p.output_bytes, 16 * 16 * 4);
+}
+
 // A loop over a 16 KiB state whose initial value is an exponential seen
 // through a reshape (a bitcast once XLA has assigned layouts).
 constexpr char kSquareLoop[] = R"(HloModule m
