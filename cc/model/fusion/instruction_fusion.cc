@@ -10,6 +10,7 @@
 #include "model/expand/tree_reduction.h"
 #include "model/fusion/concatenate_fusion.h"
 #include "model/fusion/globally_unfusible.h"
+#include "model/fusion/output_fusion.h"
 #include "model/simplify/xla_topk.h"
 
 namespace exla {
@@ -92,6 +93,10 @@ bool ReusesOperandElements(const HloInstruction& consumer, int operand_index) {
 }  // namespace
 
 bool FusesOperand(const HloInstruction& consumer, int operand_index) {
+  // A matrix-vector product fused into the add that reads it is an output
+  // fusion, which takes in no producer but the dot (output_fusion.h).
+  if (IsOutputFusedIntoAdd(consumer)) return false;
+  if (TakesOutputFusedDot(consumer)) return IsOutputFusedOperand(consumer, operand_index);
   // Once the matrix is fused, the dot is a loop fusion that also takes in
   // the producers of the vector.
   if (FusesMatrixOfDot(consumer, 0) || FusesMatrixOfDot(consumer, 1)) return true;
@@ -277,6 +282,7 @@ Holding HoldingOf(const HloInstruction& instruction) {
   // reader runs. The reduction stays a step and a buffer of its own (its
   // result standing for the partial sums the readers wait for).
   if (IsTreeReduction(instruction)) return Holding::kOwn;
+  if (IsOutputFusedIntoAdd(instruction)) return Holding::kFused;
   if (IsLoopFusible(instruction) && FusedIntoUsers(instruction)) return Holding::kFused;
   return Holding::kOwn;
 }
