@@ -3,17 +3,16 @@
 // CpuInstructionFusion makes a dot whose result has at most one dimension
 // (once XLA has dropped those of extent 1), with no batch dimensions, an
 // output fusion of the add that is its only reader (CanBeOutputFused), run
-// where the add runs. The
-// add takes its operands latest in post order first
-// (InstructionFusion's operand order): the dot joins it only if no operand
-// before it was fused into the add as a loop, and only if the add reads the
-// dot itself, not a reshape of it (where XLA drops the dot's dimensions of
-// extent 1, a reshape stays between them unless every operand of the add is
-// such a reshape). Nothing is fused into an
-// output fusion after that (it is not a loop fusion): the dot reads its
-// matrix and its vector, and the add its other operand, from buffers,
-// where a dot left alone would take the producers of its matrix into a
-// loop of its own (instruction_fusion.h, IsFusedMatrixVectorDot).
+// where the add runs. The add takes its operands latest in post order
+// first (InstructionFusion's operand order): the dot joins it only if no
+// operand before it was fused into the add as a loop, and only if the add
+// reads the dot itself, not a reshape of it (where XLA drops the dot's
+// dimensions of extent 1, a reshape stays between them unless every
+// operand of the add is such a reshape). Nothing is fused into an output
+// fusion after that (it is not a loop fusion): the dot reads its matrix
+// and its vector, and the add its other operand, from buffers, where a dot
+// left alone would take the producers of its matrix into a loop of its
+// own (instruction_fusion.h, IsFusedMatrixVectorDot).
 #ifndef EXLA_MODEL_FUSION_OUTPUT_FUSION_H_
 #define EXLA_MODEL_FUSION_OUTPUT_FUSION_H_
 
