@@ -18,6 +18,7 @@
 #include "model/simplify/reduce_of_concatenate.h"
 #include "model/simplify/reduce_of_negate.h"
 #include "model/simplify/reduce_of_reduce.h"
+#include "model/simplify/reduce_of_reshape.h"
 #include "model/simplify/reduce_of_transpose.h"
 #include "model/simplify/single_trip_loops.h"
 #include "model/simplify/sort_of_one.h"
@@ -53,8 +54,10 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<TransposeOfTranspose>());
   pipeline->AddPass(std::make_unique<TransposeOfDot>());
   pipeline->AddPass(std::make_unique<SortOfOne>());
-  // Before ReduceOfReduce: a reduce of a transposed reduce is then a reduce
-  // of the reduce, which it merges.
+  // Before ReduceOfTranspose: a sum of a reshaped transpose is then a sum
+  // of the transpose. Before ReduceOfReduce: a reduce of a transposed reduce
+  // is then a reduce of the reduce, which it merges.
+  pipeline->AddPass(std::make_unique<ReduceOfReshape>());
   pipeline->AddPass(std::make_unique<ReduceOfTranspose>());
   pipeline->AddPass(std::make_unique<ReduceOfReduce>());
   pipeline->AddPass(std::make_unique<ReduceOfConcatenate>());

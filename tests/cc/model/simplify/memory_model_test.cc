@@ -763,4 +763,35 @@ ENTRY main {
   EXPECT_LE(p.temp_bytes, 33348 * 11 / 10);
 }
 
+TEST(MemoryModel, SumOfAReshapedTransposeReadsTheSumItTransposes) {
+  // t is a transpose by layout only; reshaped to row-major, it would be a
+  // copy of 72,912 bytes. XLA's simplifier makes the total a reduce of s
+  // (reduce of reshape, then of transpose), and fusion computes s, t and r
+  // inside the two loops that read them: XLA plans 136 bytes of temporaries
+  // (the total and its reduction's scratch), none of them a matrix.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  p = f64[] parameter(0)
+  q = f64[] parameter(1)
+  ROOT r = f64[] add(p, q)
+}
+
+ENTRY e {
+  a = f64[147]{0} parameter(0)
+  b = f64[62]{0} parameter(1)
+  ba = f64[147,62]{1,0} broadcast(a), dimensions={0}
+  bb = f64[147,62]{1,0} broadcast(b), dimensions={1}
+  s = f64[147,62]{1,0} add(ba, bb)
+  t = f64[62,147]{0,1} transpose(s), dimensions={1,0}
+  r = f64[31,294]{1,0} reshape(t)
+  zero = f64[] constant(0)
+  total = f64[] reduce(r, zero), dimensions={0,1}, to_apply=add
+  bt = f64[31,294]{1,0} broadcast(total), dimensions={}
+  ROOT o = f64[31,294]{1,0} multiply(r, bt)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 136);
+}
+
 }  // namespace
