@@ -65,8 +65,11 @@ bool DuplicatedIntoReader(const HloInstruction& read, const HloInstruction& read
   if (producer.parent()->root() == &producer || ReadersThroughViews(producer) < 2) return false;
   // An outer product is a multiply of two broadcasts by the time XLA fuses.
   const bool elementwise = producer.IsElementwise() || IsOuterProduct(producer);
-  if (!(elementwise || producer.Is(HloOpcode::kBroadcast)) || IsExpensive(producer) ||
-      HoldingOf(producer) != Holding::kOwn) {
+  // A transpose of an expensive value is not copied: XLA writes the value
+  // and its transpose both (two buffers of fuzz_43000000120's log).
+  const bool moves = producer.Is(HloOpcode::kBroadcast) ||
+                     (producer.Is(HloOpcode::kTranspose) && !IsExpensive(*producer.operand(0)));
+  if (!(elementwise || moves) || IsExpensive(producer) || HoldingOf(producer) != Holding::kOwn) {
     return false;
   }
   if (IsScalar(producer)) return false;

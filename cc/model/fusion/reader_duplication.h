@@ -17,7 +17,9 @@
 //
 // An outer product is one too: XLA's simplifier has rewritten it as a
 // multiply of two broadcasts before fusion. A broadcast is such a producer
-// too: cheap, and reading no more than it writes. Copied into the readers
+// too: cheap, and reading no more than it writes; so is a transpose (a
+// loop of copies, which XLA computes again from its operand inside each
+// elementwise reader). Copied into the readers
 // that compute it, it is left with the readers that cannot, such as the
 // tuple a loop starts from, which then takes it in place
 // (buffers/aliasing.cc).

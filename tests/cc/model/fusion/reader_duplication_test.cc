@@ -158,4 +158,35 @@ TEST(ReaderDuplication, OuterProductIsCopiedIntoTheLoopThatCanTakeIt) {
   EXPECT_FALSE(DuplicatedIntoReader(*entry->FindInstruction("o"), *entry->FindInstruction("mx")));
 }
 
+// t, a transpose, is read by a reduce-window (which reads buffers only) and
+// by the multiply's loop.
+constexpr char kTransposeReadByAWindowAndALoop[] = R"(HloModule m
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT r = f32[] add(p, q)
+}
+
+ENTRY e {
+  x = f32[256,128]{1,0} parameter(0)
+  t = f32[128,256]{1,0} transpose(x), dimensions={1,0}
+  zero = f32[] constant(0)
+  w = f32[128,256]{1,0} reduce-window(t, zero), window={size=1x3 pad=0_0x1_1}, to_apply=add
+  m = f32[128,256]{1,0} multiply(t, w)
+  ROOT o = f64[128,256]{1,0} convert(m)
+}
+)";
+
+TEST(ReaderDuplication, TransposeIsCopiedIntoTheLoopThatCanTakeIt) {
+  // XLA writes t for the reduce-window and computes it again from x inside
+  // the multiply's loop (copy_multiply_fusion reads x): t dies before the
+  // f64 result is written and takes its allocation, so XLA plans only w
+  // (131,072 bytes), where a t read by both would add 131,072 more.
+  const std::unique_ptr<exla::HloModule> module = exla::ParseHloModule(kTransposeReadByAWindowAndALoop);
+  const exla::HloComputation* entry = module->entry();
+  EXPECT_TRUE(DuplicatedIntoReader(*entry->FindInstruction("t"), *entry->FindInstruction("m")));
+  EXPECT_FALSE(DuplicatedIntoReader(*entry->FindInstruction("t"), *entry->FindInstruction("w")));
+}
+
 }  // namespace
