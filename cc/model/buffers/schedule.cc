@@ -138,10 +138,9 @@ class BreadthFirstWalk {
     return id;
   }
 
-  // The nodes that `reader` reads (or, with `self`, that it is), directly
-  // or through what fusion folds into it, each once. Nodes are made in post
-  // order, so those of the operands exist.
-  void NodeInputs(const HloInstruction* reader, std::vector<int>* inputs, bool self) {
+  // The operands and control predecessors of `reader` (or, with `self`,
+  // `reader` itself), and for each whether fusion folds it into the reader.
+  std::vector<std::pair<const HloInstruction*, bool>> DirectInputs(const HloInstruction* reader, bool self) {
     std::vector<const HloInstruction*> direct;
     if (self) {
       direct.push_back(reader);
@@ -150,13 +149,37 @@ class BreadthFirstWalk {
       direct.insert(direct.end(), reader->control_predecessors().begin(),
                     reader->control_predecessors().end());
     }
+    std::vector<std::pair<const HloInstruction*, bool>> inputs;
     for (const HloInstruction* operand : direct) {
       const bool through = self || !hooks_.reads_through ? hooks_.folded(*operand)
                                                           : hooks_.reads_through(*operand, *reader);
+      inputs.push_back({operand, through});
+    }
+    return inputs;
+  }
+
+  // A literal of one element: CpuInstructionFusion fuses it into any fusion
+  // that reads it (cpu_instruction_fusion.cc, ShouldFuse: only a fusion of
+  // a constant and one other instruction is refused), so a fused loop does
+  // not wait for it in XLA's schedule.
+  static bool IsScalarLiteral(const HloInstruction& instruction) {
+    return instruction.Is(HloOpcode::kConstant) && instruction.shape().IsArray() &&
+           instruction.shape().ElementCount() == 1;
+  }
+
+  // The nodes that `reader` reads (or, with `self`, that it is), directly
+  // or through what fusion folds into it, each once. Nodes are made in post
+  // order, so those of the operands exist. `in_fusion`: the reader is a
+  // fused loop (it folds a producer), whose scalar literals are fused too.
+  void NodeInputs(const HloInstruction* reader, std::vector<int>* inputs, bool self, bool in_fusion = false) {
+    const std::vector<std::pair<const HloInstruction*, bool>> direct = DirectInputs(reader, self);
+    for (const auto& [operand, through] : direct) in_fusion = in_fusion || through;
+    for (const auto& [operand, through] : direct) {
       if (through) {
-        NodeInputs(operand, inputs, false);
+        NodeInputs(operand, inputs, false, in_fusion);
         continue;
       }
+      if (in_fusion && IsScalarLiteral(*operand)) continue;
       auto it = node_of_.find(operand);
       if (it != node_of_.end() && std::find(inputs->begin(), inputs->end(), it->second) == inputs->end()) {
         inputs->push_back(it->second);

@@ -1263,4 +1263,56 @@ ENTRY e {
   EXPECT_LT(p.temp_bytes, 256 * 256 * 4 + 256 * 64);
 }
 
+
+// A fused loop reading x (the sum of squared differences s, with the
+// literal 0 of its reduce) and a dot of two other parameters (g) are ready
+// together; the concatenation c of s and half of s follows s, and the
+// large loop `big` follows g. `x_source` defines bx, x as the loop of s
+// reads it.
+std::string LoopsReadyAfterParameters(const std::string& x_source) {
+  return R"(HloModule m
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+
+ENTRY e {
+  x = f32[128,4]{1,0} parameter(0)
+  a = f32[128,2]{1,0} parameter(1)
+  b = f32[256,2]{1,0} parameter(2)
+)" + x_source + R"(
+  by = f32[128,128,4]{2,1,0} broadcast(x), dimensions={1,2}
+  d = f32[128,128,4]{2,1,0} subtract(bx, by)
+  m = f32[128,128,4]{2,1,0} multiply(d, d)
+  zero = f32[] constant(0)
+  s = f32[128,128]{1,0} reduce(m, zero), dimensions={2}, to_apply=add
+  half = f32[] constant(0.5)
+  hb = f32[128,128]{1,0} broadcast(half), dimensions={}
+  h = f32[128,128]{1,0} multiply(s, hb)
+  c = f32[256,128]{1,0} concatenate(s, h), dimensions={0}
+  o1 = f32[256,2]{1,0} dot(c, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  g = f32[128,256]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  gs = f32[128,128]{1,0} slice(g), slice={[0:128], [0:128]}
+  gb = f32[128,128,4]{2,1,0} broadcast(gs), dimensions={0,1}
+  big = f32[128,128,4]{2,1,0} multiply(d, gb)
+  o2 = f32[128,4]{1,0} reduce(big, zero), dimensions={1}, to_apply=add
+  ROOT t = (f32[256,2]{1,0}, f32[128,4]{1,0}) tuple(o1, o2)
+}
+)";
+}
+
+TEST(MemoryModel, FusedLoopDoesNotWaitForItsScalarLiterals) {
+  // XLA fuses the literal 0 into the loop of s (CpuInstructionFusion fuses
+  // scalar constants into fusions): s reads only x, is ready before g, and
+  // c runs before big. c (128 KiB) and g (128 KiB) are alive while big
+  // (256 KiB) is written: XLA plans 524,288 bytes of temporaries. Waiting
+  // for the literal, s would run after g, big before c, and only s
+  // (64 KiB) would be alive beside big and g.
+  const MemoryPrediction p = PredictMemory(LoopsReadyAfterParameters(
+      "  bx = f32[128,128,4]{2,1,0} broadcast(x), dimensions={0,2}"));
+  EXPECT_EQ(p.temp_bytes, 524288);
+}
+
 }  // namespace
