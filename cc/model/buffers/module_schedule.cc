@@ -6,6 +6,7 @@
 #include "ir/control_flow.h"
 #include "model/buffers/schedule.h"
 #include "model/expand/convolution_layout.h"
+#include "model/expand/tree_reduction.h"
 
 namespace exla {
 namespace {
@@ -25,6 +26,10 @@ class ScheduleWalker {
       return fusion_->ReadsThrough(&operand, &reader);
     };
     hooks.has_prologue = [](const HloInstruction& i) { return PrologueBytes(i) > 0; };
+    // XLA's final reduce of a tree reduction is an instruction of its own
+    // where more than one instruction reads it (a reduce is expensive, and
+    // CpuInstructionFusion copies no expensive producer into two loops).
+    hooks.has_epilogue = [](const HloInstruction& i) { return IsTreeReduction(i); };
     for (const ScheduledStep& step : BreadthFirstSchedule(computation, hooks, later_readers_first_)) {
       const HloInstruction* instruction = step.instruction;
       if (step.prologue) {

@@ -94,6 +94,7 @@ class BreadthFirstWalk {
       NodeInputs(instruction, &inputs, /*self=*/false);
       AddNode({instruction, false}, inputs);
     }
+    AddEpilogues();
     // XLA's users lists follow the order in which uses were made: the
     // computation's order of the readers, one way or the other.
     for (std::vector<int>& readers : readers_) {
@@ -106,16 +107,13 @@ class BreadthFirstWalk {
   }
 
   std::vector<ScheduledStep> Run(const HloComputation& computation) {
-    std::deque<int> ready;
-    for (size_t n = 0; n < nodes_.size(); ++n) {
-      if (pending_[n] == 0) ready.push_back(static_cast<int>(n));
-    }
+    std::deque<int> ready = InitiallyReady();
     while (!ready.empty()) {
       const int node = ready.front();
       ready.pop_front();
       if (nodes_[node].prologue) {
         order_.push_back(nodes_[node]);
-      } else {
+      } else if (!silent_.count(node)) {
         EmitWithFolded(nodes_[node].instruction);
       }
       for (int reader : readers_[node]) {
@@ -128,6 +126,46 @@ class BreadthFirstWalk {
   }
 
  private:
+  // The nodes that read nothing, in the order XLA's scheduler finds them
+  // (hlo_memory_scheduler.cc, BFSMemoryScheduler: the computation's
+  // instructions in order of their ids). The module XLA compiles comes
+  // through StableHLO, which numbers a function's parameters first, in
+  // their order, then the literals and the rest: a parameter is ready
+  // before any literal, and what waits for a literal (a lone reduce and its
+  // init value) after what waits only for parameters.
+  std::deque<int> InitiallyReady() const {
+    std::vector<int> parameters, others;
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      if (pending_[n] != 0) continue;
+      const HloInstruction* instruction = nodes_[n].instruction;
+      const bool parameter = !nodes_[n].prologue && instruction->Is(HloOpcode::kParameter);
+      (parameter ? parameters : others).push_back(static_cast<int>(n));
+    }
+    std::stable_sort(parameters.begin(), parameters.end(), [this](int a, int b) {
+      return nodes_[a].instruction->parameter_number() < nodes_[b].instruction->parameter_number();
+    });
+    std::deque<int> ready(parameters.begin(), parameters.end());
+    ready.insert(ready.end(), others.begin(), others.end());
+    return ready;
+  }
+
+  // A second step after each node with an epilogue that more than one
+  // node reads (one reader fuses the final step): its readers wait for it.
+  // It emits nothing; the instruction's buffer is written at the first.
+  void AddEpilogues() {
+    if (!hooks_.has_epilogue) return;
+    const size_t count = nodes_.size();
+    for (size_t n = 0; n < count; ++n) {
+      if (nodes_[n].prologue || readers_[n].size() < 2 || !hooks_.has_epilogue(*nodes_[n].instruction)) continue;
+      const int second = static_cast<int>(nodes_.size());
+      nodes_.push_back(nodes_[n]);
+      pending_.push_back(1);
+      readers_.push_back(std::move(readers_[n]));
+      readers_[n] = {second};
+      silent_.insert(second);
+    }
+  }
+
   int AddNode(const ScheduledStep& step, const std::vector<int>& inputs) {
     const int id = static_cast<int>(nodes_.size());
     nodes_.push_back(step);
@@ -204,6 +242,7 @@ class BreadthFirstWalk {
   std::vector<int64_t> pending_;
   std::vector<std::vector<int>> readers_;
   std::unordered_set<const HloInstruction*> emitted_;
+  std::unordered_set<int> silent_;
   std::vector<ScheduledStep> order_;
 };
 

@@ -40,6 +40,10 @@ struct ScheduleHooks {
   // before running it (convolution_layout.h's PrologueBytes): that work is a step
   // of its own, ready as soon as the operand is.
   std::function<bool(const HloInstruction&)> has_prologue;
+  // Whether XLA runs the instruction as two steps, the second of which is
+  // fused into its reader where only one loop reads it (a tree reduction's
+  // final reduce, tree_reduction.h): several readers wait for the second.
+  std::function<bool(const HloInstruction&)> has_epilogue;
 };
 
 // One step: an instruction, or the prologue of one.

@@ -1267,8 +1267,8 @@ ENTRY e {
 // A fused loop reading x (the sum of squared differences s, with the
 // literal 0 of its reduce) and a dot of two other parameters (g) are ready
 // together; the concatenation c of s and half of s follows s, and the
-// large loop `big` follows g. `x_source` defines bx, x as the loop of s
-// reads it.
+// large loop `big` follows g. `x_source` is what the loop of s reads x
+// through.
 std::string LoopsReadyAfterParameters(const std::string& x_source) {
   return R"(HloModule m
 
@@ -1313,6 +1313,86 @@ TEST(MemoryModel, FusedLoopDoesNotWaitForItsScalarLiterals) {
   const MemoryPrediction p = PredictMemory(LoopsReadyAfterParameters(
       "  bx = f32[128,128,4]{2,1,0} broadcast(x), dimensions={0,2}"));
   EXPECT_EQ(p.temp_bytes, 524288);
+}
+
+TEST(MemoryModel, ParametersAreReadyBeforeLiterals) {
+  // XLA numbers the parameters before the literals (the module comes
+  // through StableHLO), and its breadth-first schedule starts from the
+  // instructions in that order: the dot g of the last two parameters runs
+  // before the lone reduces ra and rb, which wait for the literal 0, and
+  // g's tree reduction frees it before `big` (32 KiB each) is written.
+  // XLA plans 33,280 bytes of temporaries; in the order of the text, ra
+  // and rb would run first and g and big would be alive together.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+
+ENTRY e {
+  w = f32[128,4]{1,0} parameter(3)
+  a = f32[64,8]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  ra = f32[64]{0} reduce(a, zero), dimensions={1}, to_apply=add
+  bra = f32[64,128]{1,0} broadcast(ra), dimensions={0}
+  b = f32[128,8]{1,0} parameter(1)
+  rb = f32[128]{0} reduce(b, zero), dimensions={1}, to_apply=add
+  brb = f32[64,128]{1,0} broadcast(rb), dimensions={1}
+  big = f32[64,128]{1,0} add(bra, brb)
+  o = f32[64,4]{1,0} dot(big, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[64,4]{1,0} parameter(2)
+  g = f32[64,128]{1,0} dot(c, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  rg = f32[64]{0} reduce(g, zero), dimensions={1}, to_apply=add
+  ROOT t = (f32[64,4]{1,0}, f32[64]{0}) tuple(o, rg)
+}
+)"));
+  EXPECT_GE(p.temp_bytes, 33280);
+  EXPECT_LT(p.temp_bytes, 2 * 32768);
+}
+
+TEST(MemoryModel, LoopsReadingATreeReductionWaitForItsFinalReduce) {
+  // The maximum mx of d is a tree reduction (tree_reduction.h) that two
+  // loops read (e1, e2): its final reduce is an instruction of its own in
+  // XLA, one step after the reduce-window, so e1 and e2 run after the tree
+  // of q (ready with the reduce-window of d) has freed q. Two 128 KiB
+  // values are alive at a time: XLA plans 270,336 bytes of temporaries.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+max {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] maximum(p, q)
+}
+
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+
+ENTRY e {
+  a = f32[128,2]{1,0} parameter(0)
+  b = f32[256,2]{1,0} parameter(1)
+  k = f32[] parameter(2)
+  d = f32[128,256]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  mx = f32[256]{0} reduce(d, ninf), dimensions={0}, to_apply=max
+  bm = f32[128,256]{1,0} broadcast(mx), dimensions={1}
+  e1 = f32[128,256]{1,0} multiply(d, bm)
+  e2 = f32[128,256]{1,0} subtract(d, bm)
+  bk = f32[128,256]{1,0} broadcast(k), dimensions={}
+  q = f32[128,256]{1,0} multiply(d, bk)
+  rq = f32[256]{0} reduce(q, zero), dimensions={0}, to_apply=add
+  r1 = f32[256]{0} reduce(e1, zero), dimensions={0}, to_apply=add
+  r2 = f32[256]{0} reduce(e2, zero), dimensions={0}, to_apply=add
+  ROOT t = (f32[256]{0}, f32[256]{0}, f32[256]{0}) tuple(rq, r1, r2)
+}
+)"));
+  EXPECT_GE(p.temp_bytes, 2 * 131072);
+  EXPECT_LE(p.temp_bytes, 270336);
 }
 
 }  // namespace
