@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "model/simplify/reshape_equivalents.h"
+#include "model/simplify/reshape_of_reshape.h"
 #include "model/simplify/call_inliner.h"
 #include "model/simplify/common_subexpressions.h"
 #include "model/simplify/conditional_to_select.h"
@@ -48,6 +49,9 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   // XLA's algebraic simplifier, where it changes what fusion folds and
   // stores.
   pipeline->AddPass(std::make_unique<ReshapeEquivalents>());
+  // After ReshapeEquivalents: an identity broadcast between two reshapes is
+  // gone, and the reshapes it made join the chains XLA merges.
+  pipeline->AddPass(std::make_unique<ReshapeOfReshape>());
   // Before TransposeOfDot: XLA's simplifier runs to a fixed point, so a dot
   // read through a chain of transposes (an identity one, then a swap) is
   // folded as if the chain were one transpose.

@@ -1315,6 +1315,18 @@ TEST(MemoryModel, FusedLoopDoesNotWaitForItsScalarLiterals) {
   EXPECT_EQ(p.temp_bytes, 524288);
 }
 
+TEST(MemoryModel, LoopReadingAReshapeOfAReshapeReadsTheParameter) {
+  // x reshaped to [128,1,4] and back: XLA's simplifier removes both
+  // reshapes (simplify/reshape_of_reshape.h), so the loop of s reads x and
+  // is scheduled as in FusedLoopDoesNotWaitForItsScalarLiterals (XLA plans
+  // the same 524,288 bytes). Kept, the reshapes would be steps before s.
+  const MemoryPrediction p = PredictMemory(LoopsReadyAfterParameters(
+      "  r1 = f32[128,1,4]{2,1,0} reshape(x)\n"
+      "  r2 = f32[128,4]{1,0} reshape(r1)\n"
+      "  bx = f32[128,128,4]{2,1,0} broadcast(r2), dimensions={0,2}"));
+  EXPECT_EQ(p.temp_bytes, 524288);
+}
+
 TEST(MemoryModel, ParametersAreReadyBeforeLiterals) {
   // XLA numbers the parameters before the literals (the module comes
   // through StableHLO), and its breadth-first schedule starts from the
