@@ -8,6 +8,7 @@
 
 #include "ir/computation.h"
 #include "ir/control_flow.h"
+#include "ir/literal_text.h"
 #include "pass/dce.h"
 
 namespace exla {
@@ -57,10 +58,43 @@ bool Foldable(const HloInstruction& instruction) {
   return any_literal && elements <= kMaximumConstantSizeElements;
 }
 
+// The literal a reshape reads, or nullptr.
+const HloInstruction* ReshapedLiteral(const HloInstruction& instruction) {
+  if (!instruction.Is(HloOpcode::kReshape) && !instruction.Is(HloOpcode::kBitcast)) return nullptr;
+  return IsLiteral(*instruction.operand(0)) ? instruction.operand(0) : nullptr;
+}
+
+// `values` (row-major) as the text of a literal of dimensions `dims`, from
+// dimension `d` on, starting at value `*next`.
+void AppendNested(const std::vector<std::string_view>& values, const std::vector<int64_t>& dims, size_t d,
+                  size_t* next, std::string* text) {
+  if (d == dims.size()) {
+    *text += values[(*next)++];
+    return;
+  }
+  *text += '{';
+  for (int64_t i = 0; i < dims[d]; ++i) {
+    if (i > 0) *text += ", ";
+    AppendNested(values, dims, d + 1, next, text);
+  }
+  *text += '}';
+}
+
 // The text of the literal `instruction` folds into: a digest of the
 // expression (opcode, shape, attributes, operands' texts), so that two
-// foldings of equal expressions give equal literals.
+// foldings of equal expressions give equal literals. A reshape of a
+// literal keeps its values, in the same row-major order: a later rewrite
+// may read them (regular_literals.h).
 std::string FoldedText(const HloInstruction& instruction) {
+  if (const HloInstruction* literal = ReshapedLiteral(instruction)) {
+    const auto values = LiteralValues(literal->payload(), literal->shape());
+    if (values && instruction.shape().rank() > 0) {
+      std::string text;
+      size_t next = 0;
+      AppendNested(*values, instruction.shape().dims(), 0, &next, &text);
+      return text;
+    }
+  }
   std::string expression(instruction.opcode_name());
   instruction.shape().AppendTo(&expression, false);
   for (const HloAttribute& attribute : instruction.attributes()) {

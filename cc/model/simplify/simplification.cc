@@ -21,6 +21,7 @@
 #include "model/simplify/reduce_of_reduce.h"
 #include "model/simplify/reduce_of_reshape.h"
 #include "model/simplify/reduce_of_transpose.h"
+#include "model/simplify/regular_literals.h"
 #include "model/simplify/single_trip_loops.h"
 #include "model/simplify/sort_of_one.h"
 #include "model/simplify/sort_simplifier.h"
@@ -48,6 +49,7 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   pipeline->AddPass(std::make_unique<LoopConstantSinking>());
   // XLA's algebraic simplifier, where it changes what fusion folds and
   // stores.
+  pipeline->AddPass(std::make_unique<RegularLiterals>());
   pipeline->AddPass(std::make_unique<ReshapeEquivalents>());
   // After ReshapeEquivalents: an identity broadcast between two reshapes is
   // gone, and the reshapes it made join the chains XLA merges.
@@ -85,6 +87,9 @@ std::unique_ptr<HloPassPipeline> Simplification(std::set<std::string>* shared_ex
   // of one trip passes through its state is a literal to constant folding
   // once the tuple reads are folded (the first slice's offset, 0 * size).
   pipeline->AddPass(std::make_unique<ConstantFolding>());
+  // A literal folded from a reshape of one is regular to the simplifier in
+  // turn (a band mask's column made a vector: {0, 1, 2, 3}, an iota).
+  pipeline->AddPass(std::make_unique<RegularLiterals>());
   pipeline->AddPass(std::make_unique<DynamicSliceOfLiterals>());
   pipeline->AddPass(std::make_unique<TopKDecomposition>());
   pipeline->AddPass(std::make_unique<SortSimplifier>());

@@ -45,6 +45,27 @@ ENTRY e {
   EXPECT_EQ(root->operand(0)->payload(), root->operand(1)->payload());
 }
 
+TEST(ConstantFolding, ReshapeOfALiteralKeepsItsValues) {
+  // A column of a band mask made a vector: the folded literal holds the
+  // values, in the same order, which XLA's simplifier then reads
+  // (regular_literals.h); other expressions stay digests.
+  ConstantFolding pass;
+  const auto run = RunSimplification(pass, R"(HloModule m
+
+ENTRY e {
+  x = s32[4]{0} parameter(0)
+  c = s32[4,1]{1,0} constant({ {0}, {1}, {2}, {3} })
+  v = s32[4]{0} reshape(c)
+  ROOT r = s32[4]{0} add(x, v)
+}
+)");
+  EXPECT_TRUE(run.changed);
+  EXPECT_TRUE(FileCheck(run.text, R"(
+    CHECK: v.folded = s32[4]{0} constant({0, 1, 2, 3})
+    CHECK: ROOT r = s32[4]{0} add(x, v.folded)
+  )"));
+}
+
 TEST(ConstantFolding, BroadcastAndTheRootAreNotFolded) {
   // A broadcast would only grow; a folded root would still be copied into
   // the result's buffer.

@@ -113,6 +113,27 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 0);
 }
 
+TEST(MemoryModel, IotaLiteralIsComputedNotKept) {
+  // A band mask's indices (TensorFlow's MatrixBandPart): XLA folds the
+  // reshape of the column literal into {0, 1, ..., 63}, which its
+  // simplifier makes an iota, fused into the add. The executable keeps no
+  // literal (XLA: 0 bytes of constants, against 256 for the literal).
+  std::string column;
+  for (int i = 0; i < 64; ++i) column += (i ? ", {" : "{") + std::to_string(i) + "}";
+  const MemoryPrediction p = PredictMemory(R"(HloModule m
+
+ENTRY e {
+  x = s32[64,64]{1,0} parameter(0)
+  c = s32[64,1]{1,0} constant({)" + column + R"(})
+  v = s32[64]{0} reshape(c)
+  b = s32[64,64]{1,0} broadcast(v), dimensions={1}
+  ROOT r = s32[64,64]{1,0} add(x, b)
+}
+)");
+  EXPECT_EQ(p.constant_bytes, 0);
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
 TEST(MemoryModel, LoopSimplifierDropsRepeatedAndLiteralElements) {
   // i and j start from the same literal and step together: XLA's while
   // loop simplifier keeps one of them (one 4-byte counter, not two), and
