@@ -113,6 +113,17 @@ int64_t SolveBytes(const Factorisation& f, int64_t j) {
   return factor + EarlyFrom(f, j) - ZeroFactor(f, j) + below + Slice(f, kBlock, kBlock);
 }
 
+// Bytes the unblocked loop (n <= 128) holds beside its operand and result:
+// L L^T, a dot's result, on every trip, and the factor l, the loop's state
+// (cholesky_expander.cc, CholeskyUnblocked). A lower factor is then
+// selected elementwise (NaN where a pivot failed) into the result, which
+// XLA's buffer assignment lets l share: the loop writes l into the result's
+// buffer. An upper factor is the transpose of l, which cannot share.
+int64_t UnblockedScratchBytes(const HloInstruction& cholesky) {
+  const bool lower = cholesky.RawAttribute("lower").value_or("false") == "true";
+  return (lower ? 1 : 2) * cholesky.shape().ByteSize();
+}
+
 }  // namespace
 
 int64_t CholeskyEarlyBytes(const HloInstruction& cholesky) {
@@ -125,7 +136,7 @@ int64_t CholeskyEarlyBytes(const HloInstruction& cholesky) {
 int64_t CholeskyScratchBytes(const HloInstruction& cholesky) {
   const Factorisation f = FactorisationOf(cholesky);
   if (f.n == 0) return 0;
-  if (!Blocked(f)) return 2 * cholesky.shape().ByteSize();
+  if (!Blocked(f)) return UnblockedScratchBytes(cholesky);
   int64_t bytes = 0;
   for (int64_t j = 0; j < BlockColumns(f); ++j) {
     bytes = std::max({bytes, BlockColumnBytes(f, j), SolveBytes(f, j)});

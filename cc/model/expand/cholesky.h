@@ -36,7 +36,8 @@ namespace exla {
 int64_t CholeskyEarlyBytes(const HloInstruction& cholesky);
 
 // Bytes the expansion of `cholesky` holds while it runs, beside its
-// operand and its result. With n <= 128, two copies of the matrix. Blocked,
+// operand and its result. With n <= 128, L L^T and, for an upper factor,
+// the factor l (a lower one is built in the result's buffer). Blocked,
 // the largest over its phases of what is alive (the early values above
 // included, see CholeskyEarlyBytesInScratch):
 //  - the first block's loop: the early values, the rest of the first

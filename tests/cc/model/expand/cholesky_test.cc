@@ -1,6 +1,7 @@
 // What XLA's blocked expansion of a Cholesky factorisation of more than 128
 // columns holds (cc/model/expand/cholesky.h): 128-column block columns,
-// each factored by an unblocked loop, the rows below solved against it.
+// each factored by an unblocked loop, the rows below solved against it; and
+// what that one unblocked loop holds for at most 128 columns.
 // Each figure was checked against XLA CPU's buffer assignment
 // (exla.bridge.xla.planned_memory).
 #include <string>
@@ -95,6 +96,22 @@ TEST(CholeskyModel, UpperFactorOfComputedMatrixTransposesItIntoTheResult) {
   // operand. Upper and lower hold the same. XLA: 1133288 and 1133800 bytes.
   EXPECT_EQ(PredictMemory(OfExponential("f32[384,384]{1,0}", "false")).temp_bytes, 1130728);
   EXPECT_EQ(PredictMemory(OfExponential("f32[384,384]{1,0}", "true")).temp_bytes, 1130728);
+}
+
+TEST(CholeskyModel, UnblockedLowerFactorIsBuiltInTheResult) {
+  // 60 columns, one unblocked loop: beside the factor l it holds L L^T
+  // (28800 bytes), the pred[60,60] mask and small values. l is selected
+  // elementwise into a lower result and shares its buffer: one matrix of
+  // scratch, not two. XLA: 32705 bytes (of a parameter), 61505 (of
+  // exp(x), which stays alive through the loop).
+  EXPECT_EQ(PredictMemory(OfParameter("f64[60,60]{1,0}", "true")).temp_bytes, 32680);
+  EXPECT_EQ(PredictMemory(OfExponential("f64[60,60]{1,0}", "true")).temp_bytes, 61480);
+}
+
+TEST(CholeskyModel, UnblockedUpperFactorHoldsTheFactorBeside) {
+  // An upper result is the transpose of l, which cannot share its buffer:
+  // l and L L^T beside the result. XLA: 61505 bytes.
+  EXPECT_EQ(PredictMemory(OfParameter("f64[60,60]{1,0}", "false")).temp_bytes, 61480);
 }
 
 }  // namespace
