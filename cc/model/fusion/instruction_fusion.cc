@@ -46,13 +46,22 @@ bool IsView(const HloInstruction& instruction) {
   }
 }
 
+bool FusesMatrixOfDot(const HloInstruction& dot, int operand_index);
+
 // A transpose read only by dots and convolutions is folded into their
-// dimension numbers (XLA's transpose folding): no buffer.
+// dimension numbers (XLA's transpose folding): no buffer. Not where a dot
+// is a small matrix-vector product that reads the transpose as its
+// matrix: XLA's simplifier makes that product a multiply and a reduce
+// (dot strength reduction), a loop into which the transpose and its
+// producers fuse.
 bool FoldedIntoDots(const HloInstruction& instruction) {
   if (!instruction.Is(HloOpcode::kTranspose) || instruction.users().empty()) return false;
   if (instruction.parent()->root() == &instruction) return false;
   for (const HloInstruction* user : instruction.users()) {
     if (!user->Is(HloOpcode::kDot) && !user->Is(HloOpcode::kConvolution)) return false;
+    for (int i = 0; i < user->operand_count(); ++i) {
+      if (user->operand(i) == &instruction && FusesMatrixOfDot(*user, i)) return false;
+    }
   }
   return true;
 }

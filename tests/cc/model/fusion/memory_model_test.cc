@@ -62,6 +62,30 @@ TEST(MemoryModel, MatrixOfAMatrixVectorProductIsFusedIntoIt) {
   EXPECT_EQ(p.temp_bytes, 0);
 }
 
+TEST(MemoryModel, TransposedMatrixOfAMatrixVectorProductIsFusedIntoIt) {
+  // The matrix is a transpose of a select: XLA's simplifier makes the small
+  // matrix-vector product a multiply and a reduce, into which the
+  // transpose and the select fuse. Folded into the dot's dimension
+  // numbers instead, the transpose would leave the select a buffer of
+  // 17 x 217 doubles. XLA: no temporary.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+ENTRY e {
+  a = f64[17,217]{1,0} parameter(0)
+  v = f64[17,1]{1,0} parameter(1)
+  h = f64[] constant(0.5)
+  hb = f64[17,217]{1,0} broadcast(h), dimensions={}
+  e = f64[17,217]{1,0} add(a, a)
+  m = f64[17,217]{1,0} multiply(hb, e)
+  g = pred[17,217]{1,0} compare(e, hb), direction=GT
+  s = f64[17,217]{1,0} select(g, e, m)
+  t = f64[217,17]{0,1} transpose(s), dimensions={1,0}
+  ROOT d = f64[217,1]{1,0} dot(t, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 0);
+}
+
 TEST(MemoryModel, OuterProductFusesIntoItsReader) {
   // A dot contracting one dimension of size 1 is a multiply of broadcasts:
   // fused into the negate that reads it, no temporary.
