@@ -156,39 +156,31 @@ bool IsExpensiveElementwise(const HloInstruction& instruction) {
   const PrimitiveType type =
       instruction.shape().IsArray() ? instruction.shape().element_type() : PrimitiveType::kInvalid;
   switch (instruction.opcode()) {
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtan2:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kCosh:
-    case HloOpcode::kErf:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kPower:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSinh:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kTanh:
-      return true;
-    // XLA calls integer division by a literal cheap (multiplies and shifts);
-    // the model keeps every integer division cheap, as it did before.
-    case HloOpcode::kDivide:
-    case HloOpcode::kRemainder:
-      return IsFloatingPointType(type) || IsComplexType(type);
+    // Cheap for real numbers, expensive for complex ones.
     case HloOpcode::kAbs:
     case HloOpcode::kCos:
     case HloOpcode::kSign:
     case HloOpcode::kSin:
     case HloOpcode::kTan:
       return IsComplexType(type);
+    // XLA calls integer division by a literal cheap (multiplies and shifts);
+    // the model keeps every integer division cheap.
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+      return IsFloatingPointType(type) || IsComplexType(type);
+    // Beyond the transcendental functions the cost model rates apart.
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSinh:
+    case HloOpcode::kSqrt:
+      return true;
     default:
-      return false;
+      return IsTranscendental(instruction);
   }
 }
 
