@@ -127,7 +127,9 @@ _DRAWS = {1: "fuzzer programs of fixed seeds and framework programs outside the 
              "and 3; since studied in part",
           5: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 4; "
              "since studied in part",
-          6: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 5, "
+          6: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 5; "
+             "since studied in part",
+          7: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 6, "
              "and not studied"}
 """What each held-out draw is (experiments/corpus/heldout.py)."""
 

@@ -54,12 +54,17 @@ load_extension()
 # and takes three corpus modules out of the band on the high side
 # (gpflow_gpr_matern52_grads, 1.11x and 1.21x, whose values it now writes
 # sit at a Cholesky the model counts one matrix too many; tfp_log_probs
-# rewritten, 1.102x): 137 (90.1%). Before: 140, 142, 138, 137. The target
-# (ceil(0.9 x 152) = 137) is now the bar itself, with no module of margin:
-# any change that loses one module fails. Win the margin back on the
-# corpus (the Cholesky over-count first), never by lowering the bar.
+# rewritten, 1.102x): 137 (90.1%), the target itself. Then, from the study
+# of draw 6 (stop 53): a regular literal is an iota or a broadcast, an
+# unblocked Cholesky builds a lower factor in its result, and XLA's schedule
+# starts from the parameters, then the literals, with fused loops not
+# waiting for their scalar literals: tfp_log_probs rewritten and
+# gpflow_gpr_matern52_grads original (1.099x, at the edge) come within: 139
+# (91.4%). Before: 140, 142, 138, 137, 139. The bar (MIN_WITHIN, 138) is one
+# module above the target (ceil(0.9 x 152) = 137); never lower it to let a
+# change through.
 TARGET_WITHIN = 0.90
-MEASURED_WITHIN = 137
+MEASURED_WITHIN = 139
 MIN_WITHIN = MEASURED_WITHIN - 1
 MIN_MODULES = 148
 """The corpus has 152 distinct modules (jaxlib 0.7.1, every framework

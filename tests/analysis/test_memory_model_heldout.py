@@ -8,9 +8,9 @@ peak with constants, as `test_memory_model.py` does on the corpus. Its
 figures are reported apart from the corpus's.
 
 The corpus target (at least 90% within 10%, none more than 10% below) is
-met on the draws sessions have studied (1, 2 and 5; draws 3 and 4 keep two
-modules below each) but not on draw 6, which nobody studied (87% within,
-five below), and the bars below are not it: they are the distribution measured when the set
+met on the draws sessions have studied (1, 2 and 5; draws 3, 4 and 6 keep
+two modules below each) but not on draw 7, which nobody studied (89.3%
+within, two below, both of one program), and the bars below are not it: they are the distribution measured when the set
 was written (jaxlib 0.7.1), less a stated margin, so that a change of the
 model that makes held-out programs worse fails. Reach the target by
 fixing the model on the corpus, never by tuning to these.
@@ -27,8 +27,8 @@ from tests._extension import load_extension
 load_extension()
 
 TARGET_WITHIN = 0.90
-"""The corpus's target (issue 27): draws 1 to 5, studied, reach its share
-within 10%, and draws 1, 2 and 5 its none below; draw 6, not studied,
+"""The corpus's target (issue 27): draws 1 to 6, studied, reach its share
+within 10%, and draws 1, 2 and 5 its none below; draw 7, not studied,
 reaches neither (below)."""
 
 # Measured 2026-11-29 on jaxlib 0.7.1, after the model learnt, each from
@@ -67,7 +67,7 @@ reaches neither (below)."""
 # input that XLA's ReshapeMover sinks a transpose onto; gpflow_sgpr_matern52
 # 0.900x -> 0.967x: a producer whose copies would read more is written
 # once), the highest 1.207x (gpflow_sgpr_matern52, rewritten).
-MEASURED = {"modules": 88, "within": 86, "too_low": 0, "lowest": 0.967, "highest": 1.207}
+MEASURED = {"modules": 88, "within": 86, "too_low": 0, "lowest": 0.967, "highest": 1.181}
 MIN_WITHIN = MEASURED["within"] - 1
 MAX_TOO_LOW = MEASURED["too_low"] + 1
 MIN_RATIO = 0.65
@@ -202,12 +202,33 @@ def test_heldout_over_prediction_is_bounded(comparisons):
 # below (the lowest 0.725x, fuzz_43000000231 rewritten), the highest
 # 3.502x (fuzz_43000000223 rewritten). On programs nobody studied, neither
 # the share nor the bound is met this time.
+#
+# Then draw 6 was studied (2026-11-29, stop 53): a reduce of a reshape
+# reads the reshape's operand (reduce_of_reshape.h), a transpose is copied
+# into the loops that can compute it (reader_duplication.h), a result does
+# not write over a state a loop passes through (in_place.h), a
+# matrix-vector product is output-fused into the add that reads it
+# (output_fusion.h), a reshape of a reshape is merged, XLA's schedule starts
+# from the parameters, then the literals, a regular literal is an iota or a
+# broadcast, an unblocked Cholesky builds a lower factor in its result, and
+# a matrix-vector product fuses its transposed matrix. Draw 6: 73 (94.8%)
+# within, 2 below (fuzz_43000000231 rewritten 0.725x: XLA writes a
+# concatenation twice where a fusion refuses it for code duplication;
+# fuzz_43000000237 original 0.878x: a transposed entry result copied from
+# a temporary), the highest 1.168x.
+#
+# Draw 7: 40 fuzzer programs of new seeds (43,000,000,240 on; 75 distinct
+# modules), drawn after that study and not studied: 67 (89.3%) within, 2
+# below (fuzz_43000000241, original 0.681x and rewritten 0.792x), the
+# highest 1.465x (fuzz_43000000259 original). On programs nobody studied,
+# the share is one module short of 90% and the bound is not met.
 LATER_DRAWS = {
     2: {"modules": 79, "within": 74, "too_low": 0, "lowest": 0.923, "highest": 1.714},
     3: {"modules": 76, "within": 70, "too_low": 2, "lowest": 0.544, "highest": 1.219},
-    4: {"modules": 77, "within": 71, "too_low": 2, "lowest": 0.564, "highest": 1.423},
-    5: {"modules": 77, "within": 77, "too_low": 0, "lowest": 0.984, "highest": 1.058},
-    6: {"modules": 77, "within": 67, "too_low": 5, "lowest": 0.725, "highest": 3.502},
+    4: {"modules": 77, "within": 72, "too_low": 2, "lowest": 0.564, "highest": 1.423},
+    5: {"modules": 77, "within": 77, "too_low": 0, "lowest": 0.984, "highest": 1.057},
+    6: {"modules": 77, "within": 73, "too_low": 2, "lowest": 0.725, "highest": 1.168},
+    7: {"modules": 75, "within": 67, "too_low": 2, "lowest": 0.681, "highest": 1.465},
 }
 """Each later draw's distribution as measured, which its bars follow."""
 
