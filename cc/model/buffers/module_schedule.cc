@@ -6,6 +6,7 @@
 #include "ir/control_flow.h"
 #include "model/buffers/schedule.h"
 #include "model/expand/convolution_layout.h"
+#include "model/expand/result_layout_copy.h"
 #include "model/expand/tree_reduction.h"
 
 namespace exla {
@@ -30,10 +31,15 @@ class ScheduleWalker {
     // where more than one instruction reads it (a reduce is expensive, and
     // CpuInstructionFusion copies no expensive producer into two loops).
     hooks.has_epilogue = [](const HloInstruction& i) { return IsTreeReduction(i); };
+    hooks.has_result_copy = [](const HloInstruction& i) { return ResultLayoutCopyBytes(i) > 0; };
     for (const ScheduledStep& step : BreadthFirstSchedule(computation, hooks, later_readers_first_)) {
       const HloInstruction* instruction = step.instruction;
       if (step.prologue) {
         schedule_->prologue_start[instruction] = Next(instruction);
+        continue;
+      }
+      if (step.result_copy) {
+        schedule_->result_copy_start[instruction] = Next(instruction);
         continue;
       }
       schedule_->started.push_back(instruction);

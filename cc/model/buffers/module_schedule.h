@@ -25,7 +25,9 @@ struct ModuleSchedule {
   // The step each instruction starts at, the step it ends at (after its
   // computations for control flow, else the same), and the step of the
   // prologue of an instruction that has one (convolution_layout.h).
-  std::unordered_map<const HloInstruction*, int64_t> start, end, prologue_start;
+  // The step of the copy of a root tuple element into the result's layout
+  // (expand/result_layout_copy.h).
+  std::unordered_map<const HloInstruction*, int64_t> start, end, prologue_start, result_copy_start;
   // The instruction that runs at each step (step 0 is before the first).
   std::vector<const HloInstruction*> steps = {nullptr};
   // The instructions in the order of their start steps.

@@ -95,11 +95,12 @@ class BreadthFirstWalk {
       AddNode({instruction, false}, inputs);
     }
     AddEpilogues();
+    AddResultCopies(computation);
     // XLA's users lists follow the order in which uses were made: the
     // computation's order of the readers, one way or the other.
     for (std::vector<int>& readers : readers_) {
       std::sort(readers.begin(), readers.end(), [this, later_first](int a, int b) {
-        const int64_t x = position_[nodes_[a].instruction], y = position_[nodes_[b].instruction];
+        const int64_t x = Position(a), y = Position(b);
         if (x != y) return later_first ? x > y : x < y;
         return nodes_[a].prologue && !nodes_[b].prologue;
       });
@@ -111,7 +112,7 @@ class BreadthFirstWalk {
     while (!ready.empty()) {
       const int node = ready.front();
       ready.pop_front();
-      if (nodes_[node].prologue) {
+      if (nodes_[node].prologue || nodes_[node].result_copy) {
         order_.push_back(nodes_[node]);
       } else if (!silent_.count(node)) {
         EmitWithFolded(nodes_[node].instruction);
@@ -164,6 +165,35 @@ class BreadthFirstWalk {
       readers_[n] = {second};
       silent_.insert(second);
     }
+  }
+
+  // A copy after each value of the root tuple that XLA copies into the
+  // result's layout, which the root waits for. Layout assignment adds the
+  // copy as the computation's last instruction.
+  void AddResultCopies(const HloComputation& computation) {
+    if (!hooks_.has_result_copy) return;
+    auto root = node_of_.find(computation.root());
+    if (root == node_of_.end()) return;
+    const size_t count = nodes_.size();
+    for (size_t n = 0; n < count; ++n) {
+      if (nodes_[n].prologue || silent_.count(static_cast<int>(n)) || static_cast<int>(n) == root->second ||
+          !hooks_.has_result_copy(*nodes_[n].instruction)) {
+        continue;
+      }
+      const int copy = static_cast<int>(nodes_.size());
+      readers_[n].push_back(copy);
+      nodes_.push_back({nodes_[n].instruction, false, true});
+      pending_.push_back(1);
+      readers_.push_back({root->second});
+      ++pending_[root->second];
+      copy_position_[copy] = position_[computation.root()];
+    }
+  }
+
+  // The node's place in the computation's order of instructions.
+  int64_t Position(int node) {
+    auto copy = copy_position_.find(node);
+    return copy != copy_position_.end() ? copy->second : position_[nodes_[node].instruction];
   }
 
   int AddNode(const ScheduledStep& step, const std::vector<int>& inputs) {
@@ -243,6 +273,7 @@ class BreadthFirstWalk {
   std::vector<std::vector<int>> readers_;
   std::unordered_set<const HloInstruction*> emitted_;
   std::unordered_set<int> silent_;
+  std::unordered_map<int, int64_t> copy_position_;
   std::vector<ScheduledStep> order_;
 };
 

@@ -44,12 +44,18 @@ struct ScheduleHooks {
   // fused into its reader where only one loop reads it (a tree reduction's
   // final reduce, tree_reduction.h): several readers wait for the second.
   std::function<bool(const HloInstruction&)> has_epilogue;
+  // Whether XLA copies the instruction, an element of the root tuple, into
+  // the result's layout (expand/result_layout_copy.h): the copy is a step of
+  // its own, ready as soon as the instruction has run, that the root waits for.
+  std::function<bool(const HloInstruction&)> has_result_copy;
 };
 
-// One step: an instruction, or the prologue of one.
+// One step: an instruction, the prologue of one, or its copy into the
+// result's layout.
 struct ScheduledStep {
   const HloInstruction* instruction = nullptr;
   bool prologue = false;
+  bool result_copy = false;
 };
 
 // The instructions of `computation` in XLA's breadth-first order, taken over

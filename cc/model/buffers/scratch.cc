@@ -11,6 +11,7 @@
 #include "model/expand/convolution_layout.h"
 #include "model/expand/expansions.h"
 #include "model/expand/loop_state_layout.h"
+#include "model/expand/result_layout_copy.h"
 #include "model/expand/tree_reduction.h"
 #include "model/simplify/expansion_calls.h"
 
@@ -69,6 +70,11 @@ void AddExpansionBuffers(const BufferAnalyses& a, const HloInstruction& instruct
   }
   if (const int64_t copy = LoopStateLayoutCopyBytes(instruction)) {  // beside the transposed value it copies
     lives->push_back({{copy, step, step}, Kind::kScratch, {&instruction}, {nullptr}, {step}, /*one_value=*/true});
+  }
+  auto copy = a.schedule.result_copy_start.find(&instruction);
+  if (copy != a.schedule.result_copy_start.end()) {  // the temporary, alive until its copy into the result
+    lives->push_back({{ResultLayoutCopyBytes(instruction), step, copy->second}, Kind::kScratch, {&instruction},
+                      {nullptr}, {step}, /*one_value=*/true});
   }
   for (int64_t bytes : ExpansionSmallValues(instruction)) {
     lives->push_back({{bytes, step, step}, Kind::kScratch, {&instruction}, {nullptr}, {step}});
