@@ -31,7 +31,16 @@ class ScheduleWalker {
     // where more than one instruction reads it (a reduce is expensive, and
     // CpuInstructionFusion copies no expensive producer into two loops).
     hooks.has_epilogue = [](const HloInstruction& i) { return IsTreeReduction(i); };
-    hooks.has_result_copy = [](const HloInstruction& i) { return ResultLayoutCopyBytes(i) > 0; };
+    // A transpose of a buffer (a parameter, a value fusion keeps, an
+    // element of a loop's result) is a bitcast of it; of a reshape, or of
+    // what fusion takes in, it is a loop.
+    hooks.has_result_copy = [this](const HloInstruction& i) {
+      return ResultLayoutCopyBytes(i, [this](const HloInstruction& source) {
+               const Holding h = fusion_->HoldingOf(&source);
+               return h == Holding::kOwn || h == Holding::kParameter || h == Holding::kConstant ||
+                      source.Is(HloOpcode::kGetTupleElement);
+             }) > 0;
+    };
     for (const ScheduledStep& step : BreadthFirstSchedule(computation, hooks, later_readers_first_)) {
       const HloInstruction* instruction = step.instruction;
       if (step.prologue) {

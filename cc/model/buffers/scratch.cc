@@ -11,7 +11,6 @@
 #include "model/expand/convolution_layout.h"
 #include "model/expand/expansions.h"
 #include "model/expand/loop_state_layout.h"
-#include "model/expand/result_layout_copy.h"
 #include "model/expand/tree_reduction.h"
 #include "model/simplify/expansion_calls.h"
 
@@ -73,7 +72,7 @@ void AddExpansionBuffers(const BufferAnalyses& a, const HloInstruction& instruct
   }
   auto copy = a.schedule.result_copy_start.find(&instruction);
   if (copy != a.schedule.result_copy_start.end()) {  // the temporary, alive until its copy into the result
-    lives->push_back({{ResultLayoutCopyBytes(instruction), step, copy->second}, Kind::kScratch, {&instruction},
+    lives->push_back({{instruction.shape().ByteSize(), step, copy->second}, Kind::kScratch, {&instruction},
                       {nullptr}, {step}, /*one_value=*/true});
   }
   for (int64_t bytes : ExpansionSmallValues(instruction)) {

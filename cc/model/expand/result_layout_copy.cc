@@ -1,5 +1,7 @@
 #include "model/expand/result_layout_copy.h"
 
+#include <functional>
+
 #include "ir/computation.h"
 
 namespace exla {
@@ -11,10 +13,11 @@ bool IsUnaryElementwise(const HloInstruction& instruction) {
 }
 
 // Whether `element` is computed in a transposed layout: a real transpose
-// (one that moves elements in row-major order) of a computed value, or
-// unary elementwise ops (each read by one instruction) over a real
-// transpose of anything.
-bool ComputedTransposed(const HloInstruction& element) {
+// (one that moves elements in row-major order) of a value its loop computes
+// (not one `in_buffer` holds, of which it is a bitcast), or unary
+// elementwise ops (each read by one instruction) over a real transpose of
+// anything.
+bool ComputedTransposed(const HloInstruction& element, const std::function<bool(const HloInstruction&)>& in_buffer) {
   const HloInstruction* value = &element;
   while (IsUnaryElementwise(*value) && value->operand(0)->users().size() == 1) value = value->operand(0);
   if (!value->Is(HloOpcode::kTranspose) || value->operand_count() != 1 || !value->shape().IsArray() ||
@@ -22,12 +25,13 @@ bool ComputedTransposed(const HloInstruction& element) {
     return false;
   }
   const HloInstruction& source = *value->operand(0);
-  return value != &element || !(source.Is(HloOpcode::kParameter) || source.Is(HloOpcode::kConstant));
+  return value != &element || !in_buffer(source);
 }
 
 }  // namespace
 
-int64_t ResultLayoutCopyBytes(const HloInstruction& value) {
+int64_t ResultLayoutCopyBytes(const HloInstruction& value,
+                              const std::function<bool(const HloInstruction&)>& in_buffer) {
   const HloComputation* computation = value.parent();
   if (computation == nullptr || !computation->is_entry() || !value.shape().IsArray()) return 0;
   const HloInstruction* root = computation->root();
@@ -45,7 +49,7 @@ int64_t ResultLayoutCopyBytes(const HloInstruction& value) {
     }
     times += element == &value ? 1 : 0;
   }
-  if (times != 1 || !ComputedTransposed(value)) return 0;
+  if (times != 1 || !ComputedTransposed(value, in_buffer)) return 0;
   return value.shape().ByteSize();
 }
 

@@ -14,8 +14,10 @@
 // elementwise ops ReshapeMover sinks the transpose under (the element is
 // then that op, computed in the transposed layout).
 //
-// No such temporary where the transpose reads a parameter or a literal
-// directly (it is a bitcast of it, which the copy reads in place), where the
+// No such temporary where the transpose reads a value held in a buffer of
+// its own, which fusion does not take into the transposing loop (a
+// parameter, a literal, a value other loops read too: the transpose is a
+// bitcast of it, which the copy reads in place), where the
 // transpose moves no element in row-major order (a bitcast), or where the
 // root is the transpose itself (the result constraint lands on it and the
 // copy fuses into its loop); checked against XLA's buffer assignment on
@@ -24,6 +26,7 @@
 #define EXLA_MODEL_EXPAND_RESULT_LAYOUT_COPY_H_
 
 #include <cstdint>
+#include <functional>
 
 #include "ir/instruction.h"
 
@@ -32,8 +35,10 @@ namespace exla {
 // Bytes of the temporary XLA writes `value` to before copying it into the
 // entry's result (0 where it writes the result directly): `value` is an
 // element of the entry's root tuple (or the operand of a reshape there that
-// keeps its shape), computed transposed.
-int64_t ResultLayoutCopyBytes(const HloInstruction& value);
+// keeps its shape), computed transposed. `in_buffer` tells whether the
+// operand of a transpose is held in a buffer of its own.
+int64_t ResultLayoutCopyBytes(const HloInstruction& value,
+                              const std::function<bool(const HloInstruction&)>& in_buffer);
 
 }  // namespace exla
 
