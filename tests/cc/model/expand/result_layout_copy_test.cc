@@ -61,6 +61,33 @@ TEST(MemoryModel, TransposedParameterInResultTupleIsCopiedStraightIntoTheResult)
   EXPECT_EQ(p.peak_bytes(), 324912);
 }
 
+TEST(MemoryModel, TransposeOfAValueAnotherLoopReadsIsCopiedStraightIntoTheResult) {
+  // exp(x) is read by a sum too, so it is a buffer of its own; its
+  // transpose is a bitcast of it, which the copy reads in place: no second
+  // 161,312-byte temporary (XLA plans 167,024 bytes of temporaries, exp(x)
+  // and the sum's partial sums, 490,808 in all).
+  const std::string text = R"(HloModule m
+
+add {
+  x = f64[] parameter(0)
+  y = f64[] parameter(1)
+  ROOT s = f64[] add(x, y)
+}
+
+ENTRY e {
+  p = f64[142,142]{1,0} parameter(0)
+  e = f64[142,142]{1,0} exponential(p)
+  z = f64[] constant(0)
+  r = f64[142]{0} reduce(e, z), dimensions={1}, to_apply=add
+  t = f64[142,142]{0,1} transpose(e), dimensions={1,0}
+  ROOT o = (f64[142,142]{0,1}, f64[142]{0}) tuple(t, r)
+}
+)";
+  const MemoryPrediction p = PredictMemory(text);
+  EXPECT_EQ(p.temp_bytes, 167024);
+  EXPECT_EQ(p.peak_bytes(), 490808);
+}
+
 TEST(MemoryModel, TransposeThatIsTheRootWritesTheResult) {
   // The result's layout constrains the root itself: XLA fuses the
   // transposing copy into the loop that writes the result (322,624 bytes).
