@@ -129,7 +129,9 @@ _DRAWS = {1: "fuzzer programs of fixed seeds and framework programs outside the 
              "since studied in part",
           6: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 5; "
              "since studied in part",
-          7: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 6, "
+          7: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 6; "
+             "since studied in part",
+          8: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 7, "
              "and not studied"}
 """What each held-out draw is (experiments/corpus/heldout.py)."""
 

@@ -8,9 +8,9 @@ peak with constants, as `test_memory_model.py` does on the corpus. Its
 figures are reported apart from the corpus's.
 
 The corpus target (at least 90% within 10%, none more than 10% below) is
-met on the draws sessions have studied (1, 2 and 5; draws 3, 4 and 6 keep
-two modules below each) but not on draw 7, which nobody studied (89.3%
-within, two below, both of one program), and the bars below are not it: they are the distribution measured when the set
+met on the draws sessions have studied (1, 2, 5 and 7; draws 3 and 4 keep
+two modules below each, draw 6 one) but not on draw 8, which nobody
+studied (93.6% within, but two below), and the bars below are not it: they are the distribution measured when the set
 was written (jaxlib 0.7.1), less a stated margin, so that a change of the
 model that makes held-out programs worse fails. Reach the target by
 fixing the model on the corpus, never by tuning to these.
@@ -27,9 +27,9 @@ from tests._extension import load_extension
 load_extension()
 
 TARGET_WITHIN = 0.90
-"""The corpus's target (issue 27): draws 1 to 6, studied, reach its share
-within 10%, and draws 1, 2 and 5 its none below; draw 7, not studied,
-reaches neither (below)."""
+"""The corpus's target (issue 27): draws 1 to 7, studied, reach its share
+within 10%, and draws 1, 2, 5 and 7 its none below; draw 8, not studied:
+the share, not the bound (below)."""
 
 # Measured 2026-11-29 on jaxlib 0.7.1, after the model learnt, each from
 # XLA's sources and checked on small modules against XLA's buffer
@@ -222,13 +222,26 @@ def test_heldout_over_prediction_is_bounded(comparisons):
 # below (fuzz_43000000241, original 0.681x and rewritten 0.792x), the
 # highest 1.465x (fuzz_43000000259 original). On programs nobody studied,
 # the share is one module short of 90% and the bound is not met.
+#
+# Then draw 7's two modules below were studied (stop 53): a transposed
+# entry result is computed into a temporary in the transposed layout and
+# copied into the row-major result (expand/result_layout_copy.h), which
+# also brings draw 6's fuzz_43000000237 original within. Draw 7: 69
+# (92.0%) within, none below; draw 6: 74 within, 1 below.
+#
+# Draw 8: 40 fuzzer programs of new seeds (43,000,000,280 on; 78 distinct
+# modules), drawn after that study and not studied: 73 (93.6%) within, 2
+# below (fuzz_43000000306 rewritten 0.829x, fuzz_43000000301 original
+# 0.835x), the highest 1.565x (fuzz_43000000281 rewritten). On programs
+# nobody studied, the share is met; the bound (none below) is not.
 LATER_DRAWS = {
     2: {"modules": 79, "within": 74, "too_low": 0, "lowest": 0.923, "highest": 1.714},
     3: {"modules": 76, "within": 70, "too_low": 2, "lowest": 0.544, "highest": 1.219},
     4: {"modules": 77, "within": 72, "too_low": 2, "lowest": 0.564, "highest": 1.423},
     5: {"modules": 77, "within": 77, "too_low": 0, "lowest": 0.984, "highest": 1.057},
-    6: {"modules": 77, "within": 73, "too_low": 2, "lowest": 0.725, "highest": 1.168},
-    7: {"modules": 75, "within": 67, "too_low": 2, "lowest": 0.681, "highest": 1.465},
+    6: {"modules": 77, "within": 74, "too_low": 1, "lowest": 0.725, "highest": 1.168},
+    7: {"modules": 75, "within": 69, "too_low": 0, "lowest": 0.919, "highest": 1.465},
+    8: {"modules": 78, "within": 73, "too_low": 2, "lowest": 0.829, "highest": 1.565},
 }
 """Each later draw's distribution as measured, which its bars follow."""
 
