@@ -251,4 +251,29 @@ std::optional<std::string> LiteralNestingError(const std::string& commented, con
   return std::nullopt;
 }
 
+namespace {
+
+void AppendLiteral(const std::vector<std::string_view>& values, const std::vector<int64_t>& dims, size_t level,
+                   size_t* next, std::string* text) {
+  if (level == dims.size()) {
+    text->append(values[(*next)++]);
+    return;
+  }
+  *text += level + 1 == dims.size() ? "{" : "{ ";
+  for (int64_t i = 0; i < dims[level]; ++i) {
+    if (i > 0) *text += ", ";
+    AppendLiteral(values, dims, level + 1, next, text);
+  }
+  *text += level + 1 == dims.size() ? "}" : " }";
+}
+
+}  // namespace
+
+std::string LiteralText(const std::vector<std::string_view>& values, const std::vector<int64_t>& dims) {
+  std::string text;
+  size_t next = 0;
+  AppendLiteral(values, dims, 0, &next, &text);
+  return text;
+}
+
 }  // namespace exla

@@ -35,6 +35,11 @@ std::optional<std::string> LiteralValueError(std::string_view literal, const Sha
 std::optional<std::vector<std::string_view>> LiteralValues(std::string_view literal,
                                                            const Shape& shape);
 
+// `values` (row-major, as many as `dims` has elements) as XLA prints the
+// literal of an array of dimensions `dims`: `{1, 2}`, `{ {1, 2}, {3, 4} }`.
+// The inverse of LiteralValues.
+std::string LiteralText(const std::vector<std::string_view>& values, const std::vector<int64_t>& dims);
+
 // Leaf values of a constant literal (`1`, `{1, 2}`, `{ {1, 2}, {3, 4} }`), or
 // -1 when the literal is elided (`{...}`) or has a form not counted here
 // (complex values, NaN payloads). Comments (`/*i0=0*/`, as XLA prints index

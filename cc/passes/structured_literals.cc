@@ -76,28 +76,11 @@ Values DropDimension(const Values& values, const std::vector<int64_t>& dims, siz
   return kept;
 }
 
-// `values` as XLA prints a literal of dimensions `dims`: `{ {1, 2}, {3, 4} }`.
-void AppendLiteral(const Values& values, const std::vector<int64_t>& dims, size_t level,
-                   size_t* next, std::string* text) {
-  if (level == dims.size()) {
-    text->append(values[(*next)++]);
-    return;
-  }
-  *text += level + 1 == dims.size() ? "{" : "{ ";
-  for (int64_t i = 0; i < dims[level]; ++i) {
-    if (i > 0) *text += ", ";
-    AppendLiteral(values, dims, level + 1, next, text);
-  }
-  *text += level + 1 == dims.size() ? "}" : " }";
-}
-
 HloInstruction* Constant(HloComputation* computation, PrimitiveType type,
                          const std::vector<int64_t>& dims, const Values& values,
                          const std::string& hint) {
   HloInstruction* c = computation->Add(HloOpcode::kConstant, Shape::Array(type, dims), {}, hint);
-  std::string text;
-  size_t next = 0;
-  AppendLiteral(values, dims, 0, &next, &text);
+  const std::string text = LiteralText(values, dims);
   c->set_payload(std::move(text));
   return c;
 }

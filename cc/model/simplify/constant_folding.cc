@@ -64,22 +64,6 @@ const HloInstruction* ReshapedLiteral(const HloInstruction& instruction) {
   return IsLiteral(*instruction.operand(0)) ? instruction.operand(0) : nullptr;
 }
 
-// `values` (row-major) as the text of a literal of dimensions `dims`, from
-// dimension `d` on, starting at value `*next`.
-void AppendNested(const std::vector<std::string_view>& values, const std::vector<int64_t>& dims, size_t d,
-                  size_t* next, std::string* text) {
-  if (d == dims.size()) {
-    *text += values[(*next)++];
-    return;
-  }
-  *text += '{';
-  for (int64_t i = 0; i < dims[d]; ++i) {
-    if (i > 0) *text += ", ";
-    AppendNested(values, dims, d + 1, next, text);
-  }
-  *text += '}';
-}
-
 // The text of the literal `instruction` folds into: a digest of the
 // expression (opcode, shape, attributes, operands' texts), so that two
 // foldings of equal expressions give equal literals. A reshape of a
@@ -88,12 +72,7 @@ void AppendNested(const std::vector<std::string_view>& values, const std::vector
 std::string FoldedText(const HloInstruction& instruction) {
   if (const HloInstruction* literal = ReshapedLiteral(instruction)) {
     const auto values = LiteralValues(literal->payload(), literal->shape());
-    if (values && instruction.shape().rank() > 0) {
-      std::string text;
-      size_t next = 0;
-      AppendNested(*values, instruction.shape().dims(), 0, &next, &text);
-      return text;
-    }
+    if (values && instruction.shape().rank() > 0) return LiteralText(*values, instruction.shape().dims());
   }
   std::string expression(instruction.opcode_name());
   instruction.shape().AppendTo(&expression, false);
