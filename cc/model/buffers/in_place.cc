@@ -40,13 +40,18 @@ bool InPlaceSharing::WriteOverDyingOperand(const HloInstruction& instruction, in
   // XLA writes a loop over an operand only when every read of it in the
   // loop is elementwise (HloDataflowAnalysis::CanShareOperandBufferWithUser
   // on a loop fusion): a value read also through a transpose or a
-  // concatenation would be overwritten before its last read.
+  // concatenation would be overwritten before its last read. A reshape
+  // that is a view reads the same buffer, so it counts as a read of the
+  // value under it (a bitcast in XLA's fused computation, not elementwise).
   std::unordered_set<const HloInstruction*> moved;
   for (const auto& [operand, elementwise] : candidates) {
-    if (!elementwise) moved.insert(operand);
+    if (!elementwise) moved.insert(fusion_->StripViews(*operand));
   }
   for (const auto& [operand, elementwise] : candidates) {
-    if (!elementwise || moved.count(operand) || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
+    if (!elementwise || moved.count(fusion_->StripViews(*operand)) || !operand->shape().IsArray() ||
+        InParallelCall(*operand)) {
+      continue;
+    }
     const int theirs = leaves_->LeavesOf(operand)[0];
     const bool into_result = group_result_[leaves_->Find(mine)];
     if (!into_result && fusion_->Outlined(*operand)) continue;

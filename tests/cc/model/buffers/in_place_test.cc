@@ -110,4 +110,36 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 393216);
 }
 
+TEST(InPlace, LoopDoesNotWriteOverAnOperandItAlsoReadsThroughAReshape) {
+  // l = ex + reshape(reshape(ex) * y) reads ex at its own index and, through
+  // the reshapes, as the rows of another shape: in XLA's fused computation
+  // the second read is a bitcast, not elementwise, so l may not overwrite
+  // ex (HloDataflowAnalysis::CanShareOperandBufferWithUser). XLA: temp
+  // 32,768 (ex and l), not one 16 KiB buffer.
+  const MemoryPrediction p = PredictMemory(std::string(R"(HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[64,64]{1,0} parameter(0)
+  y = f32[32,128]{1,0} parameter(1)
+  w = f32[64,4]{1,0} parameter(2)
+  ex = f32[64,64]{1,0} exponential(x)
+  zero = f32[] constant(0)
+  total = f32[] reduce(ex, zero), dimensions={0,1}, to_apply=sum
+  re = f32[32,128]{1,0} reshape(ex)
+  p = f32[32,128]{1,0} multiply(re, y)
+  rp = f32[64,64]{1,0} reshape(p)
+  l = f32[64,64]{1,0} add(ex, rp)
+  d = f32[64,4]{1,0} dot(l, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[64,4]{1,0}, f32[]) tuple(d, total)
+}
+)"));
+  EXPECT_EQ(p.temp_bytes, 32768);
+}
+
 }  // namespace
