@@ -54,7 +54,13 @@ bool InPlaceSharing::WriteOverDyingOperand(const HloInstruction& instruction, in
     }
     const int theirs = leaves_->LeavesOf(operand)[0];
     const bool into_result = group_result_[leaves_->Find(mine)];
-    if (!into_result && fusion_->Outlined(*operand)) continue;
+    // An outlined loop's value is defined inside its call, and XLA's heap
+    // simulator lets a value take an operand's buffer only where it reads
+    // the instruction that defines it. The result's allocation takes it, but
+    // only from a writer outlined as well (a call that reads the call): a
+    // result loop too small to be outlined writes a buffer of its own.
+    const bool outlined_writer = into_result && fusion_->Outlined(instruction);
+    if (fusion_->Outlined(*fusion_->StripViews(*operand)) && !outlined_writer) continue;
     if (leaves_->leaf(theirs).bytes != leaves_->leaf(mine).bytes || !Dies(theirs, step, into_result)) continue;
     if (group_state_[leaves_->Find(theirs)] && !ReadsLoopResult(*operand)) continue;
     Merge(mine, theirs);

@@ -99,8 +99,15 @@ void FusedModule::CountLoopOps(const HloInstruction& instruction, LoopWork* work
     const int64_t elements = instruction.shape().ElementCount();
     (IsTranscendental(instruction) ? work->transcendentals : work->flops) += elements;
   }
+  // A producer copied into this loop (one XLA duplicates into each of its
+  // readers) is computed here too: its arithmetic counts, as in the cost
+  // analysis of XLA's fusion.
   for (const HloInstruction* operand : instruction.operands()) {
-    if (FoldedAway(operand)) CountLoopOps(*operand, work, fused);
+    if (FoldedAway(operand)) {
+      CountLoopOps(*operand, work, fused);
+    } else if (ReadsThrough(operand, &instruction)) {
+      CountLoopOps(ViewedProducer(*operand), work, fused);
+    }
   }
 }
 

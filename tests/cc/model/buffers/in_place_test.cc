@@ -142,4 +142,59 @@ ENTRY e {
   EXPECT_EQ(p.temp_bytes, 32768);
 }
 
+// s, a row sum of 572 KiB of squared differences computed in its own loop
+// (the product m is also written, for the total t), read by the result's
+// loop r directly or through a conversion to its own type.
+std::string ResultReadingAnOutlinedSum(bool converted) {
+  const std::string c = converted ? "c" : "s";
+  std::string text = R"(HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY e {
+  a = f32[225,4]{1,0} parameter(0)
+  b = f32[159,4]{1,0} parameter(1)
+  ba = f32[225,159,4]{2,1,0} broadcast(a), dimensions={0,2}
+  bb = f32[225,159,4]{2,1,0} broadcast(b), dimensions={1,2}
+  d = f32[225,159,4]{2,1,0} subtract(ba, bb)
+  m = f32[225,159,4]{2,1,0} multiply(d, d)
+  zero = f32[] constant(0)
+  s = f32[225,159]{1,0} reduce(m, zero), dimensions={2}, to_apply=sum
+)";
+  if (converted) text += "  c = f32[225,159]{1,0} convert(s)\n";
+  text += "  t = f32[] reduce(" + c + R"(, zero), dimensions={0,1}, to_apply=sum
+  tb = f32[225,159]{1,0} broadcast(t), dimensions={}
+  gt = pred[225,159]{1,0} compare()" + c + R"(, tb), direction=GT
+  h = f32[] constant(0.5)
+  hb = f32[225,159]{1,0} broadcast(h), dimensions={}
+  sh = f32[225,159]{1,0} multiply(hb, )" + c + R"()
+  ROOT r = f32[225,159]{1,0} select(gt, )" + c + ", sh)\n}\n";
+  return text;
+}
+
+TEST(InPlace, ResultLoopDoesNotTakeTheBufferOfAnOutlinedLoop) {
+  // s's loop recomputes the squared differences (XLA copies m into it), so
+  // its arithmetic, not its 146 KiB of bytes, makes XLA outline it for
+  // threads. The result's loop r is too small to be outlined: it does not
+  // read the call that defines s's value, so it cannot take s's buffer, and
+  // only an outlined loop joins the result's allocation that way. XLA: temp
+  // 715,504 (m and s), not m alone.
+  const MemoryPrediction p = PredictMemory(ResultReadingAnOutlinedSum(false));
+  EXPECT_GE(p.temp_bytes, 715504);
+  EXPECT_LE(p.temp_bytes, 716000);
+}
+
+TEST(InPlace, ResultLoopDoesNotTakeAnOutlinedLoopsBufferThroughAConversion) {
+  // As above, with s read through a conversion to its own type, which XLA's
+  // simplifier removes: the buffer is still the outlined loop's. XLA: temp
+  // 715,504.
+  const MemoryPrediction p = PredictMemory(ResultReadingAnOutlinedSum(true));
+  EXPECT_GE(p.temp_bytes, 715504);
+  EXPECT_LE(p.temp_bytes, 716000);
+}
+
 }  // namespace
