@@ -92,12 +92,26 @@ bool FusedModule::Outlined(const HloInstruction& instruction) {
   return OutlinedForParallelTasks(instruction, work);
 }
 
+// XLA's cost analysis (HloCostAnalysis::HandleReduce) counts the
+// reducer's arithmetic once for each element folded into the result.
+void FusedModule::CountReducerOps(const HloInstruction& reduce, LoopWork* work) {
+  const int64_t folded = reduce.operand(0)->shape().ElementCount() - reduce.shape().ElementCount();
+  for (const HloComputation* reducer : reduce.called_computations()) {
+    for (const auto& owned : reducer->instructions()) {
+      if (!owned->IsElementwise()) continue;
+      (IsTranscendental(*owned) ? work->transcendentals : work->flops) += folded;
+    }
+  }
+}
+
 void FusedModule::CountLoopOps(const HloInstruction& instruction, LoopWork* work,
                                std::unordered_set<const HloInstruction*>* fused) {
   if (!fused->insert(&instruction).second) return;
   if (instruction.IsElementwise()) {
     const int64_t elements = instruction.shape().ElementCount();
     (IsTranscendental(instruction) ? work->transcendentals : work->flops) += elements;
+  } else if (instruction.Is(HloOpcode::kReduce) && instruction.shape().IsArray()) {
+    CountReducerOps(instruction, work);
   }
   // A producer copied into this loop (one XLA duplicates into each of its
   // readers) is computed here too: its arithmetic counts, as in the cost

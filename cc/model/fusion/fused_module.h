@@ -66,6 +66,7 @@ class FusedModule {
   // each instruction of it once.
   void CountLoopOps(const HloInstruction& instruction, LoopWork* work,
                     std::unordered_set<const HloInstruction*>* fused);
+  static void CountReducerOps(const HloInstruction& reduce, LoopWork* work);
 
   const HloModule& module_;
   std::unordered_map<const HloInstruction*, Holding> holding_;

@@ -713,4 +713,49 @@ TEST(MemoryModel, ProducerFusedOnEveryPathIsCopiedIntoItsReaders) {
   EXPECT_EQ(p.temp_bytes, 0);
 }
 
+// A top-k (f64: XLA has no kernel, so it sorts s's rows) of s, the row sums
+// of the squared differences of x's rows, `depth` values deep.
+std::string TopKOfRowSums(const std::string& depth) {
+  const std::string cube = "f64[50,50," + depth + "]{2,1,0}";
+  return R"(HloModule m
+
+sum {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT c = f64[] add(a, b)
+}
+
+ENTRY e {
+  x = f64[50,)" + depth + R"(]{1,0} parameter(0)
+  y = f64[50,2]{1,0} parameter(1)
+  bx = )" + cube + R"( broadcast(x), dimensions={0,2}
+  by = )" + cube + R"( broadcast(x), dimensions={1,2}
+  d = )" + cube + R"( subtract(bx, by)
+  sq = )" + cube + R"( multiply(d, d)
+  zero = f64[] constant(0)
+  s = f64[50,50]{1,0} reduce(sq, zero), dimensions={2}, to_apply=sum
+  tk = (f64[50,8]{1,0}, s32[50,8]{1,0}) topk(s), k=8, largest=true
+  v = f64[50,8]{1,0} get-tuple-element(tk), index=0
+  l = f64[50,8]{1,0} log(v)
+  ROOT p = f64[8,2]{1,0} dot(l, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}
+)";
+}
+
+TEST(MemoryModel, ReductionsAdditionsCountTowardOutliningItsLoop) {
+  // s's loop reads 1.6 KB and writes 20 KB, but computes 30,000 flops: a
+  // subtraction and a product per element of the cube, and an addition per
+  // element folded into a sum (HloCostAnalysis::HandleReduce counts the
+  // reducer once for each). That tips it over XLA's threshold, so XLA
+  // outlines it into a call, and the sort cannot take its buffer (the value
+  // is defined inside the call). XLA: temp 40,032 (s and the sorted copy).
+  EXPECT_EQ(PredictMemory(TopKOfRowSums("4")).temp_bytes, 40032);
+}
+
+TEST(MemoryModel, SmallReductionIsSortedInPlace) {
+  // Half as deep, s's loop stays in the entry and the sort of its rows
+  // writes over it. XLA: temp 23,232.
+  EXPECT_EQ(PredictMemory(TopKOfRowSums("2")).temp_bytes, 23232);
+}
+
 }  // namespace
