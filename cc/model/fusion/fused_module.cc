@@ -19,8 +19,24 @@ Holding FusedModule::HoldingOf(const HloInstruction* instruction) {
       limited = over_duplicated_.emplace(instruction->parent(), OverDuplicatedProducers(*instruction->parent())).first;
     }
     if (limited->second.count(instruction)) h = Holding::kOwn;
+    if (IsExpensive(*instruction) && ReadByACopiedReader(*instruction)) h = Holding::kOwn;
   }
   return holding_[instruction] = h;
+}
+
+// XLA fuses a cheap value into each loop that can take it and writes it
+// for the readers that cannot (reader_duplication.h). An expensive value
+// under it then has two readers, the copy and the written value: XLA
+// fuses an expensive producer into none of them where that would compute
+// it twice, so it writes it once (InstructionFusion's duplication check).
+bool FusedModule::ReadByACopiedReader(const HloInstruction& producer) {
+  for (const HloInstruction* user : producer.users()) {
+    if (exla::HoldingOf(*user) != Holding::kOwn) continue;
+    for (const HloInstruction* reader : user->users()) {
+      if (DuplicatedIntoReader(*user, *reader)) return true;
+    }
+  }
+  return false;
 }
 
 bool FusedModule::FoldedAway(const HloInstruction* instruction) {

@@ -758,4 +758,49 @@ TEST(MemoryModel, SmallReductionIsSortedInPlace) {
   EXPECT_EQ(PredictMemory(TopKOfRowSums("2")).temp_bytes, 23232);
 }
 
+// t, the total of c = s + s, is a tree reduction whose reduce-window reads c
+// from memory; r reads c at its own elements.
+std::string CheapValueOverAnExpensiveOne(const std::string& expensive) {
+  return R"(HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[225,159]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  s = f32[225,159]{1,0} )" + expensive + R"(
+  c = f32[225,159]{1,0} add(s, s)
+  t = f32[] reduce(c, zero), dimensions={0,1}, to_apply=sum
+  tb = f32[225,159]{1,0} broadcast(t), dimensions={}
+  gt = pred[225,159]{1,0} compare(c, tb), direction=GT
+  h = f32[] constant(0.5)
+  hb = f32[225,159]{1,0} broadcast(h), dimensions={}
+  sh = f32[225,159]{1,0} multiply(hb, c)
+  ROOT r = f32[225,159]{1,0} select(gt, c, sh)
+}
+)";
+}
+
+TEST(MemoryModel, ExpensiveValueUnderACopiedReaderIsWrittenOnce) {
+  // c is written for the reduce-window and copied into r's loop. The
+  // exponential under it then has two readers, and fused into both it
+  // would be computed twice, so XLA writes it. XLA: temp 143,264 (a
+  // 140 KiB array); the model without the rule had everything fused into
+  // the result's loop or in the result's buffer (temp 196).
+  EXPECT_GE(PredictMemory(CheapValueOverAnExpensiveOne("exponential(x)")).temp_bytes, 143100);
+}
+
+TEST(MemoryModel, ReductionUnderACopiedReaderIsWrittenOnce) {
+  // As above, with a sum over a third dimension under c. XLA: temp 143,264.
+  const std::string sum = "reduce(y, zero), dimensions={2}, to_apply=sum";
+  std::string text = CheapValueOverAnExpensiveOne(sum);
+  const std::string x = "x = f32[225,159]{1,0} parameter(0)";
+  text.replace(text.find(x), x.size(), "y = f32[225,159,2]{2,1,0} parameter(0)");
+  EXPECT_GE(PredictMemory(text).temp_bytes, 143100);
+}
+
 }  // namespace
