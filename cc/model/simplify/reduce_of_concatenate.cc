@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "model/simplify/identity_converts.h"
 #include "pass/dce.h"
 
 namespace exla {
@@ -33,17 +34,6 @@ HloOpcode BinaryReducer(const HloComputation* reducer) {
     default:
       return HloOpcode::kOther;
   }
-}
-
-// `value` without the conversions to its own type above it: XLA's
-// simplifier removes those first (a framework's cast to the type a value
-// already has), so the reduce reads the concatenation itself.
-HloInstruction* WithoutIdentityConverts(HloInstruction* value) {
-  while (value->Is(HloOpcode::kConvert) && value->shape().IsArray() && value->operand(0)->shape().IsArray() &&
-         value->shape().element_type() == value->operand(0)->shape().element_type()) {
-    value = value->operand(0);
-  }
-  return value;
 }
 
 bool FoldsConcatenatedDimension(const HloInstruction& reduce) {

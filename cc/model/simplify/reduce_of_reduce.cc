@@ -4,19 +4,11 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "model/simplify/identity_converts.h"
 #include "pass/dce.h"
 
 namespace exla {
 namespace {
-
-// `value` without the converts to its own type in front of it: the
-// simplifier removes them before it looks at the reduce.
-HloInstruction* WithoutNoOpConverts(HloInstruction* value) {
-  while (value->Is(HloOpcode::kConvert) && value->shape() == value->operand(0)->shape()) {
-    value = value->operand(0);
-  }
-  return value;
-}
 
 bool IsSingleReduce(const HloInstruction& instruction) {
   return instruction.Is(HloOpcode::kReduce) && instruction.operand_count() == 2 &&
@@ -25,8 +17,8 @@ bool IsSingleReduce(const HloInstruction& instruction) {
 
 // Both initial values the same scalar constant.
 bool SameInitialValue(HloInstruction* a, HloInstruction* b) {
-  a = WithoutNoOpConverts(a);
-  b = WithoutNoOpConverts(b);
+  a = WithoutIdentityConverts(a);
+  b = WithoutIdentityConverts(b);
   if (a == b) return true;
   return a->Is(HloOpcode::kConstant) && b->Is(HloOpcode::kConstant) && a->shape() == b->shape() &&
          a->payload() == b->payload();
@@ -77,7 +69,7 @@ std::vector<int64_t> MergedDimensions(const HloInstruction& outer, const HloInst
 // Folds `outer`'s reduce input into it. Returns whether it did.
 bool MergeIntoOuter(HloInstruction* outer) {
   if (!IsSingleReduce(*outer)) return false;
-  HloInstruction* inner = WithoutNoOpConverts(outer->operand(0));
+  HloInstruction* inner = WithoutIdentityConverts(outer->operand(0));
   if (!IsSingleReduce(*inner) || inner->shape().element_type() != outer->shape().element_type()) {
     return false;
   }
