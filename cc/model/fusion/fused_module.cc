@@ -87,6 +87,12 @@ bool FusedModule::ReshapedView(const HloInstruction& view) {
 }
 
 bool FusedModule::Outlined(const HloInstruction& instruction) {
+  auto known = outlined_.find(&instruction);
+  if (known != outlined_.end()) return known->second;
+  return outlined_[&instruction] = ComputeOutlined(instruction);
+}
+
+bool FusedModule::ComputeOutlined(const HloInstruction& instruction) {
   if (parallel_computations_.empty()) parallel_computations_ = ParallelTaskComputations(module_);
   if (!parallel_computations_.count(instruction.parent())) return false;
   LoopWork work;

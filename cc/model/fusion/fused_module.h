@@ -59,6 +59,7 @@ class FusedModule {
   bool Outlined(const HloInstruction& instruction);
 
  private:
+  bool ComputeOutlined(const HloInstruction& instruction);
   // The elementwise operations of the loop `instruction` runs, with the
   // producers fusion folds into it, each once (`fused`: those counted). A
   // fused computation holds one instruction per producer however many
@@ -73,6 +74,9 @@ class FusedModule {
   std::unordered_map<const HloInstruction*, Holding> holding_;
   std::unordered_map<const HloComputation*, std::unordered_set<const HloInstruction*>> over_duplicated_;
   std::unordered_set<const HloComputation*> parallel_computations_;
+  // Outlined's answers: each walks every path into the loop, which on a
+  // deep chain of reused values is slow to repeat.
+  std::unordered_map<const HloInstruction*, bool> outlined_;
 };
 
 }  // namespace exla
