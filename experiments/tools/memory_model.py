@@ -131,8 +131,12 @@ _DRAWS = {1: "fuzzer programs of fixed seeds and framework programs outside the 
              "since studied in part",
           7: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 6; "
              "since studied in part",
-          8: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 7, "
-             "and not studied"}
+          8: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 7; "
+             "since studied in part",
+          9: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 8; "
+             "since studied in part",
+          10: "40 fuzzer programs of new seeds, drawn 2026-11-29 after the study of draw 9, "
+              "and not studied"}
 """What each held-out draw is (experiments/corpus/heldout.py)."""
 
 

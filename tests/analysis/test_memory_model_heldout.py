@@ -8,12 +8,13 @@ peak with constants, as `test_memory_model.py` does on the corpus. Its
 figures are reported apart from the corpus's.
 
 The corpus target (at least 90% within 10%, none more than 10% below) is
-met on the draws sessions have studied (1, 2, 5 and 7; draws 3 and 4 keep
-two modules below each, draw 6 one) but not on draw 8, which nobody
-studied (93.6% within, but two below), and the bars below are not it: they are the distribution measured when the set
-was written (jaxlib 0.7.1), less a stated margin, so that a change of the
-model that makes held-out programs worse fails. Reach the target by
-fixing the model on the corpus, never by tuning to these.
+met on draw 10, which nobody studied (73 of 78 within, none below), and on
+the draws sessions have studied but 3, 4 and 6 (two, two and one module
+below). The bars below are not the target: they are the distribution
+measured when each draw was written (jaxlib 0.7.1), less a stated margin,
+so that a change of the model that makes held-out programs worse fails.
+Reach the target by fixing the model on the corpus, never by tuning to
+these.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from tests._extension import load_extension
 load_extension()
 
 TARGET_WITHIN = 0.90
-"""The corpus's target (issue 27): draws 1 to 7, studied, reach its share
-within 10%, and draws 1, 2, 5 and 7 its none below; draw 8, not studied:
-the share, not the bound (below)."""
+"""The corpus's target (issue 27): every draw reaches its share within 10%,
+and every draw but 3, 4 and 6 its none below, draw 10 (not studied)
+included."""
 
 # Measured 2026-11-29 on jaxlib 0.7.1, after the model learnt, each from
 # XLA's sources and checked on small modules against XLA's buffer
@@ -234,6 +235,30 @@ def test_heldout_over_prediction_is_bounded(comparisons):
 # below (fuzz_43000000306 rewritten 0.829x, fuzz_43000000301 original
 # 0.835x), the highest 1.565x (fuzz_43000000281 rewritten). On programs
 # nobody studied, the share is met; the bound (none below) is not.
+#
+# Then draw 8's two modules below were studied (stop 54): a read through a
+# reshape keeps a loop off the buffer under the reshape (in_place.h), and
+# only an outlined result loop takes an outlined loop's buffer, the
+# outlined loop seen through a conversion and its copied producers'
+# arithmetic counted (in_place.h, fused_module.cc). Draw 8: 75 (96.2%)
+# within, none below.
+#
+# Draw 9: 40 fuzzer programs of new seeds (43,000,000,320 on; 77 distinct
+# modules), drawn after that study and not studied: 72 (93.5%) within, 1
+# below (fuzz_43000000347 original, 0.689x: XLA outlines a row sum for its
+# reducer's arithmetic, so a top-k's sort cannot take its buffer), the
+# highest 1.495x. Then studied: a reduction's additions count toward
+# outlining its loop (fused_module.cc), and an expensive value under a
+# cheap one XLA copies into a reader is written once. Draw 9: 73 within,
+# none below.
+#
+# Draw 10: 40 fuzzer programs of new seeds (43,000,000,360 on; 78 distinct
+# modules), drawn after that study and not studied: 73 (93.6%) within, none
+# below (the lowest 0.932x, fuzz_43000000364 rewritten), the highest 1.937x
+# (fuzz_43000000376 original: a TensorFlow Mean of a transposed
+# concatenation through a cast to its own type, which XLA splits; a fold of
+# that cast was tried and not kept, see reduce_of_transpose_test.cc). On
+# programs nobody studied, the target is met: the share and the bound.
 LATER_DRAWS = {
     2: {"modules": 79, "within": 74, "too_low": 0, "lowest": 0.923, "highest": 1.714},
     3: {"modules": 76, "within": 70, "too_low": 2, "lowest": 0.544, "highest": 1.219},
@@ -241,7 +266,9 @@ LATER_DRAWS = {
     5: {"modules": 77, "within": 77, "too_low": 0, "lowest": 0.984, "highest": 1.057},
     6: {"modules": 77, "within": 74, "too_low": 1, "lowest": 0.725, "highest": 1.168},
     7: {"modules": 75, "within": 69, "too_low": 0, "lowest": 0.919, "highest": 1.465},
-    8: {"modules": 78, "within": 73, "too_low": 2, "lowest": 0.829, "highest": 1.565},
+    8: {"modules": 78, "within": 75, "too_low": 0, "lowest": 0.938, "highest": 1.565},
+    9: {"modules": 77, "within": 73, "too_low": 0, "lowest": 0.965, "highest": 1.495},
+    10: {"modules": 78, "within": 73, "too_low": 0, "lowest": 0.932, "highest": 1.937},
 }
 """Each later draw's distribution as measured, which its bars follow."""
 
