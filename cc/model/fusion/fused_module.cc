@@ -1,6 +1,7 @@
 #include "model/fusion/fused_module.h"
 
 #include <unordered_set>
+#include <vector>
 
 #include "analysis/flops.h"
 #include "ir/computation.h"
@@ -26,12 +27,24 @@ Holding FusedModule::HoldingOf(const HloInstruction* instruction) {
 
 // XLA fuses a cheap value into each loop that can take it and writes it
 // for the readers that cannot (reader_duplication.h). An expensive value
-// under it then has two readers, the copy and the written value: XLA
-// fuses an expensive producer into none of them where that would compute
-// it twice, so it writes it once (InstructionFusion's duplication check).
+// in that value's loop then has two readers, the copy and the written
+// value: XLA fuses an expensive producer into none of them where that
+// would compute it twice, so it writes it once (InstructionFusion's
+// duplication check). The loop is found through the users the producer
+// is fused into.
 bool FusedModule::ReadByACopiedReader(const HloInstruction& producer) {
-  for (const HloInstruction* user : producer.users()) {
-    if (exla::HoldingOf(*user) != Holding::kOwn) continue;
+  std::vector<const HloInstruction*> pending(producer.users().begin(), producer.users().end());
+  std::unordered_set<const HloInstruction*> seen;
+  while (!pending.empty()) {
+    const HloInstruction* user = pending.back();
+    pending.pop_back();
+    if (!seen.insert(user).second) continue;
+    const Holding holding = HoldingOf(user);
+    if (holding == Holding::kFused) {
+      pending.insert(pending.end(), user->users().begin(), user->users().end());
+      continue;
+    }
+    if (holding != Holding::kOwn) continue;
     for (const HloInstruction* reader : user->users()) {
       if (DuplicatedIntoReader(*user, *reader)) return true;
     }

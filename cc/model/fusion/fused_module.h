@@ -68,7 +68,7 @@ class FusedModule {
   void CountLoopOps(const HloInstruction& instruction, LoopWork* work,
                     std::unordered_set<const HloInstruction*>* fused);
   static void CountReducerOps(const HloInstruction& reduce, LoopWork* work);
-  static bool ReadByACopiedReader(const HloInstruction& producer);
+  bool ReadByACopiedReader(const HloInstruction& producer);
 
   const HloModule& module_;
   std::unordered_map<const HloInstruction*, Holding> holding_;

@@ -803,4 +803,40 @@ TEST(MemoryModel, ReductionUnderACopiedReaderIsWrittenOnce) {
   EXPECT_GE(PredictMemory(text).temp_bytes, 143100);
 }
 
+TEST(MemoryModel, ExpensiveValueInACopiedReadersLoopIsWrittenOnce) {
+  // a = 0.7 exp(x) + 0.3 is one loop, with the exponential fused into it.
+  // The row sums s are a tree reduction, whose reduce-window reads a from
+  // memory, and r reads a at its own elements, so XLA writes a and copies
+  // its loop into r's. The exponential is then read by two loops and is
+  // written once too. XLA: temp 397,944 (a and the exponential); the model
+  // had only a (205,360).
+  const MemoryPrediction p = PredictMemory(R"(HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[266,187]{1,0} parameter(0)
+  w = f32[187,8]{1,0} parameter(1)
+  ex = f32[266,187]{1,0} exponential(x)
+  k = f32[] constant(0.7)
+  kb = f32[266,187]{1,0} broadcast(k), dimensions={}
+  scaled = f32[266,187]{1,0} multiply(kb, ex)
+  h = f32[] constant(0.3)
+  hb = f32[266,187]{1,0} broadcast(h), dimensions={}
+  a = f32[266,187]{1,0} add(scaled, hb)
+  zero = f32[] constant(0)
+  s = f32[266]{0} reduce(a, zero), dimensions={1}, to_apply=sum
+  sb = f32[266,187]{1,0} broadcast(s), dimensions={0}
+  r = f32[266,187]{1,0} multiply(a, sb)
+  ROOT d = f32[266,8]{1,0} dot(r, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  EXPECT_GE(p.temp_bytes, 397944);
+  EXPECT_LE(p.temp_bytes, 1.05 * 397944);
+}
+
 }  // namespace
