@@ -9,8 +9,7 @@ figures are reported apart from the corpus's.
 
 The corpus target (at least 90% within 10%, none more than 10% below) is
 met on draw 10, which nobody studied (73 of 78 within, none below), and on
-the draws sessions have studied but 3, 4 and 6 (two, two and one module
-below). The bars below are not the target: they are the distribution
+the draws sessions have studied but 4 and 6 (two modules below and one). The bars below are not the target: they are the distribution
 measured when each draw was written (jaxlib 0.7.1), less a stated margin,
 so that a change of the model that makes held-out programs worse fails.
 Reach the target by fixing the model on the corpus, never by tuning to
@@ -29,7 +28,7 @@ load_extension()
 
 TARGET_WITHIN = 0.90
 """The corpus's target (issue 27): every draw reaches its share within 10%,
-and every draw but 3, 4 and 6 its none below, draw 10 (not studied)
+and every draw but 4 and 6 its none below, draw 10 (not studied)
 included."""
 
 # Measured 2026-11-29 on jaxlib 0.7.1, after the model learnt, each from
@@ -259,9 +258,14 @@ def test_heldout_over_prediction_is_bounded(comparisons):
 # concatenation through a cast to its own type, which XLA splits; a fold of
 # that cast was tried and not kept, see reduce_of_transpose_test.cc). On
 # programs nobody studied, the target is met: the share and the bound.
+#
+# Then (stop 54) the expensive value under a copied loop was found through
+# the values it is fused into, which brings draw 3's two modules below
+# (fuzz_43000000099, 0.544x and 0.737x) within: draw 3, 72 within, none
+# below.
 LATER_DRAWS = {
     2: {"modules": 79, "within": 74, "too_low": 0, "lowest": 0.923, "highest": 1.714},
-    3: {"modules": 76, "within": 70, "too_low": 2, "lowest": 0.544, "highest": 1.219},
+    3: {"modules": 76, "within": 72, "too_low": 0, "lowest": 0.925, "highest": 1.219},
     4: {"modules": 77, "within": 72, "too_low": 2, "lowest": 0.564, "highest": 1.423},
     5: {"modules": 77, "within": 77, "too_low": 0, "lowest": 0.984, "highest": 1.057},
     6: {"modules": 77, "within": 74, "too_low": 1, "lowest": 0.725, "highest": 1.168},
