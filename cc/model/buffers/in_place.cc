@@ -48,10 +48,8 @@ bool InPlaceSharing::WriteOverDyingOperand(const HloInstruction& instruction, in
     if (!elementwise) moved.insert(fusion_->StripViews(*operand));
   }
   for (const auto& [operand, elementwise] : candidates) {
-    if (!elementwise || moved.count(fusion_->StripViews(*operand)) || !operand->shape().IsArray() ||
-        InParallelCall(*operand)) {
-      continue;
-    }
+    const HloInstruction* under = fusion_->StripViews(*operand);
+    if (!elementwise || moved.count(under) || !operand->shape().IsArray() || InParallelCall(*operand)) continue;
     const int theirs = leaves_->LeavesOf(operand)[0];
     const bool into_result = group_result_[leaves_->Find(mine)];
     // An outlined loop's value is defined inside its call, and XLA's heap
@@ -60,7 +58,7 @@ bool InPlaceSharing::WriteOverDyingOperand(const HloInstruction& instruction, in
     // only from a writer outlined as well (a call that reads the call): a
     // result loop too small to be outlined writes a buffer of its own.
     const bool outlined_writer = into_result && fusion_->Outlined(instruction);
-    if (fusion_->Outlined(*fusion_->StripViews(*operand)) && !outlined_writer) continue;
+    if (fusion_->Outlined(*under) && !outlined_writer) continue;
     if (leaves_->leaf(theirs).bytes != leaves_->leaf(mine).bytes || !Dies(theirs, step, into_result)) continue;
     if (group_state_[leaves_->Find(theirs)] && !ReadsLoopResult(*operand)) continue;
     Merge(mine, theirs);
