@@ -128,7 +128,9 @@ bool FusedModule::ComputeOutlined(const HloInstruction& instruction) {
 }
 
 // XLA's cost analysis (HloCostAnalysis::HandleReduce) counts the
-// reducer's arithmetic once for each element folded into the result.
+// reducer's arithmetic once for each element folded into the result. Not
+// analysis/flops.h's InstructionFlops, the roofline's one per input
+// element: the threshold being mirrored is XLA's, in XLA's units.
 void FusedModule::CountReducerOps(const HloInstruction& reduce, LoopWork* work) {
   const int64_t folded = reduce.operand(0)->shape().ElementCount() - reduce.shape().ElementCount();
   for (const HloComputation* reducer : reduce.called_computations()) {
